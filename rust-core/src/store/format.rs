@@ -1,0 +1,1 @@
+//! Byte layouts of Kafka Streams' store keys and values.
