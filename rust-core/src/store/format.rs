@@ -1,1 +1,0 @@
-//! Byte layouts of Kafka Streams' store keys and values.

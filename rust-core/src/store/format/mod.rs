@@ -1,0 +1,76 @@
+//! Byte layouts of Kafka Streams 4.4 store keys, store values and changelog records.
+//!
+//! State must move both ways between Apache Kafka Streams and Sluice through the changelog
+//! topics, so every layout here is byte-identical to the one Kafka Streams 4.4.0 writes.
+//! Each codec exists once; stores and the JNI layer call these functions rather than
+//! slicing bytes themselves.
+//!
+//! Where each layout is used:
+//!
+//! | layout | bytes-store value / key (what the typed layers hand down) | changelog record |
+//! |---|---|---|
+//! | [`timestamped`]: `ts(8) ‖ value` | value of timestamped key-value and window stores; value returned by versioned `get` | **not** used: the changelog carries the plain value and the timestamp as the record timestamp ([`changelog::Timestamped`]) |
+//! | [`headers`]: `varint(n) ‖ headers(n) ‖ ts(8) ‖ value` | value of headers-aware key-value and window stores | **not** used: plain value, record timestamp, record headers ([`changelog::TimestampedWithHeaders`]) |
+//! | [`headers`]: `varint(n) ‖ headers(n) ‖ aggregate` | value of headers-aware session stores | plain aggregate, record headers ([`changelog::SessionWithHeaders`]) |
+//! | [`window_key`] key-first `key ‖ start(8) ‖ seq(4)` | on-disk key of the segmented window store | key of every window store changelog record |
+//! | [`window_key`] prefixed time-first / key-first | on-disk keys of the time-ordered (indexed) window store | never |
+//! | [`session_key`] key-first `key ‖ end(8) ‖ start(8)` | on-disk key of the segmented session store | key of every session store changelog record |
+//! | [`session_key`] prefixed time-first / key-first | on-disk keys of the time-ordered session store | never |
+//! | versioned | `put(key, value, ts)`; `get` answers in the [`timestamped`] layout | plain value, record timestamp = version timestamp, no headers ([`changelog::Versioned`]) |
+//!
+//! All integers are big-endian two's complement (Java's `ByteBuffer` default); the header
+//! block uses Kafka's zig-zag varints ([`varint`]).
+
+pub mod changelog;
+pub mod headers;
+pub mod ordered_bytes;
+pub mod session_key;
+pub mod timestamped;
+pub mod varint;
+pub mod window_key;
+
+use std::fmt;
+
+/// Size of a serialized timestamp (a Java `long`).
+pub const TIMESTAMP_SIZE: usize = 8;
+
+/// Bytes that do not hold the layout they were decoded as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormatError {
+    /// Which layout was being decoded.
+    pub layout: &'static str,
+    /// What was wrong with the bytes.
+    pub reason: String,
+}
+
+impl FormatError {
+    pub(crate) fn new(layout: &'static str, reason: impl Into<String>) -> Self {
+        FormatError { layout, reason: reason.into() }
+    }
+
+    pub(crate) fn too_short(layout: &'static str, needed: usize, actual: usize) -> Self {
+        FormatError::new(layout, format!("needs at least {needed} bytes, got {actual}"))
+    }
+}
+
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "malformed {}: {}", self.layout, self.reason)
+    }
+}
+
+impl std::error::Error for FormatError {}
+
+/// Reads the big-endian `long` at `offset`; the caller has checked the length.
+pub(crate) fn read_i64(bytes: &[u8], offset: usize) -> i64 {
+    let mut buf = [0u8; 8];
+    buf.copy_from_slice(&bytes[offset..offset + 8]);
+    i64::from_be_bytes(buf)
+}
+
+/// Reads the big-endian `int` at `offset`; the caller has checked the length.
+pub(crate) fn read_i32(bytes: &[u8], offset: usize) -> i32 {
+    let mut buf = [0u8; 4];
+    buf.copy_from_slice(&bytes[offset..offset + 4]);
+    i32::from_be_bytes(buf)
+}
