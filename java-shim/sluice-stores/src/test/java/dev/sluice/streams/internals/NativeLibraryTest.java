@@ -1,0 +1,92 @@
+package dev.sluice.streams.internals;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.streams.errors.StreamsException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class NativeLibraryTest {
+
+    @Test
+    void loadsThePackedLibraryAndCallsIntoIt() {
+        NativeLibrary.load();
+        final String version = NativeChecks.version();
+        assertTrue(version.matches("\\d+\\.\\d+\\.\\d+"), "unexpected native version " + version);
+    }
+
+    @Test
+    void loadingTwiceIsHarmless() {
+        NativeLibrary.load();
+        NativeLibrary.load();
+        assertNotEquals("", NativeChecks.version());
+    }
+
+    @Test
+    void aRustPanicArrivesAsStreamsExceptionAndTheJvmLivesOn() {
+        NativeLibrary.load();
+        for (int i = 0; i < 100; i++) {
+            final String message = "probe panic " + i;
+            final StreamsException thrown = assertThrows(StreamsException.class, () -> NativeChecks.panicWith(message));
+            assertTrue(thrown.getMessage().contains(message), thrown.getMessage());
+        }
+        assertNotEquals("", NativeChecks.version());
+    }
+
+    @Test
+    void platformNamesFollowTheJarScheme() {
+        assertEquals("linux-x86_64", NativeLibrary.osName("Linux") + "-" + NativeLibrary.archName("amd64"));
+        assertEquals("macos-aarch64", NativeLibrary.osName("Mac OS X") + "-" + NativeLibrary.archName("aarch64"));
+        assertEquals("windows-x86_64", NativeLibrary.osName("Windows 11") + "-" + NativeLibrary.archName("x86_64"));
+    }
+
+    @Test
+    void aMissingOverrideLibraryFailsWithAMessageNamingIt(@TempDir final Path dir) throws Exception {
+        final Path missing = dir.resolve("no-such-library.so");
+        final String output = runInChildJvm("-D" + NativeLibrary.LIBRARY_PATH_PROPERTY + "=" + missing);
+        assertTrue(output.contains("Sluice could not load its native library " + missing), output);
+    }
+
+    @Test
+    void anUnwritableCacheDirectoryFailsWithAMessageNamingTheProperty(@TempDir final Path dir) throws Exception {
+        final Path file = Files.writeString(dir.resolve("a-file-not-a-directory"), "x");
+        final String output = runInChildJvm("-D" + NativeLibrary.CACHE_DIR_PROPERTY + "=" + file);
+        assertTrue(output.contains("set -D" + NativeLibrary.CACHE_DIR_PROPERTY), output);
+    }
+
+    /** Runs {@link LoadInChildJvm} in a fresh JVM, since a library loads only once per JVM. */
+    private static String runInChildJvm(final String property) throws IOException, InterruptedException {
+        final Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
+        final Process process = new ProcessBuilder(List.of(java.toString(), property, "-cp",
+                System.getProperty("java.class.path"), LoadInChildJvm.class.getName()))
+            .redirectErrorStream(true)
+            .start();
+        assertTrue(process.waitFor(60, TimeUnit.SECONDS), "child JVM did not finish");
+        final String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(1, process.exitValue(), output);
+        return output;
+    }
+
+    /** Entry point of the child JVM: load, and print the failure if there is one. */
+    public static final class LoadInChildJvm {
+        public static void main(final String[] args) {
+            try {
+                NativeLibrary.load();
+            } catch (final RuntimeException e) {
+                System.out.println(e.getMessage());
+                System.exit(1);
+            }
+            System.exit(0);
+        }
+    }
+}
