@@ -1,0 +1,58 @@
+package dev.sluice.examples.wordcount;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Grouped;
+import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Produced;
+
+/**
+ * The classic Kafka Streams word count, written against Kafka Streams' public API only: it runs
+ * unchanged on Apache Kafka Streams and on Sluice. Lines arrive on {@link #INPUT_TOPIC}; the running
+ * count of every word leaves on {@link #OUTPUT_TOPIC}. Grouping by word repartitions the stream,
+ * and the counts live in the {@link #COUNTS_STORE} key-value store.
+ */
+public final class WordCount {
+
+    public static final String INPUT_TOPIC = "wordcount-input";
+    public static final String OUTPUT_TOPIC = "wordcount-output";
+    public static final String COUNTS_STORE = "word-counts";
+
+    private WordCount() {
+    }
+
+    public static Topology topology() {
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream(INPUT_TOPIC, Consumed.with(Serdes.String(), Serdes.String()))
+            .flatMapValues(line -> Arrays.asList(line.toLowerCase(Locale.ROOT).split("\\W+")))
+            .filter((key, word) -> !word.isEmpty())
+            .groupBy((key, word) -> word, Grouped.with(Serdes.String(), Serdes.String()))
+            .count(Materialized.as(COUNTS_STORE))
+            .toStream()
+            .to(OUTPUT_TOPIC, Produced.with(Serdes.String(), Serdes.Long()));
+        return builder.build();
+    }
+
+    /** Runs until interrupted: {@code WordCount <bootstrap.servers>}. */
+    public static void main(final String[] args) throws InterruptedException {
+        final Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "wordcount");
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, args.length > 0 ? args[0] : "localhost:9092");
+        final KafkaStreams streams = new KafkaStreams(topology(), props);
+        final CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            streams.close();
+            stopped.countDown();
+        }));
+        streams.start();
+        stopped.await();
+    }
+}
