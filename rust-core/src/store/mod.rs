@@ -2,5 +2,29 @@
 //!
 //! Every store stages the writes of the current commit in an overlay and releases them,
 //! together with the changelog offsets they correspond to, in one atomic write at commit.
+//!
+//! - [`KeyValueStore`]: the contract of the key-value stores, implemented by
+//!   [`InMemoryKeyValueStore`] ([`memory`]); window, session and versioned stores wrap one.
+//! - [`ReadView`]: a store seen at one [`IsolationLevel`], for other threads.
+//! - [`KeyBounds`] and [`Order`] describe scans; [`KeyValueIterator`] returns them.
+//! - [`CommitMetadata`] and [`TopicPartition`] describe what a commit records.
+//! - [`Error`]: every failure, classified for the exceptions Kafka Streams users expect.
 
 pub mod format;
+pub mod memory;
+
+mod bounds;
+mod error;
+mod iter;
+mod kv;
+mod offsets;
+mod overlay;
+mod transactional;
+
+pub use bounds::KeyBounds;
+pub use error::{Error, Result};
+pub use iter::{KeyValue, KeyValueIterator, Order};
+pub use kv::{IsolationLevel, KeyValueStore, ReadView};
+pub use memory::InMemoryKeyValueStore;
+pub use offsets::{CommitMetadata, TopicPartition};
+pub use transactional::TransactionalStore;

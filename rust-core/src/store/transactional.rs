@@ -1,0 +1,261 @@
+//! The transactional layer every key-value backend shares: overlay, isolation, offsets,
+//! closing.
+//!
+//! A backend only provides its committed state ([`CommittedState`]); this module stages
+//! writes over it and decides what each isolation level sees. One lock guards the overlay,
+//! the offsets and the open/closed state together:
+//!
+//! - writes take it exclusively for the few microseconds of a map insert;
+//! - a commit takes it exclusively while the backend applies the batch, so no reader can
+//!   observe the committed state and the overlay disagreeing;
+//! - reads take it shared; scans take it only while they copy the overlay range and
+//!   open the backend's point-in-time view, and then iterate without it.
+
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use crate::store::bounds::KeyBounds;
+use crate::store::error::{Error, Result};
+use crate::store::iter::{KeyValue, KeyValueIterator, Order};
+use crate::store::kv::{IsolationLevel, KeyValueStore};
+use crate::store::offsets::{CommitMetadata, OffsetChange, StoredOffsets, TopicPartition};
+use crate::store::overlay::{Overlay, OverlaySnapshot, Staged};
+
+/// A sorted, point-in-time stream of committed entries.
+pub type CommittedScan = Box<dyn Iterator<Item = Result<KeyValue>> + Send>;
+
+/// The committed state of a backend, underneath the overlay.
+pub trait CommittedState: Send + Sync + 'static {
+    /// The committed value of `key`.
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+
+    /// Committed entries in `bounds` (never empty bounds), as of now, unaffected by later
+    /// commits.
+    fn scan(&self, bounds: &KeyBounds, order: Order) -> Result<CommittedScan>;
+
+    /// Estimated number of committed entries.
+    fn approximate_num_entries(&self) -> Result<u64>;
+
+    /// Applies the overlay (range deletes first, then point writes) and the offset
+    /// changes atomically: all of it or, on error, none of it.
+    fn apply(&mut self, overlay: &Overlay, offset_changes: &[OffsetChange]) -> Result<()>;
+
+    /// Releases the backend. Staged writes are not part of it.
+    fn close(self) -> Result<()>;
+}
+
+/// A key-value store of one backend, made transactional. Use it through
+/// [`KeyValueStore`]; the backends' modules name the concrete types
+/// ([`RocksDbKeyValueStore`](crate::store::RocksDbKeyValueStore),
+/// [`InMemoryKeyValueStore`](crate::store::InMemoryKeyValueStore)).
+pub struct TransactionalStore<B> {
+    name: String,
+    state: RwLock<Option<OpenStore<B>>>,
+    /// Mirror of the overlay's byte count, readable without the lock: the engine polls it
+    /// on every record, possibly while a commit holds the lock.
+    uncommitted_bytes: AtomicU64,
+}
+
+struct OpenStore<B> {
+    committed: B,
+    overlay: Overlay,
+    offsets: StoredOffsets,
+}
+
+impl<B: CommittedState> TransactionalStore<B> {
+    /// Wraps an opened backend whose persisted offsets are `offsets`.
+    pub(crate) fn with_backend(name: &str, committed: B, offsets: StoredOffsets) -> Self {
+        TransactionalStore {
+            name: name.to_owned(),
+            state: RwLock::new(Some(OpenStore {
+                committed,
+                overlay: Overlay::default(),
+                offsets,
+            })),
+            uncommitted_bytes: AtomicU64::new(0),
+        }
+    }
+
+    // A panic while holding the lock cannot leave the overlay half-updated in a way that
+    // matters (each map operation is atomic), so a poisoned lock is used as is.
+    fn read_lock(&self) -> RwLockReadGuard<'_, Option<OpenStore<B>>> {
+        self.state.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write_lock(&self) -> RwLockWriteGuard<'_, Option<OpenStore<B>>> {
+        self.state.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn closed(&self) -> Error {
+        Error::Closed {
+            store: self.name.clone(),
+        }
+    }
+
+    fn read<T>(&self, f: impl FnOnce(&OpenStore<B>) -> Result<T>) -> Result<T> {
+        match self.read_lock().as_ref() {
+            Some(open) => f(open),
+            None => Err(self.closed()),
+        }
+    }
+
+    fn write<T>(&self, f: impl FnOnce(&mut OpenStore<B>) -> Result<T>) -> Result<T> {
+        let mut guard = self.write_lock();
+        let open = guard.as_mut().ok_or_else(|| self.closed())?;
+        let result = f(open);
+        self.uncommitted_bytes
+            .store(open.overlay.approximate_bytes(), AtomicOrdering::Relaxed);
+        result
+    }
+}
+
+impl<B> OpenStore<B>
+where
+    B: CommittedState,
+{
+    fn get(&self, key: &[u8], isolation: IsolationLevel) -> Result<Option<Vec<u8>>> {
+        if isolation == IsolationLevel::ReadUncommitted {
+            match self.overlay.lookup(key) {
+                Staged::Value(value) => return Ok(Some(value.to_vec())),
+                Staged::Deleted => return Ok(None),
+                Staged::Untouched => {}
+            }
+        }
+        self.committed.get(key)
+    }
+}
+
+impl<B: CommittedState> KeyValueStore for TransactionalStore<B> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn is_open(&self) -> bool {
+        self.read_lock().is_some()
+    }
+
+    fn get(&self, key: &[u8], isolation: IsolationLevel) -> Result<Option<Vec<u8>>> {
+        self.read(|open| open.get(key, isolation))
+    }
+
+    fn scan(
+        &self,
+        bounds: &KeyBounds,
+        order: Order,
+        isolation: IsolationLevel,
+    ) -> Result<KeyValueIterator> {
+        self.read(|open| {
+            if bounds.is_empty() {
+                return Ok(KeyValueIterator::empty());
+            }
+            let staged = match isolation {
+                IsolationLevel::ReadUncommitted => open.overlay.snapshot(bounds, order),
+                IsolationLevel::ReadCommitted => OverlaySnapshot::default(),
+            };
+            let committed = open.committed.scan(bounds, order)?;
+            Ok(KeyValueIterator::merged(committed, staged, order))
+        })
+    }
+
+    fn approximate_num_entries(&self, isolation: IsolationLevel) -> Result<u64> {
+        self.read(|open| {
+            let committed = open.committed.approximate_num_entries()?;
+            Ok(match isolation {
+                IsolationLevel::ReadCommitted => committed,
+                IsolationLevel::ReadUncommitted => {
+                    committed.saturating_add_signed(open.overlay.entry_count_delta())
+                }
+            })
+        })
+    }
+
+    fn put(&self, key: Vec<u8>, value: Option<Vec<u8>>) -> Result<()> {
+        self.write(|open| {
+            open.overlay.put(key, value);
+            Ok(())
+        })
+    }
+
+    fn put_if_absent(&self, key: Vec<u8>, value: Option<Vec<u8>>) -> Result<Option<Vec<u8>>> {
+        self.write(|open| {
+            let existing = open.get(&key, IsolationLevel::ReadUncommitted)?;
+            if existing.is_none() {
+                open.overlay.put(key, value);
+            }
+            Ok(existing)
+        })
+    }
+
+    fn put_all(&self, entries: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<()> {
+        self.write(|open| {
+            for (key, value) in entries {
+                open.overlay.put(key, value);
+            }
+            Ok(())
+        })
+    }
+
+    fn delete(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.write(|open| {
+            let existing = open.get(key, IsolationLevel::ReadUncommitted)?;
+            open.overlay.put(key.to_vec(), None);
+            Ok(existing)
+        })
+    }
+
+    fn delete_range(&self, from: &[u8], to: &[u8]) -> Result<()> {
+        self.write(|open| {
+            open.overlay.delete_range(from, to);
+            Ok(())
+        })
+    }
+
+    fn commit(&self, metadata: &CommitMetadata) -> Result<()> {
+        self.write(|open| {
+            let (next_offsets, changes) = open.offsets.after(metadata)?;
+            if open.overlay.is_empty() && changes.is_empty() {
+                return Ok(());
+            }
+            open.committed.apply(&open.overlay, &changes)?;
+            open.overlay.clear();
+            open.offsets = next_offsets;
+            Ok(())
+        })
+    }
+
+    fn rollback(&self) -> Result<()> {
+        self.write(|open| {
+            open.overlay.clear();
+            Ok(())
+        })
+    }
+
+    fn committed_offset(&self, partition: &TopicPartition) -> Result<Option<i64>> {
+        self.read(|open| Ok(open.offsets.offset(partition)))
+    }
+
+    fn committed_position(&self) -> Result<Option<Vec<u8>>> {
+        self.read(|open| Ok(open.offsets.position().map(<[u8]>::to_vec)))
+    }
+
+    fn approximate_uncommitted_bytes(&self) -> u64 {
+        self.uncommitted_bytes.load(AtomicOrdering::Relaxed)
+    }
+
+    fn close(&self) -> Result<()> {
+        let open = self.write_lock().take();
+        self.uncommitted_bytes.store(0, AtomicOrdering::Relaxed);
+        match open {
+            Some(open) => open.committed.close(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl<B> std::fmt::Debug for TransactionalStore<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TransactionalStore")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
