@@ -4,7 +4,8 @@
 //! together with the changelog offsets they correspond to, in one atomic write at commit.
 //!
 //! - [`KeyValueStore`]: the contract of the key-value stores, implemented by
-//!   [`InMemoryKeyValueStore`] ([`memory`]); window, session and versioned stores wrap one.
+//!   [`RocksDbKeyValueStore`] ([`rocks`]) and [`InMemoryKeyValueStore`] ([`memory`]);
+//!   window, session and versioned stores wrap one of them.
 //! - [`ReadView`]: a store seen at one [`IsolationLevel`], for other threads.
 //! - [`KeyBounds`] and [`Order`] describe scans; [`KeyValueIterator`] returns them.
 //! - [`CommitMetadata`] and [`TopicPartition`] describe what a commit records.
@@ -12,6 +13,7 @@
 
 pub mod format;
 pub mod memory;
+pub mod rocks;
 
 mod bounds;
 mod error;
@@ -27,4 +29,5 @@ pub use iter::{KeyValue, KeyValueIterator, Order};
 pub use kv::{IsolationLevel, KeyValueStore, ReadView};
 pub use memory::InMemoryKeyValueStore;
 pub use offsets::{CommitMetadata, TopicPartition};
+pub use rocks::RocksDbKeyValueStore;
 pub use transactional::TransactionalStore;
