@@ -1,0 +1,94 @@
+package dev.sluice.streams.testing.broker;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * How to start a local broker: its client port (0 picks a free one), how long it may take to
+ * answer metadata requests, and the directory its temporary data directory is created in.
+ * The same options are the command line of {@link BrokerMain}.
+ */
+public record BrokerOptions(int port, Duration startupTimeout, Path tmpDir) {
+
+    public static final String USAGE =
+            "options: [--port N] [--startup-timeout SECONDS] [--tmp-dir DIR] [--exit-with-parent]";
+
+    public BrokerOptions {
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("port must be between 0 and 65535, not " + port);
+        }
+        Objects.requireNonNull(startupTimeout, "startupTimeout");
+        if (startupTimeout.isNegative() || startupTimeout.isZero()) {
+            throw new IllegalArgumentException("startup timeout must be positive, not " + startupTimeout);
+        }
+        Objects.requireNonNull(tmpDir, "tmpDir");
+    }
+
+    public static BrokerOptions defaults() {
+        return new BrokerOptions(0, Duration.ofSeconds(60), Path.of(System.getProperty("java.io.tmpdir")));
+    }
+
+    public BrokerOptions withPort(int port) {
+        return new BrokerOptions(port, startupTimeout, tmpDir);
+    }
+
+    public BrokerOptions withStartupTimeout(Duration startupTimeout) {
+        return new BrokerOptions(port, startupTimeout, tmpDir);
+    }
+
+    public BrokerOptions withTmpDir(Path tmpDir) {
+        return new BrokerOptions(port, startupTimeout, tmpDir);
+    }
+
+    /** Parses {@link #USAGE}'s options except {@code --exit-with-parent}, which {@link BrokerMain} reads itself. */
+    static BrokerOptions parse(List<String> args) {
+        BrokerOptions options = defaults();
+        for (int i = 0; i < args.size(); i++) {
+            String name = args.get(i);
+            if (name.equals("--exit-with-parent")) {
+                continue;
+            }
+            if (i + 1 >= args.size()) {
+                throw new IllegalArgumentException("missing value after " + name);
+            }
+            String value = args.get(++i);
+            switch (name) {
+                case "--port" -> options = options.withPort(parseNumber(name, value));
+                case "--startup-timeout" -> options = options.withStartupTimeout(parseSeconds(name, value));
+                case "--tmp-dir" -> options = options.withTmpDir(Path.of(value));
+                default -> throw new IllegalArgumentException("unknown option " + name);
+            }
+        }
+        return options;
+    }
+
+    List<String> toArguments() {
+        List<String> args = new ArrayList<>();
+        args.add("--port");
+        args.add(Integer.toString(port));
+        args.add("--startup-timeout");
+        args.add(Double.toString(startupTimeout.toNanos() / 1e9));
+        args.add("--tmp-dir");
+        args.add(tmpDir.toString());
+        return args;
+    }
+
+    private static int parseNumber(String name, String value) {
+        try {
+            return Integer.parseInt(value);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(name + " needs a whole number, not '" + value + "'");
+        }
+    }
+
+    private static Duration parseSeconds(String name, String value) {
+        try {
+            return Duration.ofNanos(Math.round(Double.parseDouble(value) * 1e9));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(name + " needs a number of seconds, not '" + value + "'");
+        }
+    }
+}
