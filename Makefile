@@ -12,7 +12,7 @@ test:
 
 ## demo: word count on Sluice against a Kafka broker the demo starts itself
 demo: build
-	$(MVN) -q -pl examples exec:java -Dexec.mainClass=dev.sluice.examples.demo.Demo
+	java -cp examples/target/classes:$$(cat examples/target/runtime.classpath) dev.sluice.examples.demo.Demo
 
 ## broker: a local Kafka broker in the foreground; prints bootstrap.servers=... when ready
 broker: build

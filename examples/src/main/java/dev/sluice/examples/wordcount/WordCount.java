@@ -30,14 +30,18 @@ public final class WordCount {
     }
 
     public static Topology topology() {
+        return topology(INPUT_TOPIC, OUTPUT_TOPIC);
+    }
+
+    public static Topology topology(final String inputTopic, final String outputTopic) {
         final StreamsBuilder builder = new StreamsBuilder();
-        builder.stream(INPUT_TOPIC, Consumed.with(Serdes.String(), Serdes.String()))
+        builder.stream(inputTopic, Consumed.with(Serdes.String(), Serdes.String()))
             .flatMapValues(line -> Arrays.asList(line.toLowerCase(Locale.ROOT).split("\\W+")))
             .filter((key, word) -> !word.isEmpty())
             .groupBy((key, word) -> word, Grouped.with(Serdes.String(), Serdes.String()))
             .count(Materialized.as(COUNTS_STORE))
             .toStream()
-            .to(OUTPUT_TOPIC, Produced.with(Serdes.String(), Serdes.Long()));
+            .to(outputTopic, Produced.with(Serdes.String(), Serdes.Long()));
         return builder.build();
     }
 
