@@ -14,6 +14,7 @@
 pub mod format;
 pub mod memory;
 pub mod rocks;
+pub mod window;
 
 mod bounds;
 mod error;
@@ -21,6 +22,7 @@ mod iter;
 mod kv;
 mod offsets;
 mod overlay;
+mod segments;
 mod transactional;
 
 pub use bounds::KeyBounds;

@@ -1,0 +1,240 @@
+//! Time segments over one transactional key-value store: the storage under the window and
+//! session stores.
+//!
+//! Kafka Streams keeps one RocksDB instance per time segment and drops whole segments as
+//! stream time passes the retention period. Here a segment is a key range of a single
+//! store: every entry is `0x00 ‖ segment id (8, sign-flipped big-endian) ‖ store key`, so
+//! entries sort by segment first and by store key inside a segment — the order Kafka
+//! Streams' segment iterator produces — and dropping a segment is one staged range delete.
+//! The observed stream time is kept under `0x01 ‖ 'T'` and committed with the data, so a
+//! reopened store knows which records have expired.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::store::format::FormatError;
+use crate::store::{Error, IsolationLevel, KeyBounds, KeyValueStore, Order, Result};
+
+const DATA_TAG: u8 = 0x00;
+const STREAM_TIME_KEY: &[u8] = &[0x01, b'T'];
+const PREFIX_LEN: usize = 9;
+
+/// Kafka Streams' "no timestamp observed yet" (`ConsumerRecord.NO_TIMESTAMP`).
+pub(crate) const NO_TIMESTAMP: i64 = -1;
+
+/// The time-segmented key space of one window or session store.
+pub(crate) struct Segments<S: KeyValueStore + ?Sized> {
+    kv: Arc<S>,
+    retention_period: i64,
+    segment_interval: i64,
+    clock: Mutex<Clock>,
+}
+
+struct Clock {
+    observed_stream_time: i64,
+    /// Segments below this id have had their deletion staged since the last commit or
+    /// rollback; `i64::MIN` when none has.
+    dropped_below: i64,
+}
+
+impl<S: KeyValueStore + ?Sized> Segments<S> {
+    /// Segments over `kv`, resuming the stream time committed in it.
+    pub(crate) fn open(kv: Arc<S>, retention_period: i64, segment_interval: i64) -> Result<Self> {
+        if retention_period < 0 {
+            return Err(Error::InvalidArgument(format!("retention period {retention_period} < 0")));
+        }
+        if segment_interval < 1 {
+            return Err(Error::InvalidArgument(format!("segment interval {segment_interval} < 1")));
+        }
+        let observed_stream_time = read_stream_time(kv.as_ref())?;
+        Ok(Segments {
+            kv,
+            retention_period,
+            segment_interval,
+            clock: Mutex::new(Clock { observed_stream_time, dropped_below: i64::MIN }),
+        })
+    }
+
+    /// The store underneath.
+    pub(crate) fn kv(&self) -> &S {
+        &self.kv
+    }
+
+    /// The largest segment timestamp seen by a write or restore.
+    pub(crate) fn observed_stream_time(&self) -> i64 {
+        self.clock().observed_stream_time
+    }
+
+    /// The earliest segment timestamp still visible when reading from `from`: older records
+    /// are expired even while their segment still exists.
+    pub(crate) fn actual_from(&self, from: i64) -> i64 {
+        from.max(self.earliest_live_timestamp())
+    }
+
+    /// Stages `value` (`None` deletes) for `store_key`, whose segment timestamp is
+    /// `segment_timestamp`. Returns false when the segment has expired and the write was
+    /// dropped, as Kafka Streams drops it.
+    pub(crate) fn put(&self, segment_timestamp: i64, store_key: &[u8], value: Option<Vec<u8>>) -> Result<bool> {
+        let mut clock = self.clock();
+        self.observe(&mut clock, segment_timestamp)?;
+        self.put_if_live(&mut clock, segment_timestamp, store_key, value)
+    }
+
+    /// The value of `store_key`, unless its segment timestamp has expired.
+    pub(crate) fn get(
+        &self,
+        segment_timestamp: i64,
+        store_key: &[u8],
+        isolation: IsolationLevel,
+    ) -> Result<Option<Vec<u8>>> {
+        if segment_timestamp < self.earliest_live_timestamp() {
+            return Ok(None);
+        }
+        self.kv.get(&self.data_key(segment_timestamp, store_key), isolation)
+    }
+
+    /// Applies restored changelog entries `(segment timestamp, store key, value)`: stream
+    /// time first advances to the batch's latest timestamp, then entries of expired
+    /// segments are skipped.
+    pub(crate) fn restore(&self, entries: Vec<(i64, Vec<u8>, Option<Vec<u8>>)>) -> Result<()> {
+        let mut clock = self.clock();
+        if let Some(latest) = entries.iter().map(|(timestamp, _, _)| *timestamp).max() {
+            self.observe(&mut clock, latest)?;
+        }
+        for (segment_timestamp, store_key, value) in entries {
+            self.put_if_live(&mut clock, segment_timestamp, &store_key, value)?;
+        }
+        Ok(())
+    }
+
+    /// Entries `(store key, value)` of the segments holding timestamps
+    /// `first_timestamp..=last_timestamp`, segment by segment in `order`, each segment
+    /// limited to store keys in `lower..=upper` (`None` = unbounded).
+    pub(crate) fn scan(
+        &self,
+        first_timestamp: i64,
+        last_timestamp: i64,
+        lower: Option<&[u8]>,
+        upper: Option<&[u8]>,
+        order: Order,
+        isolation: IsolationLevel,
+    ) -> Result<impl Iterator<Item = Result<(Vec<u8>, Vec<u8>)>> + Send + 'static> {
+        let (first, last) = self.segment_ids_to_search(first_timestamp, last_timestamp);
+        let mut ids: Vec<i64> = if first <= last { (first..=last).collect() } else { Vec::new() };
+        if order == Order::Reverse {
+            ids.reverse();
+        }
+        let mut scans = Vec::with_capacity(ids.len());
+        for id in ids {
+            let from = match lower {
+                Some(lower) => [segment_prefix(id).as_slice(), lower].concat(),
+                None => segment_prefix(id).to_vec(),
+            };
+            let bounds = match upper {
+                Some(upper) => KeyBounds::inclusive(Some(&from), Some(&[segment_prefix(id).as_slice(), upper].concat())),
+                None => KeyBounds::half_open(&from, &segment_end(id)),
+            };
+            if !bounds.is_empty() {
+                scans.push(self.kv.scan(&bounds, order, isolation)?);
+            }
+        }
+        Ok(scans.into_iter().flatten().map(|entry| {
+            entry.map(|(mut key, value)| (key.split_off(PREFIX_LEN), value))
+        }))
+    }
+
+    /// Re-reads the committed stream time after the store's staged writes were dropped.
+    pub(crate) fn reload(&self) -> Result<()> {
+        let mut clock = self.clock();
+        clock.observed_stream_time = read_stream_time(self.kv.as_ref())?;
+        clock.dropped_below = i64::MIN;
+        Ok(())
+    }
+
+    fn put_if_live(
+        &self,
+        clock: &mut Clock,
+        segment_timestamp: i64,
+        store_key: &[u8],
+        value: Option<Vec<u8>>,
+    ) -> Result<bool> {
+        let min_live = self.segment_id(clock.observed_stream_time.saturating_sub(self.retention_period));
+        if self.segment_id(segment_timestamp) < min_live {
+            return Ok(false);
+        }
+        self.kv.put(self.data_key(segment_timestamp, store_key), value)?;
+        if min_live > clock.dropped_below {
+            self.kv.delete_range(&segment_prefix(i64::MIN), &segment_prefix(min_live))?;
+            clock.dropped_below = min_live;
+        }
+        Ok(true)
+    }
+
+    fn observe(&self, clock: &mut Clock, timestamp: i64) -> Result<()> {
+        if timestamp > clock.observed_stream_time {
+            self.kv.put(STREAM_TIME_KEY.to_vec(), Some(timestamp.to_be_bytes().to_vec()))?;
+            clock.observed_stream_time = timestamp;
+        }
+        Ok(())
+    }
+
+    /// Segment ids that can hold visible records with segment timestamps in `from..=to`.
+    /// Live records lie within one retention period of stream time, which bounds the
+    /// search to `retention / interval + 2` segments whatever the caller asks for.
+    fn segment_ids_to_search(&self, from: i64, to: i64) -> (i64, i64) {
+        let stream_time = self.observed_stream_time();
+        let newest = self.segment_id(stream_time);
+        let oldest_live = newest - self.retention_period / self.segment_interval - 2;
+        (self.segment_id(from).max(oldest_live), self.segment_id(to).min(newest))
+    }
+
+    fn earliest_live_timestamp(&self) -> i64 {
+        self.observed_stream_time().saturating_sub(self.retention_period).saturating_add(1)
+    }
+
+    /// Java's `timestamp / segmentInterval`: division truncating toward zero.
+    fn segment_id(&self, timestamp: i64) -> i64 {
+        timestamp / self.segment_interval
+    }
+
+    fn data_key(&self, segment_timestamp: i64, store_key: &[u8]) -> Vec<u8> {
+        [segment_prefix(self.segment_id(segment_timestamp)).as_slice(), store_key].concat()
+    }
+
+    fn clock(&self) -> MutexGuard<'_, Clock> {
+        self.clock.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A store key of this store's own writing failed to decode: the data is damaged.
+pub(crate) fn corrupt(store: &str, error: FormatError) -> Error {
+    Error::Corrupt { path: PathBuf::from(store), reason: error.to_string() }
+}
+
+fn read_stream_time<S: KeyValueStore + ?Sized>(kv: &S) -> Result<i64> {
+    match kv.get(STREAM_TIME_KEY, IsolationLevel::ReadUncommitted)? {
+        None => Ok(NO_TIMESTAMP),
+        Some(bytes) => {
+            let bytes: [u8; 8] = bytes
+                .as_slice()
+                .try_into()
+                .map_err(|_| corrupt(kv.name(), FormatError::new("stream time", "not 8 bytes")))?;
+            Ok(i64::from_be_bytes(bytes))
+        }
+    }
+}
+
+/// `0x00 ‖ id` with the sign bit flipped, so negative ids sort before positive ones.
+fn segment_prefix(id: i64) -> [u8; PREFIX_LEN] {
+    let mut prefix = [DATA_TAG; PREFIX_LEN];
+    prefix[1..].copy_from_slice(&((id as u64) ^ (1 << 63)).to_be_bytes());
+    prefix
+}
+
+/// The first key after segment `id`'s entries.
+fn segment_end(id: i64) -> Vec<u8> {
+    match id.checked_add(1) {
+        Some(next) => segment_prefix(next).to_vec(),
+        None => vec![DATA_TAG + 1],
+    }
+}
