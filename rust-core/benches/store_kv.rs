@@ -4,8 +4,10 @@
 //! Both databases hold the same 100 000 committed entries (16-byte keys, 100-byte values),
 //! use an equally sized block cache with bloom filters and the same memtable size, and
 //! write with the WAL on without fsync. Reads and writes run on separate pairs of
-//! databases, so reads compare databases that received exactly the same writes. Groups: `put`, `get_hit`, `get_miss`, `range_100`, `put_1000_then_commit` (the
-//! write path end to end) and `commit_10k` (one commit of 10 000 staged writes; raw RocksDB
+//! databases, so reads compare databases that received exactly the same writes.
+//!
+//! Groups: `put`, `get_hit`, `get_miss`, `range_100`, `put_1000_then_commit` (the write
+//! path end to end) and `commit_10k` (one commit of 10 000 staged writes; raw RocksDB
 //! writes the same `WriteBatch`).
 
 use std::hint::black_box;
