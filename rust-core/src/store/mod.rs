@@ -14,6 +14,7 @@
 pub mod format;
 pub mod memory;
 pub mod rocks;
+pub mod session;
 pub mod window;
 
 mod bounds;

@@ -80,6 +80,14 @@ impl<S: KeyValueStore + ?Sized> Segments<S> {
         self.put_if_live(&mut clock, segment_timestamp, store_key, value)
     }
 
+    /// Stages the deletion of `store_key` without creating or dropping segments (Kafka
+    /// Streams' `remove`), still advancing stream time.
+    pub(crate) fn remove(&self, segment_timestamp: i64, store_key: &[u8]) -> Result<()> {
+        let mut clock = self.clock();
+        self.observe(&mut clock, segment_timestamp)?;
+        self.kv.delete(&self.data_key(segment_timestamp, store_key)).map(|_| ())
+    }
+
     /// The value of `store_key`, unless its segment timestamp has expired.
     pub(crate) fn get(
         &self,
