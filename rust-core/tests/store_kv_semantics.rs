@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 
-use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
+use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources, WalMode};
 use sluice_core::store::{
     CommitMetadata, Error, InMemoryKeyValueStore, IsolationLevel, KeyBounds, KeyValueIterator,
     KeyValueStore, Order, ReadView, RocksDbKeyValueStore, TopicPartition,
@@ -519,4 +519,19 @@ fn rocksdb_stores_share_one_memory_budget() {
         "memtables are accounted in the shared manager"
     );
     assert!(resources.block_cache_usage() <= 8 << 20);
+}
+
+#[test]
+fn rocksdb_store_without_wal_persists_its_last_commit_on_clean_close() {
+    let dir = TempDir::new().unwrap();
+    let resources = RocksDbResources::new(&RocksDbConfig { wal: WalMode::Off, ..Default::default() });
+    let store = RocksDbKeyValueStore::open("rocks", dir.path(), &resources).unwrap();
+    put(&store, "a", "1");
+    commit_at(&store, 3);
+    put(&store, "b", "staged");
+    store.close().unwrap();
+
+    let store = RocksDbKeyValueStore::open("rocks", dir.path(), &resources).unwrap();
+    assert_eq!(keys(store.all(COMMITTED).unwrap()), vec!["a"]);
+    assert_eq!(store.committed_offset(&tp(0)).unwrap(), Some(3));
 }
