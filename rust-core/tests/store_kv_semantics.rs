@@ -490,6 +490,17 @@ fn rocksdb_store_reopens_at_its_last_commit() {
 }
 
 #[test]
+fn rocksdb_store_creates_missing_parent_directories() {
+    let dir = TempDir::new().unwrap();
+    let nested = dir.path().join("app").join("0_1").join("rocksdb").join("counts");
+    let resources = RocksDbResources::new(&RocksDbConfig::default());
+    let store = RocksDbKeyValueStore::open("counts", &nested, &resources).unwrap();
+    put(&store, "a", "1");
+    commit_at(&store, 1);
+    assert!(nested.join("CURRENT").exists());
+}
+
+#[test]
 fn rocksdb_stores_share_one_memory_budget() {
     let config = RocksDbConfig {
         block_cache_bytes: 8 << 20,

@@ -65,6 +65,12 @@ pub(crate) fn inspect(path: &Path) -> Result<DirectoryState> {
     Ok(DirectoryState::Existing)
 }
 
+/// Creates a fresh store's directory and any missing parents (RocksDB creates only the
+/// last component).
+pub(crate) fn create(path: &Path) -> Result<()> {
+    std::fs::create_dir_all(path).map_err(|e| io_error(path, "creating the store directory", e))
+}
+
 /// Classifies a failure to open an existing database. Corruption, and files the database
 /// refers to but which are missing, mean the directory is broken; anything else (a lock
 /// held by another handle, permissions, a full disk) is an I/O error that wiping would not

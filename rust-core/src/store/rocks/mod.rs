@@ -47,6 +47,9 @@ impl RocksDbKeyValueStore {
     pub fn open(name: &str, dir: &Path, resources: &RocksDbResources) -> Result<Self> {
         let state = directory::inspect(dir)?;
         let fresh = state == DirectoryState::Fresh;
+        if fresh {
+            directory::create(dir)?;
+        }
         let db = DB::open_cf_descriptors(
             &resources.db_options(fresh),
             dir,
