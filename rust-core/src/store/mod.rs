@@ -15,6 +15,7 @@ pub mod format;
 pub mod memory;
 pub mod rocks;
 pub mod session;
+pub mod versioned;
 pub mod window;
 
 mod bounds;

@@ -1,0 +1,264 @@
+//! Versioned store: a property test against a model of Kafka Streams' versioned key-value
+//! store contract, plus put return codes, grace and history retention edge cases.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
+use sluice_core::store::versioned::{
+    VersionedRecord, VersionedStore, PUT_RETURN_CODE_NOT_PUT, PUT_RETURN_CODE_VALID_TO_UNDEFINED,
+};
+use sluice_core::store::{
+    CommitMetadata, InMemoryKeyValueStore, IsolationLevel, KeyValueStore, RocksDbKeyValueStore, TopicPartition,
+};
+use tempfile::TempDir;
+
+const HISTORY: i64 = 50;
+const UNCOMMITTED: IsolationLevel = IsolationLevel::ReadUncommitted;
+
+fn memory_store() -> VersionedStore {
+    let kv: Arc<dyn KeyValueStore> = Arc::new(InMemoryKeyValueStore::new("versioned"));
+    VersionedStore::open(kv, HISTORY).unwrap()
+}
+
+fn commit(store: &VersionedStore, offset: i64) {
+    store
+        .commit(&CommitMetadata::with_offsets([(TopicPartition::new("versioned-changelog", 0), Some(offset))]))
+        .unwrap();
+}
+
+fn record(value: &[u8], timestamp: i64, valid_to: Option<i64>) -> VersionedRecord {
+    VersionedRecord { value: value.to_vec(), timestamp, valid_to }
+}
+
+type Versions = BTreeMap<Vec<u8>, BTreeMap<i64, Option<Vec<u8>>>>;
+
+/// Kafka Streams' versioned store contract: every accepted version is kept (reads decide
+/// what history is still reachable), the latest version forever.
+#[derive(Clone)]
+struct Model {
+    stream_time: i64,
+    versions: Versions,
+    committed: (Versions, i64),
+}
+
+impl Model {
+    fn new() -> Self {
+        Model { stream_time: -1, versions: Versions::new(), committed: (Versions::new(), -1) }
+    }
+
+    fn horizon(&self) -> i64 {
+        self.stream_time - HISTORY
+    }
+
+    fn put(&mut self, key: &[u8], value: Option<Vec<u8>>, timestamp: i64) -> i64 {
+        if timestamp < self.horizon() {
+            return PUT_RETURN_CODE_NOT_PUT;
+        }
+        self.stream_time = self.stream_time.max(timestamp);
+        let versions = self.versions.entry(key.to_vec()).or_default();
+        versions.insert(timestamp, value);
+        versions.range(timestamp + 1..).next().map_or(PUT_RETURN_CODE_VALID_TO_UNDEFINED, |(next, _)| *next)
+    }
+
+    fn delete(&mut self, key: &[u8], timestamp: i64) -> Option<VersionedRecord> {
+        if timestamp < self.horizon() {
+            return None;
+        }
+        let existing = self.get_as_of(key, timestamp);
+        self.put(key, None, timestamp);
+        existing
+    }
+
+    fn get(&self, key: &[u8]) -> Option<VersionedRecord> {
+        let (timestamp, value) = self.versions.get(key)?.iter().next_back()?;
+        value.as_ref().map(|value| record(value, *timestamp, None))
+    }
+
+    fn get_as_of(&self, key: &[u8], as_of: i64) -> Option<VersionedRecord> {
+        let versions = self.versions.get(key)?;
+        if as_of < self.horizon() {
+            return self.get(key).filter(|latest| latest.timestamp <= as_of);
+        }
+        let (timestamp, value) = versions.range(..=as_of).next_back()?;
+        let valid_to = versions.range(timestamp + 1..).next().map(|(next, _)| *next);
+        value.as_ref().map(|value| record(value, *timestamp, valid_to))
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Put { key: u8, timestamp: i64, tombstone: bool },
+    Delete { key: u8, timestamp: i64 },
+    Get { key: u8 },
+    GetAsOf { key: u8, as_of: i64 },
+    Commit,
+    Rollback,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let key = 0u8..4;
+    let time = 0i64..300;
+    prop_oneof![
+        6 => (key.clone(), time.clone(), prop::bool::weighted(0.15)).prop_map(|(key, timestamp, tombstone)| Op::Put { key, timestamp, tombstone }),
+        1 => (key.clone(), time.clone()).prop_map(|(key, timestamp)| Op::Delete { key, timestamp }),
+        1 => key.clone().prop_map(|key| Op::Get { key }),
+        3 => (key, time).prop_map(|(key, as_of)| Op::GetAsOf { key, as_of }),
+        1 => Just(Op::Commit),
+        1 => Just(Op::Rollback),
+    ]
+}
+
+/// Keys 0..4 map to keys of different lengths that are prefixes of each other.
+fn key_bytes(key: u8) -> Vec<u8> {
+    vec![b'k'; usize::from(key) + 1]
+}
+
+fn run(store: &VersionedStore, model: &mut Model, ops: Vec<Op>) -> Result<(), TestCaseError> {
+    for (index, op) in ops.into_iter().enumerate() {
+        match op {
+            Op::Put { key, timestamp, tombstone } => {
+                let value = (!tombstone).then(|| (index as u32).to_be_bytes().to_vec());
+                let actual = store.put(&key_bytes(key), value.clone(), timestamp).unwrap();
+                prop_assert_eq!(actual, model.put(&key_bytes(key), value, timestamp), "put step {}", index);
+            }
+            Op::Delete { key, timestamp } => {
+                let actual = store.delete(&key_bytes(key), timestamp).unwrap();
+                prop_assert_eq!(actual, model.delete(&key_bytes(key), timestamp), "delete step {}", index);
+            }
+            Op::Get { key } => {
+                prop_assert_eq!(store.get(&key_bytes(key), UNCOMMITTED).unwrap(), model.get(&key_bytes(key)), "get step {}", index);
+            }
+            Op::GetAsOf { key, as_of } => {
+                let actual = store.get_as_of(&key_bytes(key), as_of, UNCOMMITTED).unwrap();
+                prop_assert_eq!(actual, model.get_as_of(&key_bytes(key), as_of), "get_as_of step {}", index);
+            }
+            Op::Commit => {
+                commit(store, index as i64);
+                model.committed = (model.versions.clone(), model.stream_time);
+            }
+            Op::Rollback => {
+                store.rollback().unwrap();
+                (model.versions, model.stream_time) = model.committed.clone();
+            }
+        }
+        prop_assert_eq!(store.observed_stream_time(), model.stream_time);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn versioned_store_matches_the_model(ops in prop::collection::vec(op(), 1..100)) {
+        let store = memory_store();
+        let mut model = Model::new();
+        run(&store, &mut model, ops)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn versioned_store_on_rocksdb_matches_the_model(ops in prop::collection::vec(op(), 1..80)) {
+        let dir = TempDir::new().unwrap();
+        let resources = RocksDbResources::new(&RocksDbConfig::default());
+        let kv: Arc<dyn KeyValueStore> = Arc::new(RocksDbKeyValueStore::open("versioned", dir.path(), &resources).unwrap());
+        let store = VersionedStore::open(kv, HISTORY).unwrap();
+        let mut model = Model::new();
+        run(&store, &mut model, ops)?;
+    }
+}
+
+#[test]
+fn put_returns_the_valid_to_of_the_new_version() {
+    let store = memory_store();
+    assert_eq!(store.put(b"k", Some(b"a".to_vec()), 10).unwrap(), PUT_RETURN_CODE_VALID_TO_UNDEFINED);
+    assert_eq!(store.put(b"k", Some(b"c".to_vec()), 30).unwrap(), PUT_RETURN_CODE_VALID_TO_UNDEFINED);
+    assert_eq!(store.put(b"k", Some(b"b".to_vec()), 20).unwrap(), 30);
+    assert_eq!(store.put(b"k", Some(b"b2".to_vec()), 20).unwrap(), 30, "replacing keeps the valid-to");
+    assert_eq!(store.put(b"k", Some(b"c2".to_vec()), 30).unwrap(), PUT_RETURN_CODE_VALID_TO_UNDEFINED);
+    assert_eq!(store.get_as_of(b"k", 25, UNCOMMITTED).unwrap(), Some(record(b"b2", 20, Some(30))));
+    assert_eq!(store.get(b"k", UNCOMMITTED).unwrap(), Some(record(b"c2", 30, None)));
+}
+
+#[test]
+fn puts_older_than_the_grace_period_are_not_put() {
+    let store = memory_store();
+    store.put(b"k", Some(b"a".to_vec()), 100).unwrap();
+    assert_eq!(store.put(b"k", Some(b"old".to_vec()), 49).unwrap(), PUT_RETURN_CODE_NOT_PUT);
+    assert_eq!(store.put(b"k", Some(b"edge".to_vec()), 50).unwrap(), 100, "exactly at the grace boundary is accepted");
+    assert_eq!(store.delete(b"k", 10).unwrap(), None);
+    assert_eq!(store.observed_stream_time(), 100);
+}
+
+#[test]
+fn reads_older_than_history_retention_see_only_the_latest_version() {
+    let store = memory_store();
+    store.put(b"k", Some(b"a".to_vec()), 10).unwrap();
+    store.put(b"k", Some(b"b".to_vec()), 40).unwrap();
+    store.put(b"other", Some(b"x".to_vec()), 100).unwrap();
+    // History retention reaches back to 50: at 45 the latest version (40) answers...
+    assert_eq!(store.get_as_of(b"k", 45, UNCOMMITTED).unwrap(), Some(record(b"b", 40, None)));
+    // ...and at 20, where `a` was valid, nothing does.
+    assert_eq!(store.get_as_of(b"k", 20, UNCOMMITTED).unwrap(), None);
+    assert_eq!(store.get_as_of(b"k", 60, UNCOMMITTED).unwrap(), Some(record(b"b", 40, None)));
+}
+
+#[test]
+fn tombstones_end_a_version_and_hide_the_key() {
+    let store = memory_store();
+    store.put(b"k", Some(b"a".to_vec()), 10).unwrap();
+    assert_eq!(store.delete(b"k", 20).unwrap(), Some(record(b"a", 10, None)));
+    assert_eq!(store.get(b"k", UNCOMMITTED).unwrap(), None);
+    assert_eq!(store.get_as_of(b"k", 15, UNCOMMITTED).unwrap(), Some(record(b"a", 10, Some(20))));
+    assert_eq!(store.put(b"k", Some(b"between".to_vec()), 15).unwrap(), 20);
+}
+
+#[test]
+fn expired_history_is_deleted_from_the_underlying_store() {
+    let kv = Arc::new(InMemoryKeyValueStore::new("versioned"));
+    let store = VersionedStore::open(kv.clone() as Arc<dyn KeyValueStore>, HISTORY).unwrap();
+    for timestamp in [10, 20, 30] {
+        store.put(b"k", Some(timestamp.to_string().into_bytes()), timestamp).unwrap();
+    }
+    let entries = || kv.approximate_num_entries(IsolationLevel::ReadUncommitted).unwrap();
+    commit(&store, 1);
+    let before = entries();
+    store.put(b"other", Some(b"x".to_vec()), 200).unwrap();
+    commit(&store, 2);
+    // Versions 10 and 20 (and their index entries) are gone; 30 is k's latest and stays.
+    assert_eq!(entries(), before - 4 + 1);
+    assert_eq!(store.get(b"k", UNCOMMITTED).unwrap(), Some(record(b"30", 30, None)));
+}
+
+#[test]
+fn rollback_restores_versions_and_stream_time() {
+    let store = memory_store();
+    store.put(b"k", Some(b"a".to_vec()), 10).unwrap();
+    commit(&store, 1);
+    store.put(b"k", Some(b"b".to_vec()), 500).unwrap();
+    assert_eq!(store.get(b"k", IsolationLevel::ReadCommitted).unwrap(), Some(record(b"a", 10, None)));
+    store.rollback().unwrap();
+    assert_eq!(store.observed_stream_time(), 10);
+    assert_eq!(store.get(b"k", UNCOMMITTED).unwrap(), Some(record(b"a", 10, None)));
+    assert_eq!(store.approximate_uncommitted_bytes(), 0);
+}
+
+#[test]
+fn restore_applies_changelog_records_without_a_grace_period() {
+    let store = memory_store();
+    store
+        .restore(vec![
+            (b"k".to_vec(), Some(b"new".to_vec()), 100),
+            (b"k".to_vec(), Some(b"late".to_vec()), 60),
+            (b"k".to_vec(), None, 120),
+        ])
+        .unwrap();
+    assert_eq!(store.observed_stream_time(), 120);
+    assert_eq!(store.get(b"k", UNCOMMITTED).unwrap(), None);
+    assert_eq!(store.get_as_of(b"k", 80, UNCOMMITTED).unwrap(), Some(record(b"late", 60, Some(100))));
+}
