@@ -6,11 +6,48 @@ use jni::errors::{Error as JniCallError, ErrorPolicy};
 use jni::strings::JNIString;
 use jni::{jni_str, Env};
 
+use crate::store;
+
 /// The Java exception class a native failure is raised as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum JavaException {
     /// `org.apache.kafka.streams.errors.StreamsException`: failures with no more specific type.
     Streams,
+    /// `org.apache.kafka.streams.errors.ProcessorStateException`: the store could not read or
+    /// write its state.
+    ProcessorState,
+    /// `dev.sluice.streams.state.internals.StoreDirectoryCorruptedException`, a
+    /// `ProcessorStateException` that tells the caller to wipe the directory and restore.
+    StoreDirectoryCorrupted,
+    /// `org.apache.kafka.streams.errors.InvalidStateStoreException`: the store (or iterator)
+    /// is closed.
+    InvalidStateStore,
+    /// `java.lang.NullPointerException`: a required argument was null.
+    NullPointer,
+    /// `java.lang.IllegalArgumentException`: an argument the store cannot accept.
+    IllegalArgument,
+    /// `org.apache.kafka.common.config.ConfigException`: a bad configuration value.
+    Config,
+}
+
+impl JavaException {
+    fn class(self) -> &'static jni::strings::JNIStr {
+        match self {
+            JavaException::Streams => jni_str!("org/apache/kafka/streams/errors/StreamsException"),
+            JavaException::ProcessorState => {
+                jni_str!("org/apache/kafka/streams/errors/ProcessorStateException")
+            }
+            JavaException::StoreDirectoryCorrupted => {
+                jni_str!("dev/sluice/streams/state/internals/StoreDirectoryCorruptedException")
+            }
+            JavaException::InvalidStateStore => {
+                jni_str!("org/apache/kafka/streams/errors/InvalidStateStoreException")
+            }
+            JavaException::NullPointer => jni_str!("java/lang/NullPointerException"),
+            JavaException::IllegalArgument => jni_str!("java/lang/IllegalArgumentException"),
+            JavaException::Config => jni_str!("org/apache/kafka/common/config/ConfigException"),
+        }
+    }
 }
 
 /// A failure inside a native call, to be thrown as `exception` with `message`.
@@ -23,14 +60,54 @@ pub(crate) struct NativeError {
     already_thrown: bool,
 }
 
+impl NativeError {
+    /// A failure to raise as `exception`.
+    pub(crate) fn new(exception: JavaException, message: impl Into<String>) -> Self {
+        NativeError {
+            exception,
+            message: message.into(),
+            already_thrown: false,
+        }
+    }
+
+    /// The same failure raised as another exception class (for entry points where a store
+    /// error means something more specific, such as a configuration error).
+    pub(crate) fn raised_as(mut self, exception: JavaException) -> Self {
+        self.exception = exception;
+        self
+    }
+
+    /// The exception this failure is raised as.
+    #[cfg(test)]
+    pub(crate) fn exception(&self) -> JavaException {
+        self.exception
+    }
+}
+
 impl From<JniCallError> for NativeError {
     fn from(error: JniCallError) -> Self {
         let already_thrown = matches!(error, JniCallError::JavaException);
+        let exception = match error {
+            JniCallError::NullPtr(_) => JavaException::NullPointer,
+            _ => JavaException::Streams,
+        };
         NativeError {
-            exception: JavaException::Streams,
+            exception,
             message: format!("JNI call failed: {error}"),
             already_thrown,
         }
+    }
+}
+
+impl From<store::Error> for NativeError {
+    fn from(error: store::Error) -> Self {
+        let exception = match &error {
+            store::Error::Closed { .. } => JavaException::InvalidStateStore,
+            store::Error::Corrupt { .. } => JavaException::StoreDirectoryCorrupted,
+            store::Error::Io { .. } => JavaException::ProcessorState,
+            store::Error::InvalidArgument(_) => JavaException::IllegalArgument,
+        };
+        NativeError::new(exception, error.to_string())
     }
 }
 
@@ -67,18 +144,20 @@ impl<T: Default> ErrorPolicy<T, NativeError> for ThrowJavaException {
         payload: Box<dyn Any + Send + 'static>,
     ) -> jni::errors::Result<T> {
         let message = format!("Sluice native code panicked: {}", panic_message(payload));
+        // A panic may strike after a JNI call left an exception pending; the panic is the
+        // failure to report, and throwing over a pending exception is not allowed.
+        if env.exception_check() {
+            env.exception_clear();
+        }
         throw(env, JavaException::Streams, &message);
         Ok(T::default())
     }
 }
 
 fn throw(env: &mut Env<'_>, exception: JavaException, message: &str) {
-    let class = match exception {
-        JavaException::Streams => jni_str!("org/apache/kafka/streams/errors/StreamsException"),
-    };
     // If even throwing fails (class missing from the classpath), the JVM has a pending
     // NoClassDefFoundError by now, which still reaches the caller as an exception.
-    let _ = env.throw_new(class, JNIString::from(message));
+    let _ = env.throw_new(exception.class(), JNIString::from(message));
 }
 
 fn panic_message(payload: Box<dyn Any + Send>) -> String {
@@ -88,5 +167,42 @@ fn panic_message(payload: Box<dyn Any + Send>) -> String {
             Ok(message) => (*message).to_string(),
             Err(_) => "(no message)".to_string(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_errors_map_to_the_kafka_streams_exceptions() {
+        let closed = store::Error::Closed {
+            store: "counts".into(),
+        };
+        assert_eq!(
+            NativeError::from(closed).exception(),
+            JavaException::InvalidStateStore
+        );
+        let corrupt = store::Error::Corrupt {
+            path: "/x".into(),
+            reason: "bad".into(),
+        };
+        assert_eq!(
+            NativeError::from(corrupt).exception(),
+            JavaException::StoreDirectoryCorrupted
+        );
+        let io = store::Error::Io {
+            context: "writing".into(),
+            source: "disk full".into(),
+        };
+        assert_eq!(
+            NativeError::from(io).exception(),
+            JavaException::ProcessorState
+        );
+        let invalid = store::Error::InvalidArgument("bad".into());
+        assert_eq!(
+            NativeError::from(invalid).exception(),
+            JavaException::IllegalArgument
+        );
     }
 }

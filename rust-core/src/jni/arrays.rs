@@ -1,0 +1,149 @@
+//! `byte[]` in and out through the raw JNI functions.
+//!
+//! The `jni` crate's conversions check for pending exceptions before and after every call
+//! and route failures through exception-catching helpers; on a 16-byte array that doubles
+//! or triples the cost of a crossing. Here each direction is exactly the JNI calls it needs
+//! (`GetArrayLength` + `GetByteArrayRegion`, or `NewByteArray` + `SetByteArrayRegion`), which
+//! is safe because none of them can throw for the arguments passed: the region is always the
+//! whole array, whose length cannot change.
+
+use jni::objects::JByteArray;
+use jni::sys::{jbyte, jbyteArray, jsize};
+use jni::Env;
+
+use super::errors::{JavaException, NativeError};
+
+/// The contents of `array`; `NullPointerException` when it is null, naming `what`.
+pub(crate) fn read_bytes(
+    env: &Env<'_>,
+    array: &JByteArray<'_>,
+    what: &str,
+) -> Result<Vec<u8>, NativeError> {
+    let raw = array.as_raw() as jbyteArray;
+    if raw.is_null() {
+        return Err(NativeError::new(
+            JavaException::NullPointer,
+            format!("{what} cannot be null"),
+        ));
+    }
+    let env_ptr = env.get_raw();
+    // SAFETY: `env_ptr` is the live JNIEnv of this thread and `raw` a live local reference
+    // to a byte[]; the region read is the array's whole, fixed length, so no call throws.
+    unsafe {
+        let functions = &**env_ptr;
+        let length = (functions.v1_1.GetArrayLength)(env_ptr, raw);
+        let mut bytes = Vec::<u8>::with_capacity(length as usize);
+        (functions.v1_1.GetByteArrayRegion)(
+            env_ptr,
+            raw,
+            0,
+            length,
+            bytes.as_mut_ptr() as *mut jbyte,
+        );
+        bytes.set_len(length as usize);
+        Ok(bytes)
+    }
+}
+
+/// The contents of `array`, or `None` when it is null (a deletion, an open range end).
+pub(crate) fn read_optional_bytes(
+    env: &Env<'_>,
+    array: &JByteArray<'_>,
+) -> Result<Option<Vec<u8>>, NativeError> {
+    if array.as_raw().is_null() {
+        Ok(None)
+    } else {
+        read_bytes(env, array, "array").map(Some)
+    }
+}
+
+/// A new `byte[]` holding `bytes`.
+pub(crate) fn new_byte_array<'local>(
+    env: &Env<'local>,
+    bytes: &[u8],
+) -> Result<JByteArray<'local>, NativeError> {
+    let length = jsize::try_from(bytes.len()).map_err(|_| {
+        NativeError::new(
+            JavaException::ProcessorState,
+            format!("a value of {} bytes does not fit in a Java array", bytes.len()),
+        )
+    })?;
+    let env_ptr = env.get_raw();
+    // SAFETY: `env_ptr` is the live JNIEnv of this thread. NewByteArray returns null only
+    // with an OutOfMemoryError pending, which is left to propagate; the region written is
+    // the new array's whole length.
+    unsafe {
+        let functions = &**env_ptr;
+        let array = (functions.v1_1.NewByteArray)(env_ptr, length);
+        if array.is_null() {
+            return Err(jni::errors::Error::JavaException.into());
+        }
+        (functions.v1_1.SetByteArrayRegion)(
+            env_ptr,
+            array,
+            0,
+            length,
+            bytes.as_ptr() as *const jbyte,
+        );
+        Ok(JByteArray::from_raw(env, array))
+    }
+}
+
+/// A new `byte[]` holding `bytes`, or null for `None` (a missing value).
+pub(crate) fn new_optional_byte_array<'local>(
+    env: &Env<'local>,
+    bytes: Option<&[u8]>,
+) -> Result<JByteArray<'local>, NativeError> {
+    match bytes {
+        Some(bytes) => new_byte_array(env, bytes),
+        None => Ok(JByteArray::default()),
+    }
+}
+
+/// Copies `bytes` into the start of `array`, which the caller sized to hold them.
+pub(crate) fn write_into(
+    env: &Env<'_>,
+    array: &JByteArray<'_>,
+    array_length: usize,
+    bytes: &[u8],
+) -> Result<(), NativeError> {
+    if bytes.len() > array_length {
+        return Err(NativeError::new(
+            JavaException::IllegalArgument,
+            format!("{} bytes do not fit in an array of {array_length}", bytes.len()),
+        ));
+    }
+    let env_ptr = env.get_raw();
+    // SAFETY: `env_ptr` is the live JNIEnv of this thread, `array` a live byte[] of
+    // `array_length` elements, and the region written lies inside it.
+    unsafe {
+        let functions = &**env_ptr;
+        (functions.v1_1.SetByteArrayRegion)(
+            env_ptr,
+            array.as_raw() as jbyteArray,
+            0,
+            bytes.len() as jsize,
+            bytes.as_ptr() as *const jbyte,
+        );
+    }
+    Ok(())
+}
+
+/// The length of `array`; `NullPointerException` when it is null, naming `what`.
+pub(crate) fn length_of(
+    env: &Env<'_>,
+    array: &JByteArray<'_>,
+    what: &str,
+) -> Result<usize, NativeError> {
+    let raw = array.as_raw() as jbyteArray;
+    if raw.is_null() {
+        return Err(NativeError::new(
+            JavaException::NullPointer,
+            format!("{what} cannot be null"),
+        ));
+    }
+    let env_ptr = env.get_raw();
+    // SAFETY: `env_ptr` is the live JNIEnv of this thread and `raw` a live byte[].
+    let length = unsafe { ((**env_ptr).v1_1.GetArrayLength)(env_ptr, raw) };
+    Ok(length as usize)
+}

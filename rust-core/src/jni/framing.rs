@@ -1,0 +1,162 @@
+//! Byte layouts of the batches that cross JNI, so that many entries cost one crossing.
+//! Java's side is `dev.sluice.streams.state.internals.EntryFraming`; the two must agree.
+//!
+//! All integers are big-endian (Java's `ByteBuffer` default).
+//!
+//! - **Entries** (scan chunks native → Java, `putAll` batches Java → native): a sequence of
+//!   `i32 keyLength, key, i32 valueLength, value`. A value length of -1 stands for a null
+//!   value (a deletion in `putAll`); scan chunks never contain one.
+//! - **Offsets** (commit, Java → native): a sequence of
+//!   `i32 topicLength, topic (UTF-8), i32 partition, i64 offset`, where a negative offset
+//!   removes the partition's stored offset (Kafka Streams' `null` in the commit map).
+
+use std::collections::BTreeMap;
+
+use super::errors::{JavaException, NativeError};
+use crate::store::TopicPartition;
+
+/// The value length that stands for a null value.
+const NULL_LENGTH: i32 = -1;
+
+/// Bytes an entry takes when framed.
+pub(crate) fn framed_len(key: &[u8], value: &[u8]) -> usize {
+    8 + key.len() + value.len()
+}
+
+/// Appends one framed entry to `out`.
+pub(crate) fn put_entry(out: &mut Vec<u8>, key: &[u8], value: &[u8]) {
+    out.extend_from_slice(&(key.len() as i32).to_be_bytes());
+    out.extend_from_slice(key);
+    out.extend_from_slice(&(value.len() as i32).to_be_bytes());
+    out.extend_from_slice(value);
+}
+
+/// Decodes a `putAll` batch.
+pub(crate) fn entries(bytes: &[u8]) -> Result<Vec<(Vec<u8>, Option<Vec<u8>>)>, NativeError> {
+    let mut reader = Reader { bytes, at: 0 };
+    let mut entries = Vec::new();
+    while !reader.done() {
+        let key_length = reader.length("key")?;
+        let key = reader.take(key_length)?.to_vec();
+        let value = match reader.i32()? {
+            NULL_LENGTH => None,
+            length => Some(reader.take(to_length(length, "value")?)?.to_vec()),
+        };
+        entries.push((key, value));
+    }
+    Ok(entries)
+}
+
+/// Decodes the offsets of a commit; `None` removes a partition's offset.
+pub(crate) fn offsets(bytes: &[u8]) -> Result<BTreeMap<TopicPartition, Option<i64>>, NativeError> {
+    let mut reader = Reader { bytes, at: 0 };
+    let mut offsets = BTreeMap::new();
+    while !reader.done() {
+        let topic_length = reader.length("topic")?;
+        let topic = std::str::from_utf8(reader.take(topic_length)?)
+            .map_err(|_| malformed("topic name is not UTF-8"))?
+            .to_string();
+        let partition = reader.i32()?;
+        let offset = reader.i64()?;
+        offsets.insert(
+            TopicPartition::new(topic, partition),
+            (offset >= 0).then_some(offset),
+        );
+    }
+    Ok(offsets)
+}
+
+fn malformed(what: &str) -> NativeError {
+    NativeError::new(
+        JavaException::IllegalArgument,
+        format!("malformed batch from Java: {what}"),
+    )
+}
+
+fn to_length(length: i32, what: &str) -> Result<usize, NativeError> {
+    usize::try_from(length).map_err(|_| malformed(&format!("negative {what} length {length}")))
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn done(&self) -> bool {
+        self.at == self.bytes.len()
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], NativeError> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&end| end <= self.bytes.len())
+            .ok_or_else(|| malformed("truncated"))?;
+        let taken = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(taken)
+    }
+
+    fn i32(&mut self) -> Result<i32, NativeError> {
+        let bytes = self.take(4)?;
+        Ok(i32::from_be_bytes(bytes.try_into().expect("4 bytes")))
+    }
+
+    fn i64(&mut self) -> Result<i64, NativeError> {
+        let bytes = self.take(8)?;
+        Ok(i64::from_be_bytes(bytes.try_into().expect("8 bytes")))
+    }
+
+    fn length(&mut self, what: &str) -> Result<usize, NativeError> {
+        let length = self.i32()?;
+        to_length(length, what)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip_and_null_values_decode_as_deletions() {
+        let mut batch = Vec::new();
+        put_entry(&mut batch, b"a", b"1");
+        put_entry(&mut batch, b"", b"");
+        batch.extend_from_slice(&1i32.to_be_bytes());
+        batch.extend_from_slice(b"z");
+        batch.extend_from_slice(&NULL_LENGTH.to_be_bytes());
+        assert_eq!(framed_len(b"a", b"1"), 10);
+        assert_eq!(
+            entries(&batch).unwrap(),
+            vec![
+                (b"a".to_vec(), Some(b"1".to_vec())),
+                (Vec::new(), Some(Vec::new())),
+                (b"z".to_vec(), None)
+            ]
+        );
+    }
+
+    #[test]
+    fn truncated_or_negative_lengths_are_rejected() {
+        let mut batch = Vec::new();
+        put_entry(&mut batch, b"key", b"value");
+        assert!(entries(&batch[..batch.len() - 1]).is_err());
+        assert!(entries(&(-5i32).to_be_bytes()).is_err());
+    }
+
+    #[test]
+    fn offsets_decode_with_negative_meaning_remove() {
+        let mut bytes = Vec::new();
+        for (topic, partition, offset) in [("t", 0i32, 42i64), ("t", 1, -1)] {
+            bytes.extend_from_slice(&(topic.len() as i32).to_be_bytes());
+            bytes.extend_from_slice(topic.as_bytes());
+            bytes.extend_from_slice(&partition.to_be_bytes());
+            bytes.extend_from_slice(&offset.to_be_bytes());
+        }
+        let decoded = offsets(&bytes).unwrap();
+        assert_eq!(decoded[&TopicPartition::new("t", 0)], Some(42));
+        assert_eq!(decoded[&TopicPartition::new("t", 1)], None);
+        assert!(offsets(&bytes[..5]).is_err());
+    }
+}

@@ -1,0 +1,356 @@
+//! `dev.sluice.streams.state.internals.NativeKeyValueStore`: the key-value stores of
+//! `crate::store` behind `long` handles.
+//!
+//! Reads take `readCommitted` (true = READ_COMMITTED, false = READ_UNCOMMITTED). Nulls
+//! follow Kafka Streams: a null value in `put`/`putIfAbsent` deletes, a null range end is
+//! open, a null key raises `NullPointerException`. Scans return an iterator handle that
+//! `NativeKeyValueIterator` reads in chunks.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use jni::objects::{JByteArray, JClass, JString};
+use jni::sys::{jboolean, jint, jlong};
+use jni::EnvUnowned;
+
+use super::arrays::{new_optional_byte_array, read_bytes, read_optional_bytes};
+use super::chunks::ChunkedScan;
+use super::errors::{NativeError, ThrowJavaException};
+use super::framing;
+use super::registry::{register_store, ROCKSDB_RESOURCES, SCANS, STORES};
+use crate::store::rocks::destroy_store_dir;
+use crate::store::{
+    CommitMetadata, InMemoryKeyValueStore, IsolationLevel, KeyBounds, KeyValueIterator, Order,
+    RocksDbKeyValueStore, TopicPartition,
+};
+
+/// What `committedOffset` returns when no offset is stored.
+const NO_OFFSET: jlong = -1;
+
+fn isolation(read_committed: jboolean) -> IsolationLevel {
+    if read_committed {
+        IsolationLevel::ReadCommitted
+    } else {
+        IsolationLevel::ReadUncommitted
+    }
+}
+
+fn register_scan(entries: KeyValueIterator) -> jlong {
+    SCANS.insert(Arc::new(Mutex::new(ChunkedScan::new(entries))))
+}
+
+/// Opens (or creates) the RocksDB store `name` in `directory`, sharing the memory of
+/// `resources`. A directory that is not an intact store raises
+/// `StoreDirectoryCorruptedException`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_openRocksDb<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    name: JString<'local>,
+    directory: JString<'local>,
+    resources: jlong,
+) -> jlong {
+    env.with_env(|env| -> Result<jlong, NativeError> {
+        let name = name.try_to_string(env)?;
+        let directory = PathBuf::from(directory.try_to_string(env)?);
+        let resources = ROCKSDB_RESOURCES.get(resources)?;
+        let store = RocksDbKeyValueStore::open(&name, &directory, &resources)?;
+        Ok(register_store(Arc::new(store)))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Creates the empty in-memory store `name`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_openInMemory<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    name: JString<'local>,
+) -> jlong {
+    env.with_env(|env| -> Result<jlong, NativeError> {
+        let name = name.try_to_string(env)?;
+        Ok(register_store(Arc::new(InMemoryKeyValueStore::new(&name))))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Deletes a (closed) store directory and everything in it; a missing one is fine.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_destroyDirectory<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    directory: JString<'local>,
+) {
+    env.with_env(|env| -> Result<(), NativeError> {
+        let directory = PathBuf::from(directory.try_to_string(env)?);
+        Ok(destroy_store_dir(&directory)?)
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_get<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    key: JByteArray<'local>,
+    read_committed: jboolean,
+) -> JByteArray<'local> {
+    env.with_env(|env| -> Result<JByteArray<'local>, NativeError> {
+        let store = STORES.get(handle)?;
+        let key = read_bytes(env, &key, "key")?;
+        let value = store.get(&key, isolation(read_committed))?;
+        new_optional_byte_array(env, value.as_deref())
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_put<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    key: JByteArray<'local>,
+    value: JByteArray<'local>,
+) {
+    env.with_env(|env| -> Result<(), NativeError> {
+        let store = STORES.get(handle)?;
+        let key = read_bytes(env, &key, "key")?;
+        let value = read_optional_bytes(env, &value)?;
+        Ok(store.put(key, value)?)
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_putIfAbsent<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    key: JByteArray<'local>,
+    value: JByteArray<'local>,
+) -> JByteArray<'local> {
+    env.with_env(|env| -> Result<JByteArray<'local>, NativeError> {
+        let store = STORES.get(handle)?;
+        let key = read_bytes(env, &key, "key")?;
+        let value = read_optional_bytes(env, &value)?;
+        let previous = store.put_if_absent(key, value)?;
+        new_optional_byte_array(env, previous.as_deref())
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Stages every entry of `batch` (framed as in [`framing`]) in one call.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_putAll<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    batch: JByteArray<'local>,
+) {
+    env.with_env(|env| -> Result<(), NativeError> {
+        let store = STORES.get(handle)?;
+        let batch = read_bytes(env, &batch, "batch")?;
+        Ok(store.put_all(framing::entries(&batch)?)?)
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_delete<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    key: JByteArray<'local>,
+) -> JByteArray<'local> {
+    env.with_env(|env| -> Result<JByteArray<'local>, NativeError> {
+        let store = STORES.get(handle)?;
+        let key = read_bytes(env, &key, "key")?;
+        let previous = store.delete(&key)?;
+        new_optional_byte_array(env, previous.as_deref())
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Opens a scan of `[from, to]` (null = open end; empty when `from > to`), ascending or
+/// descending, and returns its iterator handle.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_range<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    from: JByteArray<'local>,
+    to: JByteArray<'local>,
+    reverse: jboolean,
+    read_committed: jboolean,
+) -> jlong {
+    env.with_env(|env| -> Result<jlong, NativeError> {
+        let store = STORES.get(handle)?;
+        let from = read_optional_bytes(env, &from)?;
+        let to = read_optional_bytes(env, &to)?;
+        let bounds = KeyBounds::inclusive(from.as_deref(), to.as_deref());
+        let order = if reverse { Order::Reverse } else { Order::Forward };
+        let entries = store.scan(&bounds, order, isolation(read_committed))?;
+        Ok(register_scan(entries))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Opens an ascending scan of the keys starting with `prefix`; returns its iterator handle.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_prefixScan<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    prefix: JByteArray<'local>,
+    read_committed: jboolean,
+) -> jlong {
+    env.with_env(|env| -> Result<jlong, NativeError> {
+        let store = STORES.get(handle)?;
+        let prefix = read_bytes(env, &prefix, "prefix")?;
+        let entries = store.prefix_scan(&prefix, isolation(read_committed))?;
+        Ok(register_scan(entries))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_approximateNumEntries<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    read_committed: jboolean,
+) -> jlong {
+    env.with_env(|_env| -> Result<jlong, NativeError> {
+        let store = STORES.get(handle)?;
+        let entries = store.approximate_num_entries(isolation(read_committed))?;
+        Ok(jlong::try_from(entries).unwrap_or(jlong::MAX))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Commits the staged writes with the changelog `offsets` (framed as in [`framing`]) and,
+/// unless null, the serialized interactive-query `position`, in one atomic write.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_commit<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    offsets: JByteArray<'local>,
+    position: JByteArray<'local>,
+) {
+    env.with_env(|env| -> Result<(), NativeError> {
+        let store = STORES.get(handle)?;
+        let offsets = framing::offsets(&read_bytes(env, &offsets, "offsets")?)?;
+        let metadata = CommitMetadata {
+            offsets,
+            position: read_optional_bytes(env, &position)?,
+        };
+        Ok(store.commit(&metadata)?)
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// The committed changelog offset of `topic`-`partition`, or -1 when none is stored.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_committedOffset<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    topic: JString<'local>,
+    partition: jint,
+) -> jlong {
+    env.with_env(|env| -> Result<jlong, NativeError> {
+        let store = STORES.get(handle)?;
+        let partition = TopicPartition::new(topic.try_to_string(env)?, partition);
+        Ok(store.committed_offset(&partition)?.unwrap_or(NO_OFFSET))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// The serialized interactive-query position committed last, or null.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_committedPosition<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> JByteArray<'local> {
+    env.with_env(|env| -> Result<JByteArray<'local>, NativeError> {
+        let store = STORES.get(handle)?;
+        let position = store.committed_position()?;
+        new_optional_byte_array(env, position.as_deref())
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_rollback<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    env.with_env(|_env| -> Result<(), NativeError> {
+        Ok(STORES.get(handle)?.rollback()?)
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_approximateNumUncommittedBytes<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jlong {
+    env.with_env(|_env| -> Result<jlong, NativeError> {
+        let bytes = STORES.get(handle)?.approximate_uncommitted_bytes();
+        Ok(jlong::try_from(bytes).unwrap_or(jlong::MAX))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Closes the store, discarding staged writes, and releases its handle; a second close does
+/// nothing. Scans still open keep what they read from alive until they are closed.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_close<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    env.with_env(|_env| -> Result<(), NativeError> {
+        match STORES.remove(handle) {
+            Some(store) => Ok(store.close()?),
+            None => Ok(()),
+        }
+    })
+    .resolve::<ThrowJavaException>()
+}

@@ -1,0 +1,67 @@
+//! The handle tables of this process, and `dev.sluice.streams.state.internals.NativeHandles`,
+//! which reports how many objects are live so tests can prove that closing releases them.
+
+use std::sync::{Arc, Mutex};
+
+use jni::objects::JClass;
+use jni::sys::jlong;
+use jni::EnvUnowned;
+use once_cell::sync::Lazy;
+
+use super::chunks::ChunkedScan;
+use super::errors::{NativeError, ThrowJavaException};
+use super::handles::HandleTable;
+use crate::store::rocks::RocksDbResources;
+use crate::store::KeyValueStore;
+
+/// Open key-value stores.
+pub(crate) static STORES: Lazy<HandleTable<dyn KeyValueStore>> =
+    Lazy::new(|| HandleTable::new("state store"));
+
+/// Open scans. A scan is read by one Java iterator at a time; the mutex only guards against
+/// a misbehaving caller sharing it.
+pub(crate) static SCANS: Lazy<HandleTable<Mutex<ChunkedScan>>> =
+    Lazy::new(|| HandleTable::new("state store iterator"));
+
+/// Shared RocksDB memory of engine instances.
+pub(crate) static ROCKSDB_RESOURCES: Lazy<HandleTable<RocksDbResources>> =
+    Lazy::new(|| HandleTable::new("RocksDB resources"));
+
+/// Registers `store`, returning its handle.
+pub(crate) fn register_store(store: Arc<dyn KeyValueStore>) -> jlong {
+    STORES.insert(store)
+}
+
+fn count(env: EnvUnowned<'_>, live: fn() -> usize) -> jlong {
+    let mut env = env;
+    env.with_env(|_env| -> Result<jlong, NativeError> { Ok(live() as jlong) })
+        .resolve::<ThrowJavaException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeHandles_liveStores<'local>(
+    env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+) -> jlong {
+    count(env, || STORES.len())
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeHandles_liveIterators<
+    'local,
+>(
+    env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+) -> jlong {
+    count(env, || SCANS.len())
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeHandles_liveRocksDbResources<
+    'local,
+>(
+    env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+) -> jlong {
+    count(env, || ROCKSDB_RESOURCES.len())
+}
