@@ -63,12 +63,14 @@ impl KeyValueIterator {
     /// Merges a backend's committed entries with staged writes: a staged value replaces
     /// the committed one, a tombstone or staged range delete hides it.
     pub(crate) fn merged(
-        committed: impl Iterator<Item = Result<KeyValue>> + Send + 'static,
+        committed: Box<dyn Iterator<Item = Result<KeyValue>> + Send>,
         staged: OverlaySnapshot,
         order: Order,
     ) -> Self {
         if staged.entries.is_empty() && staged.deleted_ranges.is_empty() {
-            return KeyValueIterator::new(committed);
+            // Nothing staged in range (the common case for committed reads): hand out the
+            // backend's scan itself, without a merge layer.
+            return KeyValueIterator { entries: committed };
         }
         let OverlaySnapshot {
             entries,
@@ -149,12 +151,12 @@ impl<C: Iterator<Item = Result<KeyValue>>> Iterator for Merge<C> {
 mod tests {
     use super::*;
 
-    fn committed(keys: &[&str]) -> impl Iterator<Item = Result<KeyValue>> + Send + 'static {
+    fn committed(keys: &[&str]) -> Box<dyn Iterator<Item = Result<KeyValue>> + Send> {
         let entries: Vec<_> = keys
             .iter()
             .map(|k| Ok((k.as_bytes().to_vec(), b"old".to_vec())))
             .collect();
-        entries.into_iter()
+        Box::new(entries.into_iter())
     }
 
     fn staged(entries: &[(&str, Option<&str>)]) -> OverlaySnapshot {
@@ -227,7 +229,7 @@ mod tests {
             Ok((b"c".to_vec(), b"3".to_vec())),
         ];
         let mut merged = KeyValueIterator::merged(
-            failing.into_iter(),
+            Box::new(failing.into_iter()),
             staged(&[("b", Some("2"))]),
             Order::Forward,
         );
