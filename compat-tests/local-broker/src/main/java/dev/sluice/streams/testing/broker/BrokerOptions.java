@@ -48,21 +48,22 @@ public record BrokerOptions(int port, Duration startupTimeout, Path tmpDir) {
         BrokerOptions options = defaults();
         for (int i = 0; i < args.size(); i++) {
             String name = args.get(i);
-            if (name.equals("--exit-with-parent")) {
-                continue;
-            }
-            if (i + 1 >= args.size()) {
-                throw new IllegalArgumentException("missing value after " + name);
-            }
-            String value = args.get(++i);
             switch (name) {
-                case "--port" -> options = options.withPort(parseNumber(name, value));
-                case "--startup-timeout" -> options = options.withStartupTimeout(parseSeconds(name, value));
-                case "--tmp-dir" -> options = options.withTmpDir(Path.of(value));
+                case "--exit-with-parent" -> { }
+                case "--port" -> options = options.withPort(parseNumber(name, valueAfter(args, i++)));
+                case "--startup-timeout" -> options = options.withStartupTimeout(parseSeconds(name, valueAfter(args, i++)));
+                case "--tmp-dir" -> options = options.withTmpDir(Path.of(valueAfter(args, i++)));
                 default -> throw new IllegalArgumentException("unknown option " + name);
             }
         }
         return options;
+    }
+
+    private static String valueAfter(List<String> args, int i) {
+        if (i + 1 >= args.size()) {
+            throw new IllegalArgumentException("missing value after " + args.get(i));
+        }
+        return args.get(i + 1);
     }
 
     List<String> toArguments() {
