@@ -1,0 +1,322 @@
+//! The engine's configuration, read from `StreamsConfig` keys with Kafka Streams' defaults.
+//!
+//! | key | default |
+//! |---|---|
+//! | `application.id` | required; the group id, the prefix of internal topics and transactional ids |
+//! | `bootstrap.servers` | required |
+//! | `num.stream.threads` | 1 |
+//! | `processing.guarantee` | `at_least_once`; or `exactly_once_v2` |
+//! | `commit.interval.ms` | 30000, or 100 under `exactly_once_v2` |
+//! | `statestore.uncommitted.max.bytes` | 67108864 (64 MiB); ≤ 0 means unbounded |
+//! | `state.dir` | `<temp dir>/kafka-streams` |
+//! | `replication.factor` | -1 (the broker's default) |
+//! | `max.poll.records` (`consumer.`/`main.consumer.` prefixed) | 1000 |
+//! | `max.poll.interval.ms` (`consumer.`/`main.consumer.` prefixed) | 300000 |
+//! | `default.api.timeout.ms` | 60000: bound of every blocking client call |
+//!
+//! Client settings are passed with Kafka Streams' prefixes, see
+//! [`crate::kafka::client_config`]; RocksDB settings are `sluice.rocksdb.*`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use rdkafka::ClientConfig;
+
+use crate::engine::error::{Error, Result};
+use crate::kafka::{ClientProperties, ClientRole};
+use crate::store::rocks::RocksDbConfig;
+
+/// Kafka Streams' `processing.guarantee`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcessingGuarantee {
+    /// `at_least_once`.
+    AtLeastOnce,
+    /// `exactly_once_v2`: one transactional producer per thread.
+    ExactlyOnceV2,
+}
+
+/// Everything an engine instance is configured with.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// `application.id`.
+    pub application_id: String,
+    /// `bootstrap.servers`.
+    pub bootstrap_servers: String,
+    /// `num.stream.threads`.
+    pub num_stream_threads: usize,
+    /// `processing.guarantee`.
+    pub guarantee: ProcessingGuarantee,
+    /// `commit.interval.ms`.
+    pub commit_interval: Duration,
+    /// `statestore.uncommitted.max.bytes`; `None` when unbounded.
+    pub uncommitted_max_bytes: Option<u64>,
+    /// `state.dir`.
+    pub state_dir: PathBuf,
+    /// `replication.factor` of internal topics.
+    pub replication_factor: i32,
+    /// Most records one poll hands to the tasks.
+    pub max_poll_records: usize,
+    /// `max.poll.interval.ms` of the main consumer; restoring polls well within it.
+    pub max_poll_interval: Duration,
+    /// `default.api.timeout.ms`: how long a blocking client call may retry.
+    pub client_timeout: Duration,
+    /// Prefixed client overrides.
+    pub clients: ClientProperties,
+    /// RocksDB settings shared by the stores of this instance.
+    pub rocksdb: RocksDbConfig,
+}
+
+impl EngineConfig {
+    /// Reads and validates `properties`; a bad value names its key.
+    pub fn from_properties(properties: &BTreeMap<String, String>) -> Result<Self> {
+        let get = |key: &str| properties.get(key).map(|v| v.trim().to_string());
+        let required = |key: &str| {
+            get(key)
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| Error::Config {
+                    key: key.into(),
+                    reason: "missing".into(),
+                })
+        };
+        let application_id = required("application.id")?;
+        let bootstrap_servers = required("bootstrap.servers")?;
+        let guarantee = match get("processing.guarantee").as_deref() {
+            None | Some("at_least_once") => ProcessingGuarantee::AtLeastOnce,
+            Some("exactly_once_v2") => ProcessingGuarantee::ExactlyOnceV2,
+            Some(other) => {
+                return Err(Error::Config {
+                    key: "processing.guarantee".into(),
+                    reason: format!("'{other}' is not at_least_once or exactly_once_v2"),
+                })
+            }
+        };
+        let default_commit_ms = match guarantee {
+            ProcessingGuarantee::AtLeastOnce => 30_000,
+            ProcessingGuarantee::ExactlyOnceV2 => 100,
+        };
+        let clients = ClientProperties::new(&bootstrap_servers, properties);
+        let consumer_value = |key: &str| {
+            clients
+                .user_value(ClientRole::MainConsumer, key)
+                .map(str::to_string)
+                .or_else(|| get(key))
+        };
+        let num_stream_threads: usize = parse(properties, "num.stream.threads", 1)?;
+        if num_stream_threads == 0 {
+            return Err(Error::Config {
+                key: "num.stream.threads".into(),
+                reason: "must be at least 1".into(),
+            });
+        }
+        let uncommitted: i64 = parse(properties, "statestore.uncommitted.max.bytes", 64 << 20)?;
+        let max_poll_records: usize =
+            parse_value("max.poll.records", consumer_value("max.poll.records"), 1000)?;
+        let max_poll_interval_ms: u64 = parse_value(
+            "max.poll.interval.ms",
+            consumer_value("max.poll.interval.ms"),
+            300_000,
+        )?;
+        let rocksdb =
+            RocksDbConfig::from_config(|key| properties.get(key).cloned()).map_err(|e| {
+                Error::Config {
+                    key: "sluice.rocksdb".into(),
+                    reason: e.to_string(),
+                }
+            })?;
+        Ok(EngineConfig {
+            application_id,
+            bootstrap_servers,
+            num_stream_threads,
+            guarantee,
+            commit_interval: Duration::from_millis(parse(
+                properties,
+                "commit.interval.ms",
+                default_commit_ms,
+            )?),
+            uncommitted_max_bytes: (uncommitted > 0).then_some(uncommitted as u64),
+            state_dir: get("state.dir")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| std::env::temp_dir().join("kafka-streams")),
+            replication_factor: parse(properties, "replication.factor", -1)?,
+            max_poll_records: max_poll_records.max(1),
+            max_poll_interval: Duration::from_millis(max_poll_interval_ms),
+            client_timeout: Duration::from_millis(parse(
+                properties,
+                "default.api.timeout.ms",
+                60_000,
+            )?),
+            clients,
+            rocksdb,
+        })
+    }
+
+    /// True under `exactly_once_v2`.
+    pub fn exactly_once(&self) -> bool {
+        self.guarantee == ProcessingGuarantee::ExactlyOnceV2
+    }
+
+    /// The state directory of this application.
+    pub fn application_dir(&self) -> PathBuf {
+        self.state_dir.join(&self.application_id)
+    }
+
+    fn isolation_level(&self) -> String {
+        match self.guarantee {
+            ProcessingGuarantee::AtLeastOnce => "read_uncommitted".into(),
+            ProcessingGuarantee::ExactlyOnceV2 => "read_committed".into(),
+        }
+    }
+
+    /// The group consumer of thread `thread_index` (1-based, as Kafka Streams counts).
+    pub fn main_consumer_config(&self, thread_index: usize) -> ClientConfig {
+        let mut config = self.clients.client_config(
+            ClientRole::MainConsumer,
+            &[
+                ("group.id", self.application_id.clone()),
+                (
+                    "client.id",
+                    format!(
+                        "{}-StreamThread-{thread_index}-consumer",
+                        self.application_id
+                    ),
+                ),
+                ("enable.auto.commit", "false".into()),
+                ("enable.auto.offset.store", "false".into()),
+                ("auto.offset.reset", "earliest".into()),
+                ("allow.auto.create.topics", "false".into()),
+                // Range gives every member the same partition numbers of every subscribed
+                // topic when counts are equal: co-partitioned partitions stay together.
+                ("partition.assignment.strategy", "range".into()),
+                ("isolation.level", self.isolation_level()),
+                (
+                    "max.poll.interval.ms",
+                    self.max_poll_interval.as_millis().to_string(),
+                ),
+            ],
+        );
+        // Static membership: each thread is its own member, as in Kafka Streams.
+        if let Some(instance) = self
+            .clients
+            .user_value(ClientRole::MainConsumer, "group.instance.id")
+        {
+            config.set("group.instance.id", format!("{instance}-{thread_index}"));
+        }
+        config
+    }
+
+    /// The changelog reader's consumers.
+    pub fn restore_consumer_config(&self, thread_index: usize) -> ClientConfig {
+        self.clients.client_config(
+            ClientRole::RestoreConsumer,
+            &[
+                (
+                    "client.id",
+                    format!(
+                        "{}-StreamThread-{thread_index}-restore-consumer",
+                        self.application_id
+                    ),
+                ),
+                ("isolation.level", self.isolation_level()),
+                ("auto.offset.reset", "earliest".into()),
+                // Restore reads in large batches.
+                ("fetch.max.bytes", (50 << 20).to_string()),
+                ("max.partition.fetch.bytes", (8 << 20).to_string()),
+            ],
+        )
+    }
+
+    /// The producer of a thread; transactional when `transactional_id` is given.
+    pub fn producer_config(
+        &self,
+        thread_index: usize,
+        transactional_id: Option<&str>,
+    ) -> ClientConfig {
+        let mut defaults = vec![
+            (
+                "client.id",
+                format!(
+                    "{}-StreamThread-{thread_index}-producer",
+                    self.application_id
+                ),
+            ),
+            // Java's default partitioner for keyed records: murmur2 of the key.
+            ("partitioner", "murmur2_random".to_string()),
+            ("enable.idempotence", "true".into()),
+        ];
+        if let Some(id) = transactional_id {
+            defaults.push(("transactional.id", id.to_string()));
+            // Kafka Streams' exactly-once default, so a dead instance's transaction is
+            // aborted quickly.
+            defaults.push(("transaction.timeout.ms", "10000".into()));
+        }
+        self.clients.client_config(ClientRole::Producer, &defaults)
+    }
+
+    /// The admin client.
+    pub fn admin_config(&self) -> ClientConfig {
+        self.clients.client_config(
+            ClientRole::Admin,
+            &[("client.id", format!("{}-admin", self.application_id))],
+        )
+    }
+}
+
+fn parse<T: FromStr>(properties: &BTreeMap<String, String>, key: &str, default: T) -> Result<T> {
+    parse_value(key, properties.get(key).cloned(), default)
+}
+
+fn parse_value<T: FromStr>(key: &str, value: Option<String>, default: T) -> Result<T> {
+    match value {
+        None => Ok(default),
+        Some(value) => value.trim().parse().map_err(|_| Error::Config {
+            key: key.into(),
+            reason: format!("'{value}' is not a valid number"),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn props(entries: &[(&str, &str)]) -> BTreeMap<String, String> {
+        entries
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_follow_the_guarantee() {
+        let base = [("application.id", "app"), ("bootstrap.servers", "b:1")];
+        let alos = EngineConfig::from_properties(&props(&base)).unwrap();
+        assert_eq!(alos.commit_interval, Duration::from_secs(30));
+        assert_eq!(alos.uncommitted_max_bytes, Some(64 << 20));
+        let mut eos = props(&base);
+        eos.insert("processing.guarantee".into(), "exactly_once_v2".into());
+        eos.insert("statestore.uncommitted.max.bytes".into(), "0".into());
+        let eos = EngineConfig::from_properties(&eos).unwrap();
+        assert_eq!(eos.commit_interval, Duration::from_millis(100));
+        assert_eq!(eos.uncommitted_max_bytes, None);
+        assert_eq!(
+            eos.main_consumer_config(1).get("isolation.level"),
+            Some("read_committed")
+        );
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        let err =
+            EngineConfig::from_properties(&props(&[("bootstrap.servers", "b:1")])).unwrap_err();
+        assert!(matches!(err, Error::Config { key, .. } if key == "application.id"));
+        let err = EngineConfig::from_properties(&props(&[
+            ("application.id", "app"),
+            ("bootstrap.servers", "b:1"),
+            ("commit.interval.ms", "soon"),
+        ]))
+        .unwrap_err();
+        assert!(matches!(err, Error::Config { key, .. } if key == "commit.interval.ms"));
+    }
+}

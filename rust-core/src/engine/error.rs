@@ -1,0 +1,84 @@
+//! The engine's error type.
+
+use std::fmt;
+
+use crate::kafka::{KafkaFailure, TransactionFailure};
+
+/// Result of engine operations.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Why the engine, or one of its threads, stopped.
+#[derive(Debug)]
+pub enum Error {
+    /// A configuration value is missing or invalid (Kafka Streams' `ConfigException`).
+    Config {
+        /// The offending key.
+        key: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The topology cannot run against the topics as they are: a missing source topic,
+    /// partition counts that break co-partitioning, an unsupported feature.
+    Topology(String),
+    /// A Kafka client failed beyond its retries.
+    Kafka(KafkaFailure),
+    /// The producer failed in a way the engine does not recover from.
+    Producer(TransactionFailure),
+    /// A state store failed.
+    Store {
+        /// Which store of which task.
+        context: String,
+        /// The store's error.
+        source: crate::store::Error,
+    },
+    /// A task processor failed to process records.
+    Processor {
+        /// The task.
+        task: String,
+        /// The processor's error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The state directory could not be used.
+    StateDirectory(std::io::Error),
+}
+
+impl Error {
+    pub(crate) fn store(context: impl Into<String>, source: crate::store::Error) -> Self {
+        Error::Store {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+impl From<KafkaFailure> for Error {
+    fn from(failure: KafkaFailure) -> Self {
+        Error::Kafka(failure)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Config { key, reason } => write!(f, "invalid value for {key}: {reason}"),
+            Error::Topology(message) => write!(f, "topology cannot run: {message}"),
+            Error::Kafka(failure) => write!(f, "{failure}"),
+            Error::Producer(failure) => write!(f, "{failure}"),
+            Error::Store { context, source } => write!(f, "{context}: {source}"),
+            Error::Processor { task, source } => write!(f, "task {task} failed: {source}"),
+            Error::StateDirectory(e) => write!(f, "state directory: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Kafka(failure) => Some(failure),
+            Error::Store { source, .. } => Some(source),
+            Error::Processor { source, .. } => Some(source.as_ref()),
+            Error::StateDirectory(e) => Some(e),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,464 @@
+//! Resolving a topology against the cluster: full internal topic names, partition counts
+//! derived the way Kafka Streams derives them, co-partitioning checks, and creation of the
+//! missing changelog and repartition topics.
+//!
+//! - A repartition topic has the count the topology set, else the largest partition count
+//!   among the source topics of the sub-topologies writing to it (applied until every
+//!   count is known, so chains of repartition steps resolve).
+//! - Topics of one co-partition group must agree: user topics must already have equal
+//!   counts, repartition topics without a set count take that count.
+//! - A sub-topology has one task per partition of its largest source topic; each changelog
+//!   has one partition per task.
+//! - Existing internal topics must have the derived count; they are never altered.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::engine::error::{Error, Result};
+use crate::engine::topology::{
+    changelog_topic_name, repartition_topic_name, StoreDescription, TaskId, TopologyDescription,
+};
+use crate::kafka::{Admin, TopicSpec};
+use crate::store::TopicPartition;
+
+/// The topology with full topic names and partition counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedTopology {
+    /// The sub-topologies, in description order.
+    pub subtopologies: Vec<ResolvedSubtopology>,
+}
+
+/// A sub-topology with full topic names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedSubtopology {
+    /// Sub-topology id.
+    pub id: u32,
+    /// Every topic it reads, user and repartition, by full name.
+    pub source_topics: Vec<String>,
+    /// Number of tasks (largest source partition count).
+    pub task_count: i32,
+    /// Its stores.
+    pub stores: Vec<ResolvedStore>,
+}
+
+/// A store with its changelog topic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedStore {
+    /// The store as described.
+    pub description: StoreDescription,
+    /// Its changelog topic, when logged.
+    pub changelog_topic: Option<String>,
+}
+
+impl ResolvedTopology {
+    /// Every topic the group consumer subscribes to.
+    pub fn source_topics(&self) -> Vec<String> {
+        let topics: BTreeSet<&String> = self
+            .subtopologies
+            .iter()
+            .flat_map(|s| &s.source_topics)
+            .collect();
+        topics.into_iter().cloned().collect()
+    }
+
+    /// The sub-topology with `id`.
+    pub fn subtopology(&self, id: u32) -> Option<&ResolvedSubtopology> {
+        self.subtopologies.iter().find(|s| s.id == id)
+    }
+
+    /// The task that reads `partition`.
+    pub fn task_of(&self, partition: &TopicPartition) -> Option<TaskId> {
+        self.subtopologies
+            .iter()
+            .find(|s| s.source_topics.contains(&partition.topic))
+            .map(|s| TaskId {
+                subtopology: s.id,
+                partition: partition.partition,
+            })
+    }
+}
+
+/// Internal topic settings Kafka Streams applies to every internal topic.
+const INTERNAL_TOPIC_CONFIGS: [(&str, &str); 1] = [("message.timestamp.type", "CreateTime")];
+const REPARTITION_TOPIC_CONFIGS: [(&str, &str); 3] = [
+    ("cleanup.policy", "delete"),
+    ("segment.bytes", "52428800"),
+    ("retention.ms", "-1"),
+];
+const CHANGELOG_TOPIC_CONFIGS: [(&str, &str); 1] = [("cleanup.policy", "compact")];
+
+/// Resolves `topology` against the cluster and creates the internal topics it lacks.
+pub fn prepare(
+    application_id: &str,
+    topology: &TopologyDescription,
+    admin: &Admin,
+    replication_factor: i32,
+) -> Result<ResolvedTopology> {
+    if let Some(global) = topology.global_stores.first() {
+        return Err(Error::Topology(format!(
+            "global store {} (topic {}): global stores are not supported by the engine yet",
+            global.name, global.topic
+        )));
+    }
+    let mut topics: Vec<String> = Vec::new();
+    for sub in &topology.subtopologies {
+        topics.extend(sub.source_topics.iter().cloned());
+        for repartition in &sub.repartition_source_topics {
+            topics.push(repartition_topic_name(application_id, &repartition.name));
+        }
+        for store in sub.stores.iter().filter(|s| s.logged) {
+            topics.push(changelog_topic_name(application_id, &store.name));
+        }
+    }
+    let existing = admin.partition_counts(&topics)?;
+    let (resolved, specs) = plan(application_id, topology, &existing, replication_factor)?;
+    admin.create_topics(&specs)?;
+    Ok(resolved)
+}
+
+/// Derives names and counts from the `existing` partition counts (`None`: missing topic)
+/// and lists the topics to create.
+pub fn plan(
+    application_id: &str,
+    topology: &TopologyDescription,
+    existing: &BTreeMap<String, Option<i32>>,
+    replication_factor: i32,
+) -> Result<(ResolvedTopology, Vec<TopicSpec>)> {
+    let repartition = |name: &str| repartition_topic_name(application_id, name);
+    let mut counts: BTreeMap<String, i32> = BTreeMap::new();
+    let mut internal: BTreeSet<String> = BTreeSet::new();
+    let mut explicit: BTreeSet<String> = BTreeSet::new();
+    for sub in &topology.subtopologies {
+        for topic in &sub.source_topics {
+            match existing.get(topic).copied().flatten() {
+                Some(count) => {
+                    counts.insert(topic.clone(), count);
+                }
+                None => {
+                    return Err(Error::Topology(format!(
+                        "source topic {topic} of sub-topology {} does not exist",
+                        sub.id
+                    )))
+                }
+            }
+        }
+        for topic in &sub.repartition_source_topics {
+            let name = repartition(&topic.name);
+            internal.insert(name.clone());
+            if let Some(count) = topic.partitions {
+                if count < 1 {
+                    return Err(Error::Topology(format!(
+                        "repartition topic {name}: {count} partitions"
+                    )));
+                }
+                counts.insert(name.clone(), count);
+                explicit.insert(name);
+            }
+        }
+    }
+    derive_repartition_counts(topology, &repartition, &internal, &mut counts)?;
+    enforce_copartitioning(topology, &repartition, &internal, &explicit, &mut counts)?;
+
+    let mut subtopologies = Vec::new();
+    let mut specs = Vec::new();
+    for sub in &topology.subtopologies {
+        let source_topics: Vec<String> = sub
+            .source_topics
+            .iter()
+            .cloned()
+            .chain(
+                sub.repartition_source_topics
+                    .iter()
+                    .map(|t| repartition(&t.name)),
+            )
+            .collect();
+        let task_count = source_topics
+            .iter()
+            .map(|t| counts[t])
+            .max()
+            .ok_or_else(|| {
+                Error::Topology(format!("sub-topology {} has no source topic", sub.id))
+            })?;
+        let mut stores = Vec::new();
+        for store in &sub.stores {
+            let changelog_topic = store
+                .logged
+                .then(|| changelog_topic_name(application_id, &store.name));
+            if let Some(topic) = &changelog_topic {
+                let configs = CHANGELOG_TOPIC_CONFIGS
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .chain(store.changelog_configs.clone())
+                    .collect();
+                specs.push(spec(topic, task_count, replication_factor, configs));
+            }
+            stores.push(ResolvedStore {
+                description: store.clone(),
+                changelog_topic,
+            });
+        }
+        subtopologies.push(ResolvedSubtopology {
+            id: sub.id,
+            source_topics,
+            task_count,
+            stores,
+        });
+    }
+    for topic in &internal {
+        let configs = REPARTITION_TOPIC_CONFIGS
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        specs.push(spec(topic, counts[topic], replication_factor, configs));
+    }
+    let mut missing = Vec::new();
+    for spec in specs {
+        match existing.get(&spec.name).copied().flatten() {
+            None => missing.push(spec),
+            Some(count) if count == spec.partitions => {}
+            Some(count) => {
+                return Err(Error::Topology(format!(
+                    "internal topic {} has {count} partitions but the topology needs {}",
+                    spec.name, spec.partitions
+                )))
+            }
+        }
+    }
+    Ok((ResolvedTopology { subtopologies }, missing))
+}
+
+fn spec(
+    name: &str,
+    partitions: i32,
+    replication_factor: i32,
+    topic_configs: BTreeMap<String, String>,
+) -> TopicSpec {
+    let mut configs: BTreeMap<String, String> = INTERNAL_TOPIC_CONFIGS
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    configs.extend(topic_configs);
+    TopicSpec {
+        name: name.to_string(),
+        partitions,
+        replication_factor,
+        configs,
+    }
+}
+
+/// Gives each repartition topic without a count the largest count among the sources of
+/// the sub-topologies that write it, repeating until nothing changes.
+fn derive_repartition_counts(
+    topology: &TopologyDescription,
+    repartition: &dyn Fn(&str) -> String,
+    internal: &BTreeSet<String>,
+    counts: &mut BTreeMap<String, i32>,
+) -> Result<()> {
+    loop {
+        let mut progressed = false;
+        let unresolved: Vec<&String> = internal
+            .iter()
+            .filter(|t| !counts.contains_key(*t))
+            .collect();
+        for topic in unresolved {
+            let mut upstream_counts = Vec::new();
+            let mut complete = true;
+            for sub in &topology.subtopologies {
+                if !sub
+                    .repartition_sink_topics
+                    .iter()
+                    .any(|t| repartition(t) == *topic)
+                {
+                    continue;
+                }
+                let sources = sub.source_topics.iter().cloned().chain(
+                    sub.repartition_source_topics
+                        .iter()
+                        .map(|t| repartition(&t.name)),
+                );
+                for source in sources {
+                    match counts.get(&source) {
+                        Some(count) => upstream_counts.push(*count),
+                        None => complete = false,
+                    }
+                }
+            }
+            if complete {
+                let count = upstream_counts.into_iter().max().ok_or_else(|| {
+                    Error::Topology(format!(
+                        "repartition topic {topic} is read but no sub-topology writes it"
+                    ))
+                })?;
+                counts.insert(topic.clone(), count);
+                progressed = true;
+            }
+        }
+        if internal.iter().all(|t| counts.contains_key(t)) {
+            return Ok(());
+        }
+        if !progressed {
+            let unresolved: Vec<_> = internal
+                .iter()
+                .filter(|t| !counts.contains_key(*t))
+                .collect();
+            return Err(Error::Topology(format!(
+                "cannot derive partition counts of {unresolved:?} (cyclic repartitioning)"
+            )));
+        }
+    }
+}
+
+fn enforce_copartitioning(
+    topology: &TopologyDescription,
+    repartition: &dyn Fn(&str) -> String,
+    internal: &BTreeSet<String>,
+    explicit: &BTreeSet<String>,
+    counts: &mut BTreeMap<String, i32>,
+) -> Result<()> {
+    for group in &topology.copartition_groups {
+        let topics: Vec<String> = group
+            .iter()
+            .map(|name| {
+                let prefixed = repartition(name);
+                if internal.contains(&prefixed) {
+                    prefixed
+                } else {
+                    name.clone()
+                }
+            })
+            .collect();
+        let fixed: Vec<(&String, i32)> = topics
+            .iter()
+            .filter(|t| !internal.contains(*t) || explicit.contains(*t))
+            .map(|t| (t, counts.get(t).copied().unwrap_or_default()))
+            .collect();
+        if let Some((first, count)) = fixed.first() {
+            if let Some((other, other_count)) = fixed.iter().find(|(_, c)| c != count) {
+                return Err(Error::Topology(format!(
+                    "topics {first} ({count} partitions) and {other} ({other_count} partitions) \
+                     must be co-partitioned: give them the same number of partitions"
+                )));
+            }
+        }
+        let target = match fixed.first() {
+            Some((_, count)) => *count,
+            None => topics
+                .iter()
+                .filter_map(|t| counts.get(t))
+                .copied()
+                .max()
+                .unwrap_or(1),
+        };
+        for topic in topics
+            .iter()
+            .filter(|t| internal.contains(*t) && !explicit.contains(*t))
+        {
+            counts.insert(topic.clone(), target);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::topology::{RepartitionTopicDescription, SubtopologyDescription};
+
+    fn counter_topology() -> TopologyDescription {
+        TopologyDescription {
+            subtopologies: vec![
+                SubtopologyDescription {
+                    id: 0,
+                    source_topics: vec!["input".into()],
+                    repartition_source_topics: vec![],
+                    sink_topics: vec![],
+                    repartition_sink_topics: vec!["by-word".into()],
+                    stores: vec![],
+                },
+                SubtopologyDescription {
+                    id: 1,
+                    source_topics: vec![],
+                    repartition_source_topics: vec![RepartitionTopicDescription {
+                        name: "by-word".into(),
+                        partitions: None,
+                    }],
+                    sink_topics: vec!["output".into()],
+                    repartition_sink_topics: vec![],
+                    stores: vec![serde_json::from_str(r#"{"name":"counts"}"#).unwrap()],
+                },
+            ],
+            global_stores: vec![],
+            copartition_groups: vec![],
+        }
+    }
+
+    fn existing(entries: &[(&str, Option<i32>)]) -> BTreeMap<String, Option<i32>> {
+        entries.iter().map(|(t, c)| (t.to_string(), *c)).collect()
+    }
+
+    #[test]
+    fn repartition_and_changelog_follow_the_upstream_source() {
+        let (resolved, specs) = plan(
+            "app",
+            &counter_topology(),
+            &existing(&[("input", Some(3))]),
+            -1,
+        )
+        .unwrap();
+        assert_eq!(resolved.subtopologies[1].task_count, 3);
+        assert_eq!(
+            resolved.subtopologies[1].source_topics,
+            vec!["app-by-word-repartition"]
+        );
+        let by_name: BTreeMap<_, _> = specs.iter().map(|s| (s.name.as_str(), s)).collect();
+        let changelog = by_name["app-counts-changelog"];
+        assert_eq!(changelog.partitions, 3);
+        assert_eq!(changelog.configs["cleanup.policy"], "compact");
+        let repartition = by_name["app-by-word-repartition"];
+        assert_eq!(repartition.partitions, 3);
+        assert_eq!(repartition.configs["retention.ms"], "-1");
+        assert_eq!(repartition.configs["cleanup.policy"], "delete");
+    }
+
+    #[test]
+    fn missing_source_and_wrong_internal_count_fail() {
+        let missing = plan(
+            "app",
+            &counter_topology(),
+            &existing(&[("input", None)]),
+            -1,
+        );
+        assert!(matches!(missing, Err(Error::Topology(m)) if m.contains("input")));
+        let wrong = plan(
+            "app",
+            &counter_topology(),
+            &existing(&[("input", Some(3)), ("app-counts-changelog", Some(2))]),
+            -1,
+        );
+        assert!(matches!(wrong, Err(Error::Topology(m)) if m.contains("app-counts-changelog")));
+    }
+
+    #[test]
+    fn copartitioning_mismatch_fails_and_repartition_topics_follow_the_group() {
+        let mut topology = counter_topology();
+        topology.subtopologies[1].source_topics.push("table".into());
+        topology.copartition_groups = vec![vec!["by-word".into(), "table".into()]];
+        let (resolved, _) = plan(
+            "app",
+            &topology,
+            &existing(&[("input", Some(3)), ("table", Some(5))]),
+            -1,
+        )
+        .unwrap();
+        assert_eq!(resolved.subtopologies[1].task_count, 5);
+
+        topology.subtopologies[1].source_topics.push("other".into());
+        topology.copartition_groups = vec![vec!["table".into(), "other".into()]];
+        let mismatch = plan(
+            "app",
+            &topology,
+            &existing(&[("input", Some(3)), ("table", Some(5)), ("other", Some(4))]),
+            -1,
+        );
+        assert!(matches!(mismatch, Err(Error::Topology(m)) if m.contains("co-partitioned")));
+    }
+}

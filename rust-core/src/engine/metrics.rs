@@ -1,0 +1,60 @@
+//! Counters an engine instance exposes, summed over its threads.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Engine counters; all monotonic.
+#[derive(Debug, Default)]
+pub struct EngineMetrics {
+    records_processed: AtomicU64,
+    commits: AtomicU64,
+    early_commits: AtomicU64,
+    aborted_transactions: AtomicU64,
+    rejoins: AtomicU64,
+}
+
+/// A snapshot of [`EngineMetrics`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MetricsSnapshot {
+    /// Records handed to task processors (including records later rolled back).
+    pub records_processed: u64,
+    /// Successful commits.
+    pub commits: u64,
+    /// Commits started by the uncommitted-bytes budget before the commit interval.
+    pub early_commits: u64,
+    /// Transactions aborted and rolled back.
+    pub aborted_transactions: u64,
+    /// Times a thread closed its tasks dirty and rejoined the group (fenced).
+    pub rejoins: u64,
+}
+
+impl EngineMetrics {
+    /// The current values.
+    pub fn snapshot(&self) -> MetricsSnapshot {
+        MetricsSnapshot {
+            records_processed: self.records_processed.load(Ordering::Relaxed),
+            commits: self.commits.load(Ordering::Relaxed),
+            early_commits: self.early_commits.load(Ordering::Relaxed),
+            aborted_transactions: self.aborted_transactions.load(Ordering::Relaxed),
+            rejoins: self.rejoins.load(Ordering::Relaxed),
+        }
+    }
+
+    pub(crate) fn processed(&self, records: u64) {
+        self.records_processed.fetch_add(records, Ordering::Relaxed);
+    }
+
+    pub(crate) fn committed(&self, early: bool) {
+        self.commits.fetch_add(1, Ordering::Relaxed);
+        if early {
+            self.early_commits.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    pub(crate) fn aborted(&self) {
+        self.aborted_transactions.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn rejoined(&self) {
+        self.rejoins.fetch_add(1, Ordering::Relaxed);
+    }
+}

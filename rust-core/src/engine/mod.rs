@@ -1,0 +1,34 @@
+//! The runtime: runs a topology's tasks on Kafka with Kafka Streams' semantics, knowing
+//! nothing of the code inside the tasks (a [`TaskProcessor`] runs each).
+//!
+//! - [`config`]: `StreamsConfig` keys and defaults.
+//! - [`topology`]: the serde description of sub-topologies, stores and topics.
+//! - [`internal_topics`]: partition counts, co-partitioning, changelog and repartition
+//!   topic creation.
+//! - [`processor`]: the [`TaskProcessor`] contract.
+//! - [`task`]: a task, its stores and its consumed offsets.
+//! - [`restore`]: bringing stores to the end of their changelogs.
+//! - `thread`: one group member — poll loop, commit barrier, rebalance handling.
+//! - [`runtime`]: the [`Engine`] instance and its threads.
+//! - [`metrics`], [`error`], `process_id`.
+
+pub mod config;
+pub mod error;
+pub mod internal_topics;
+pub mod metrics;
+pub mod processor;
+pub mod restore;
+pub mod runtime;
+pub mod task;
+pub mod topology;
+
+mod process_id;
+mod thread;
+
+pub use config::{EngineConfig, ProcessingGuarantee};
+pub use error::{Error, Result};
+pub use metrics::MetricsSnapshot;
+pub use processor::{ProcessorError, ProcessorFactory, TaskContext, TaskProcessor};
+pub use restore::RestoreListener;
+pub use runtime::Engine;
+pub use topology::{TaskId, TopologyDescription};

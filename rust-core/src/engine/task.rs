@@ -1,0 +1,215 @@
+//! A task: one sub-topology on one partition, with its stores, its processor and the input
+//! offsets it consumed since the last commit.
+//!
+//! Stores live in `<state.dir>/<application.id>/<task id>/rocksdb/<store>`, Kafka Streams'
+//! layout. A store directory that does not open as a Sluice store is wiped and restored.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::engine::error::{Error, Result};
+use crate::engine::internal_topics::{ResolvedStore, ResolvedSubtopology};
+use crate::engine::processor::{TaskContext, TaskProcessor};
+use crate::engine::topology::TaskId;
+use crate::kafka::{ConsumedRecord, DeliveredOffsets, ProducedRecord};
+use crate::store::format::changelog::StoreValueLayout;
+use crate::store::rocks::{destroy_store_dir, RocksDbResources};
+use crate::store::{
+    CommitMetadata, InMemoryKeyValueStore, KeyValueStore, RocksDbKeyValueStore, TopicPartition,
+};
+
+/// One store of a task.
+pub struct TaskStore {
+    /// Store name.
+    pub name: String,
+    /// The store.
+    pub store: Arc<dyn KeyValueStore>,
+    /// Its changelog partition, when logged.
+    pub changelog: Option<TopicPartition>,
+    /// How its values map to changelog records.
+    pub layout: StoreValueLayout,
+    /// Its directory, when persistent.
+    dir: Option<PathBuf>,
+}
+
+impl TaskStore {
+    fn open(
+        description: &ResolvedStore,
+        task: TaskId,
+        task_dir: &Path,
+        resources: &RocksDbResources,
+    ) -> Result<Self> {
+        let name = description.description.name.clone();
+        let dir = description
+            .description
+            .persistent
+            .then(|| task_dir.join("rocksdb").join(&name));
+        let store = open_store(&name, dir.as_deref(), resources)?;
+        Ok(TaskStore {
+            changelog: description
+                .changelog_topic
+                .as_ref()
+                .map(|topic| TopicPartition::new(topic.clone(), task.partition)),
+            layout: description.description.value_layout.into(),
+            name,
+            store,
+            dir,
+        })
+    }
+
+    /// Replaces the store by an empty one, deleting its directory.
+    pub fn wipe(&mut self, resources: &RocksDbResources) -> Result<()> {
+        self.store
+            .close()
+            .map_err(|e| Error::store(format!("closing store {} to wipe it", self.name), e))?;
+        if let Some(dir) = &self.dir {
+            destroy_store_dir(dir)
+                .map_err(|e| Error::store(format!("wiping store {}", self.name), e))?;
+        }
+        self.store = open_store(&self.name, self.dir.as_deref(), resources)?;
+        Ok(())
+    }
+}
+
+fn open_store(
+    name: &str,
+    dir: Option<&Path>,
+    resources: &RocksDbResources,
+) -> Result<Arc<dyn KeyValueStore>> {
+    let Some(dir) = dir else {
+        return Ok(Arc::new(InMemoryKeyValueStore::new(name)));
+    };
+    match RocksDbKeyValueStore::open(name, dir, resources) {
+        Ok(store) => Ok(Arc::new(store)),
+        Err(e) if e.is_corrupt() => {
+            // The changelog holds the state: rebuild rather than fail.
+            destroy_store_dir(dir)
+                .map_err(|e| Error::store(format!("wiping corrupt store {name}"), e))?;
+            RocksDbKeyValueStore::open(name, dir, resources)
+                .map(|s| Arc::new(s) as Arc<dyn KeyValueStore>)
+                .map_err(|e| Error::store(format!("reopening wiped store {name}"), e))
+        }
+        Err(e) => Err(Error::store(format!("opening store {name}"), e)),
+    }
+}
+
+/// An active task.
+pub struct Task {
+    /// Its id.
+    pub id: TaskId,
+    /// Its stores.
+    pub stores: Vec<TaskStore>,
+    /// Changelog partitions still being restored; the task processes once this is empty.
+    pub restoring: BTreeSet<TopicPartition>,
+    /// Input partition → next offset to read, for records processed since the last commit.
+    pub consumed: BTreeMap<TopicPartition, i64>,
+    processor: Box<dyn TaskProcessor>,
+}
+
+impl Task {
+    /// Opens the stores of `task` and creates nothing else; restore decides what they lack.
+    pub fn open(
+        id: TaskId,
+        subtopology: &ResolvedSubtopology,
+        application_dir: &Path,
+        resources: &RocksDbResources,
+        processor: Box<dyn TaskProcessor>,
+    ) -> Result<Self> {
+        let task_dir = application_dir.join(id.to_string());
+        let stores = subtopology
+            .stores
+            .iter()
+            .map(|s| TaskStore::open(s, id, &task_dir, resources))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Task {
+            id,
+            stores,
+            restoring: BTreeSet::new(),
+            consumed: BTreeMap::new(),
+            processor,
+        })
+    }
+
+    /// True once restored.
+    pub fn is_running(&self) -> bool {
+        self.restoring.is_empty()
+    }
+
+    /// Runs the processor on `records` and remembers how far the inputs were consumed.
+    pub fn process(&mut self, records: Vec<ConsumedRecord>) -> Result<Vec<ProducedRecord>> {
+        for record in &records {
+            self.consumed
+                .insert(record.topic_partition(), record.offset + 1);
+        }
+        let context = TaskContext::new(self.id, &self.stores);
+        self.processor
+            .process(&context, records)
+            .map_err(|source| Error::Processor {
+                task: self.id.to_string(),
+                source,
+            })
+    }
+
+    /// Bytes staged in the overlays of its stores.
+    pub fn uncommitted_bytes(&self) -> u64 {
+        self.stores
+            .iter()
+            .map(|s| s.store.approximate_uncommitted_bytes())
+            .sum()
+    }
+
+    /// Commits every store, recording for a logged store the offset of the last changelog
+    /// record `delivered` in the committed transaction (or keeping its offset when the
+    /// transaction wrote none to it).
+    pub fn commit_stores(&mut self, delivered: &DeliveredOffsets) -> Result<()> {
+        for store in &self.stores {
+            let metadata = match &store.changelog {
+                Some(partition) => {
+                    let offset = match delivered.get(partition) {
+                        Some(offset) => Some(*offset),
+                        None => store
+                            .store
+                            .committed_offset(partition)
+                            .map_err(|e| Error::store(format!("store {}", store.name), e))?,
+                    };
+                    CommitMetadata::with_offsets([(partition.clone(), offset)])
+                }
+                None => CommitMetadata::default(),
+            };
+            store.store.commit(&metadata).map_err(|e| {
+                Error::store(
+                    format!("committing store {} of task {}", store.name, self.id),
+                    e,
+                )
+            })?;
+        }
+        self.consumed.clear();
+        Ok(())
+    }
+
+    /// Drops the uncommitted work: overlays and consumed offsets.
+    pub fn rollback(&mut self) -> Result<()> {
+        for store in &self.stores {
+            store
+                .store
+                .rollback()
+                .map_err(|e| Error::store(format!("rolling back store {}", store.name), e))?;
+        }
+        self.consumed.clear();
+        Ok(())
+    }
+
+    /// Closes the stores; uncommitted writes are dropped (a clean close commits first).
+    pub fn close(self) -> Result<()> {
+        for store in &self.stores {
+            store.store.close().map_err(|e| {
+                Error::store(
+                    format!("closing store {} of task {}", store.name, self.id),
+                    e,
+                )
+            })?;
+        }
+        Ok(())
+    }
+}

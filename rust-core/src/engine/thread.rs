@@ -1,0 +1,509 @@
+//! One engine thread: a group consumer, a producer, the tasks assigned to it, and the loop
+//! that restores, processes and commits them.
+//!
+//! The tasks sit behind a mutex inside the consumer's rebalance listener, because
+//! rebalance callbacks run inside `poll` and must commit or close them. The loop takes the
+//! lock only between polls, so the two never contend.
+//!
+//! Commit barrier (exactly-once v2): flush the producer, send the consumed offsets to the
+//! transaction with the group's metadata, commit the transaction, and only then commit each
+//! store with the offsets its changelog records got in that transaction. A failed
+//! transaction is aborted and every task rolls back its overlays and rewinds to the
+//! committed offsets; a fenced producer closes the tasks dirty and rejoins the group.
+//! At-least-once takes the same path without the transaction, committing the consumed
+//! offsets through the consumer after the stores.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use rdkafka::consumer::{CommitMode, Consumer};
+use rdkafka::topic_partition_list::Offset;
+
+use crate::engine::config::EngineConfig;
+use crate::engine::error::{Error, Result};
+use crate::engine::internal_topics::ResolvedTopology;
+use crate::engine::metrics::EngineMetrics;
+use crate::engine::processor::ProcessorFactory;
+use crate::engine::restore::{RestoreListener, Restorer};
+use crate::engine::task::Task;
+use crate::engine::topology::TaskId;
+use crate::kafka::group::{self, partition_list};
+use crate::kafka::{
+    ChangelogReader, ConsumedRecord, GroupConsumer, KafkaFailure, RebalanceListener,
+    StreamsProducer, TransactionFailure,
+};
+use crate::store::rocks::RocksDbResources;
+use crate::store::TopicPartition;
+
+/// Longest wait of one poll while idle; bounds how late a stop request is noticed.
+const MAX_POLL_WAIT: Duration = Duration::from_millis(100);
+/// Longest a restore step may block the loop.
+const RESTORE_STEP_WAIT: Duration = Duration::from_millis(50);
+
+/// What every thread of an instance shares.
+pub(crate) struct ThreadShared {
+    pub config: Arc<EngineConfig>,
+    pub topology: Arc<ResolvedTopology>,
+    pub factory: Arc<dyn ProcessorFactory>,
+    pub resources: RocksDbResources,
+    pub restore_listener: Option<Arc<dyn RestoreListener>>,
+    pub metrics: Arc<EngineMetrics>,
+    pub process_id: String,
+    pub stop: Arc<AtomicBool>,
+}
+
+type MainConsumer = GroupConsumer<ThreadListener>;
+
+/// Runs thread `index` (1-based) until `shared.stop` is set or it fails.
+pub(crate) fn run(shared: Arc<ThreadShared>, index: usize) -> Result<()> {
+    let manager = TaskManager::new(Arc::clone(&shared), index)?;
+    let topics = shared.topology.source_topics();
+    let consumer = group::subscribe(
+        &shared.config.main_consumer_config(index),
+        ThreadListener {
+            manager: Mutex::new(manager),
+        },
+        &topics,
+    )?;
+    let result = run_loop(&shared, &consumer, &topics);
+    let closed = lock(&consumer).close_all(&consumer, result.is_ok());
+    // Dropping the consumer leaves the group; its revocation finds no task left.
+    drop(consumer);
+    result.and(closed)
+}
+
+fn run_loop(shared: &ThreadShared, consumer: &MainConsumer, topics: &[String]) -> Result<()> {
+    let mut poll_failing_since: Option<Instant> = None;
+    while !shared.stop.load(Ordering::Relaxed) {
+        let wait = {
+            let mut manager = lock(consumer);
+            manager.take_failure()?;
+            if manager.rejoin {
+                manager.rejoin = false;
+                shared.metrics.rejoined();
+                let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+                consumer.unsubscribe();
+                consumer
+                    .subscribe(&names)
+                    .map_err(|e| KafkaFailure::new("rejoining the group", e))?;
+            }
+            manager.restore_step(consumer)?;
+            if manager.restorer.is_active() {
+                Duration::ZERO
+            } else {
+                manager.time_to_commit().min(MAX_POLL_WAIT)
+            }
+        };
+        let records = match poll_records(consumer, wait, shared.config.max_poll_records) {
+            Ok(records) => {
+                poll_failing_since = None;
+                records
+            }
+            Err(error) => {
+                // librdkafka retries by itself; give up only once the client timeout passed.
+                let since = *poll_failing_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= shared.config.client_timeout {
+                    return Err(Error::Kafka(error));
+                }
+                Vec::new()
+            }
+        };
+        let mut manager = lock(consumer);
+        manager.take_failure()?;
+        if !records.is_empty() {
+            manager.process(consumer, records)?;
+        }
+        manager.maybe_commit(consumer)?;
+    }
+    Ok(())
+}
+
+/// One poll's worth of records: waits up to `wait` for the first, then takes what is
+/// already fetched, up to `max`.
+fn poll_records(
+    consumer: &MainConsumer,
+    wait: Duration,
+    max: usize,
+) -> std::result::Result<Vec<ConsumedRecord>, KafkaFailure> {
+    let mut records = Vec::new();
+    let mut timeout = wait;
+    while records.len() < max {
+        match consumer.poll(timeout) {
+            None => break,
+            Some(Ok(message)) => records.push(ConsumedRecord::from_message(&message)),
+            Some(Err(error)) if records.is_empty() => {
+                return Err(KafkaFailure::new("polling the source topics", error))
+            }
+            Some(Err(_)) => break,
+        }
+        timeout = Duration::ZERO;
+    }
+    Ok(records)
+}
+
+fn lock(consumer: &MainConsumer) -> MutexGuard<'_, TaskManager> {
+    group::listener(consumer)
+        .manager
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The rebalance listener of a thread: owns its task manager.
+pub(crate) struct ThreadListener {
+    manager: Mutex<TaskManager>,
+}
+
+impl RebalanceListener for ThreadListener {
+    fn partitions_revoked(
+        &self,
+        consumer: &MainConsumer,
+        partitions: &[TopicPartition],
+        lost: bool,
+    ) {
+        let mut manager = self.manager.lock().unwrap_or_else(|p| p.into_inner());
+        if let Err(error) = manager.on_revoked(consumer, partitions, lost) {
+            manager.failure.get_or_insert(error);
+        }
+    }
+
+    fn partitions_assigned(&self, consumer: &MainConsumer, partitions: &[TopicPartition]) {
+        let mut manager = self.manager.lock().unwrap_or_else(|p| p.into_inner());
+        if let Err(error) = manager.on_assigned(consumer, partitions) {
+            manager.failure.get_or_insert(error);
+        }
+    }
+}
+
+/// The tasks of a thread and the producer that commits them.
+struct TaskManager {
+    shared: Arc<ThreadShared>,
+    index: usize,
+    tasks: BTreeMap<TaskId, Task>,
+    /// Input partitions of each task.
+    inputs: BTreeMap<TaskId, Vec<TopicPartition>>,
+    /// Tasks whose inputs are paused until they are restored.
+    paused: BTreeSet<TaskId>,
+    restorer: Restorer,
+    producer: StreamsProducer,
+    last_commit: Instant,
+    /// Set by a failed rebalance callback; the loop raises it.
+    failure: Option<Error>,
+    /// Set when fenced: the loop leaves and rejoins the group.
+    rejoin: bool,
+}
+
+impl TaskManager {
+    fn new(shared: Arc<ThreadShared>, index: usize) -> Result<Self> {
+        let config = &shared.config;
+        let reader = ChangelogReader::new(
+            &config.restore_consumer_config(index),
+            config.client_timeout,
+        );
+        let producer = new_producer(&shared, index)?;
+        Ok(TaskManager {
+            restorer: Restorer::new(reader, shared.restore_listener.clone()),
+            shared,
+            index,
+            tasks: BTreeMap::new(),
+            inputs: BTreeMap::new(),
+            paused: BTreeSet::new(),
+            producer,
+            last_commit: Instant::now(),
+            failure: None,
+            rejoin: false,
+        })
+    }
+
+    fn take_failure(&mut self) -> Result<()> {
+        self.failure.take().map_or(Ok(()), Err)
+    }
+
+    fn on_assigned(
+        &mut self,
+        consumer: &MainConsumer,
+        partitions: &[TopicPartition],
+    ) -> Result<()> {
+        for partition in partitions {
+            let Some(id) = self.shared.topology.task_of(partition) else {
+                continue;
+            };
+            self.inputs.entry(id).or_default().push(partition.clone());
+        }
+        let new: Vec<TaskId> = self
+            .inputs
+            .keys()
+            .filter(|id| !self.tasks.contains_key(id))
+            .copied()
+            .collect();
+        for id in new {
+            let subtopology = self
+                .shared
+                .topology
+                .subtopology(id.subtopology)
+                .expect("tasks come from the topology");
+            let mut task = Task::open(
+                id,
+                subtopology,
+                &self.shared.config.application_dir(),
+                &self.shared.resources,
+                self.shared.factory.create(id),
+            )?;
+            self.restorer.begin(&mut task, &self.shared.resources)?;
+            if !task.is_running() {
+                self.pause(consumer, id)?;
+            }
+            self.tasks.insert(id, task);
+        }
+        Ok(())
+    }
+
+    fn on_revoked(
+        &mut self,
+        consumer: &MainConsumer,
+        partitions: &[TopicPartition],
+        lost: bool,
+    ) -> Result<()> {
+        let revoked: BTreeSet<TaskId> = partitions
+            .iter()
+            .filter_map(|p| self.shared.topology.task_of(p))
+            .collect();
+        // Lost partitions belong to someone else already: committing them would be wrong.
+        let clean = !lost && self.commit(consumer, false)?;
+        for id in revoked {
+            if let Some(mut task) = self.tasks.remove(&id) {
+                self.restorer.forget(&mut task)?;
+                if !clean {
+                    task.rollback()?;
+                }
+                task.close()?;
+            }
+            self.inputs.remove(&id);
+            self.paused.remove(&id);
+        }
+        // A rebalance is under way: it is the rejoin a fenced commit asked for.
+        self.rejoin = false;
+        Ok(())
+    }
+
+    fn pause(&mut self, consumer: &MainConsumer, id: TaskId) -> Result<()> {
+        let partitions = &self.inputs[&id];
+        consumer
+            .pause(&partition_list(partitions.iter().map(|p| (p, None))))
+            .map_err(|e| KafkaFailure::new(format!("pausing the inputs of task {id}"), e))?;
+        self.paused.insert(id);
+        Ok(())
+    }
+
+    /// Restores for a bounded time and resumes the inputs of tasks that finished.
+    fn restore_step(&mut self, consumer: &MainConsumer) -> Result<()> {
+        if self.restorer.is_active() {
+            self.restorer.step(&mut self.tasks, RESTORE_STEP_WAIT)?;
+        }
+        let ready: Vec<TaskId> = self
+            .paused
+            .iter()
+            .filter(|id| self.tasks.get(id).is_some_and(Task::is_running))
+            .copied()
+            .collect();
+        for id in ready {
+            let partitions = &self.inputs[&id];
+            consumer
+                .resume(&partition_list(partitions.iter().map(|p| (p, None))))
+                .map_err(|e| KafkaFailure::new(format!("resuming the inputs of task {id}"), e))?;
+            self.paused.remove(&id);
+        }
+        Ok(())
+    }
+
+    fn process(&mut self, consumer: &MainConsumer, records: Vec<ConsumedRecord>) -> Result<()> {
+        let mut batches: BTreeMap<TaskId, Vec<ConsumedRecord>> = BTreeMap::new();
+        for record in records {
+            if let Some(id) = self.shared.topology.task_of(&record.topic_partition()) {
+                batches.entry(id).or_default().push(record);
+            }
+        }
+        for (id, batch) in batches {
+            let Some(task) = self.tasks.get_mut(&id) else {
+                continue;
+            };
+            if !task.is_running() {
+                // Fetched before the pause took effect: read these again once restored.
+                rewind_to_first(consumer, &batch)?;
+                continue;
+            }
+            self.shared.metrics.processed(batch.len() as u64);
+            let outputs = task.process(batch)?;
+            for record in &outputs {
+                if let Err(failure) = self.producer.send(record) {
+                    return self.recover(consumer, failure);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn time_to_commit(&self) -> Duration {
+        self.shared
+            .config
+            .commit_interval
+            .saturating_sub(self.last_commit.elapsed())
+    }
+
+    fn maybe_commit(&mut self, consumer: &MainConsumer) -> Result<()> {
+        let due = self.time_to_commit().is_zero();
+        let over_budget = self.shared.config.uncommitted_max_bytes.is_some_and(|max| {
+            // The budget is the instance's; each thread keeps to its share.
+            let share = max / self.shared.config.num_stream_threads as u64;
+            self.tasks
+                .values()
+                .map(Task::uncommitted_bytes)
+                .sum::<u64>()
+                > share
+        });
+        if due || over_budget {
+            self.commit(consumer, over_budget && !due)?;
+        }
+        Ok(())
+    }
+
+    /// The commit barrier. Returns false when the work was rolled back instead.
+    fn commit(&mut self, consumer: &MainConsumer, early: bool) -> Result<bool> {
+        self.last_commit = Instant::now();
+        let consumed: BTreeMap<TopicPartition, i64> = self
+            .tasks
+            .values()
+            .flat_map(|t| t.consumed.iter().map(|(p, o)| (p.clone(), *o)))
+            .collect();
+        let offsets = partition_list(consumed.iter().map(|(p, o)| (p, Some(*o))));
+        let group = consumer.group_metadata();
+        let delivered = match self.producer.commit(&offsets, group.as_ref()) {
+            Ok(delivered) => delivered,
+            Err(failure) => {
+                self.recover(consumer, failure)?;
+                return Ok(false);
+            }
+        };
+        for task in self.tasks.values_mut() {
+            task.commit_stores(&delivered)?;
+        }
+        if !self.producer.is_transactional() && !consumed.is_empty() {
+            consumer
+                .commit(&offsets, CommitMode::Sync)
+                .map_err(|e| KafkaFailure::new("committing consumed offsets", e))?;
+        }
+        self.shared.metrics.committed(early);
+        Ok(true)
+    }
+
+    /// Handles a failed send or commit the way Kafka Streams does.
+    fn recover(&mut self, consumer: &MainConsumer, failure: TransactionFailure) -> Result<()> {
+        let failure = match failure {
+            TransactionFailure::Abortable(_) => match self.producer.abort() {
+                Ok(()) => {
+                    self.shared.metrics.aborted();
+                    for task in self.tasks.values_mut() {
+                        task.rollback()?;
+                    }
+                    return self.rewind_to_committed(consumer);
+                }
+                Err(TransactionFailure::Abortable(error)) => TransactionFailure::Fatal(error),
+                Err(other) => other,
+            },
+            other => other,
+        };
+        match failure {
+            TransactionFailure::Fenced(_) => {
+                self.shared.metrics.aborted();
+                let tasks: Vec<TaskId> = self.tasks.keys().copied().collect();
+                for id in tasks {
+                    let mut task = self.tasks.remove(&id).expect("listed above");
+                    self.restorer.forget(&mut task)?;
+                    task.rollback()?;
+                    task.close()?;
+                }
+                self.inputs.clear();
+                self.paused.clear();
+                self.producer = new_producer(&self.shared, self.index)?;
+                self.rejoin = true;
+                Ok(())
+            }
+            other => Err(Error::Producer(other)),
+        }
+    }
+
+    /// Moves every running task's inputs back to the group's committed offsets.
+    fn rewind_to_committed(&mut self, consumer: &MainConsumer) -> Result<()> {
+        let timeout = self.shared.config.client_timeout;
+        let committed = consumer
+            .committed(timeout)
+            .map_err(|e| KafkaFailure::new("reading committed offsets", e))?;
+        for element in committed.elements() {
+            let offset = match element.offset() {
+                Offset::Offset(offset) => Offset::Offset(offset),
+                _ => Offset::Beginning,
+            };
+            consumer
+                .seek(element.topic(), element.partition(), offset, timeout)
+                .map_err(|e| KafkaFailure::new("rewinding to committed offsets", e))?;
+        }
+        Ok(())
+    }
+
+    /// Closes every task: committed first when `clean`, rolled back otherwise.
+    fn close_all(&mut self, consumer: &MainConsumer, clean: bool) -> Result<()> {
+        let committed = clean && self.commit(consumer, false)?;
+        let mut first_error = None;
+        for (_, mut task) in std::mem::take(&mut self.tasks) {
+            let closed = self
+                .restorer
+                .forget(&mut task)
+                .and_then(|()| if committed { Ok(()) } else { task.rollback() })
+                .and_then(|()| task.close());
+            if let Err(error) = closed {
+                first_error.get_or_insert(error);
+            }
+        }
+        self.inputs.clear();
+        self.paused.clear();
+        if !committed {
+            // Nothing of the open transaction may become visible.
+            let _ = self.producer.abort();
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+}
+
+fn new_producer(shared: &ThreadShared, index: usize) -> Result<StreamsProducer> {
+    let config = &shared.config;
+    // Kafka Streams' exactly-once v2 scheme: <application.id>-<process id>-<thread index>.
+    let transactional_id = config
+        .exactly_once()
+        .then(|| format!("{}-{}-{index}", config.application_id, shared.process_id));
+    StreamsProducer::new(
+        &config.producer_config(index, transactional_id.as_deref()),
+        config.client_timeout,
+    )
+    .map_err(Error::Producer)
+}
+
+fn rewind_to_first(consumer: &MainConsumer, batch: &[ConsumedRecord]) -> Result<()> {
+    let mut first: BTreeMap<TopicPartition, i64> = BTreeMap::new();
+    for record in batch {
+        first
+            .entry(record.topic_partition())
+            .or_insert(record.offset);
+    }
+    for (partition, offset) in first {
+        consumer
+            .seek(
+                &partition.topic,
+                partition.partition,
+                Offset::Offset(offset),
+                Duration::from_secs(10),
+            )
+            .map_err(|e| KafkaFailure::new(format!("rewinding {partition}"), e))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,141 @@
+//! The topology the engine runs, as Kafka Streams' `InternalTopologyBuilder` describes it:
+//! sub-topologies with their source, repartition and sink topics and their stores.
+//!
+//! The description is plain serde data so that the JVM side can produce it as JSON from a
+//! `Topology`. Internal topic names are given without the application id
+//! (`KSTREAM-AGGREGATE-STATE-STORE-0000000003-repartition` is written `…-0000000003`
+//! plus the `-repartition` suffix by [`repartition_topic_name`]); the engine prefixes them.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::store::format::changelog::StoreValueLayout;
+
+/// A whole topology.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopologyDescription {
+    /// The sub-topologies; each becomes one task per input partition.
+    pub subtopologies: Vec<SubtopologyDescription>,
+    /// Global stores, each fed by one topic on every instance.
+    #[serde(default)]
+    pub global_stores: Vec<GlobalStoreDescription>,
+    /// Groups of source topics that must have equal partition counts (joins); names as in
+    /// the sub-topologies (repartition topics by their unprefixed name).
+    #[serde(default)]
+    pub copartition_groups: Vec<Vec<String>>,
+}
+
+/// One sub-topology.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubtopologyDescription {
+    /// Kafka Streams' sub-topology id (the first half of a task id).
+    pub id: u32,
+    /// User topics it reads.
+    #[serde(default)]
+    pub source_topics: Vec<String>,
+    /// Repartition topics it reads.
+    #[serde(default)]
+    pub repartition_source_topics: Vec<RepartitionTopicDescription>,
+    /// User topics it writes.
+    #[serde(default)]
+    pub sink_topics: Vec<String>,
+    /// Repartition topics it writes (unprefixed names).
+    #[serde(default)]
+    pub repartition_sink_topics: Vec<String>,
+    /// Its state stores.
+    #[serde(default)]
+    pub stores: Vec<StoreDescription>,
+}
+
+/// A repartition topic read by a sub-topology.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepartitionTopicDescription {
+    /// Name without the application id prefix and without `-repartition`.
+    pub name: String,
+    /// Partition count set by the topology (`Repartitioned.numberOfPartitions`); otherwise
+    /// derived from the upstream sub-topologies.
+    #[serde(default)]
+    pub partitions: Option<i32>,
+}
+
+/// A state store of a sub-topology.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoreDescription {
+    /// Store name.
+    pub name: String,
+    /// RocksDB (true) or in-memory (false).
+    #[serde(default = "yes")]
+    pub persistent: bool,
+    /// Backed by a changelog topic.
+    #[serde(default = "yes")]
+    pub logged: bool,
+    /// How values map to changelog records.
+    #[serde(default)]
+    pub value_layout: ValueLayout,
+    /// Topic configs of the changelog set by the topology (`withLoggingEnabled(map)`).
+    #[serde(default)]
+    pub changelog_configs: BTreeMap<String, String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A global store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GlobalStoreDescription {
+    /// Store name.
+    pub name: String,
+    /// The topic it is loaded from.
+    pub topic: String,
+}
+
+/// Value layouts of key-value stores (see [`StoreValueLayout`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ValueLayout {
+    /// Plain values.
+    #[default]
+    Plain,
+    /// Timestamp-prefixed values.
+    Timestamped,
+    /// Headers and timestamp before the value.
+    TimestampedWithHeaders,
+}
+
+impl From<ValueLayout> for StoreValueLayout {
+    fn from(layout: ValueLayout) -> Self {
+        match layout {
+            ValueLayout::Plain => StoreValueLayout::Plain,
+            ValueLayout::Timestamped => StoreValueLayout::Timestamped,
+            ValueLayout::TimestampedWithHeaders => StoreValueLayout::TimestampedWithHeaders,
+        }
+    }
+}
+
+/// A task: one sub-topology over one partition of its inputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TaskId {
+    /// Sub-topology id.
+    pub subtopology: u32,
+    /// Input partition.
+    pub partition: i32,
+}
+
+impl fmt::Display for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}_{}", self.subtopology, self.partition)
+    }
+}
+
+/// `<application.id>-<name>-repartition`.
+pub fn repartition_topic_name(application_id: &str, name: &str) -> String {
+    format!("{application_id}-{name}-repartition")
+}
+
+/// `<application.id>-<store>-changelog`.
+pub fn changelog_topic_name(application_id: &str, store: &str) -> String {
+    format!("{application_id}-{store}-changelog")
+}

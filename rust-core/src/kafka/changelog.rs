@@ -1,0 +1,165 @@
+//! The restore consumer: reads changelog partitions from a given offset up to their end
+//! (the last stable offset under `read_committed`), outside any group.
+//!
+//! The end of a partition is learnt from librdkafka's partition-EOF event, which names the
+//! partition number but not the topic. The reader therefore keeps one consumer per
+//! changelog topic, so that within a consumer a partition number is unambiguous.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::KafkaError;
+use rdkafka::ClientConfig;
+
+use crate::kafka::error::KafkaFailure;
+use crate::kafka::group::partition_list;
+use crate::kafka::records::ConsumedRecord;
+use crate::store::TopicPartition;
+
+/// What a poll of the changelogs found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChangelogEvent {
+    /// A record to restore.
+    Record(ConsumedRecord),
+    /// The partition was read to its end; the reader stopped reading it.
+    End(TopicPartition),
+}
+
+/// Reads changelog partitions to their end.
+pub struct ChangelogReader {
+    config: ClientConfig,
+    timeout: Duration,
+    topics: BTreeMap<String, TopicReader>,
+}
+
+struct TopicReader {
+    consumer: BaseConsumer,
+    /// Partition → next offset to read.
+    next_offsets: BTreeMap<i32, i64>,
+}
+
+impl TopicReader {
+    fn reassign(&self, topic: &str) -> Result<(), KafkaFailure> {
+        let partitions: Vec<(TopicPartition, i64)> = self
+            .next_offsets
+            .iter()
+            .map(|(p, o)| (TopicPartition::new(topic, *p), *o))
+            .collect();
+        let list = partition_list(partitions.iter().map(|(tp, o)| (tp, Some(*o))));
+        self.consumer
+            .assign(&list)
+            .map_err(|e| KafkaFailure::new(format!("assigning changelog {topic}"), e))
+    }
+}
+
+impl ChangelogReader {
+    /// A reader whose consumers use `config` (partition EOF is turned on here); blocking
+    /// calls give up after `timeout`.
+    pub fn new(config: &ClientConfig, timeout: Duration) -> Self {
+        let mut config = config.clone();
+        config.set("enable.partition.eof", "true");
+        config.set("enable.auto.commit", "false");
+        ChangelogReader {
+            config,
+            timeout,
+            topics: BTreeMap::new(),
+        }
+    }
+
+    /// The log start offset and the end (high watermark) of `partition`.
+    pub fn watermarks(&mut self, partition: &TopicPartition) -> Result<(i64, i64), KafkaFailure> {
+        let timeout = self.timeout;
+        let reader = self.topic_reader(&partition.topic)?;
+        reader
+            .consumer
+            .fetch_watermarks(&partition.topic, partition.partition, timeout)
+            .map_err(|e| KafkaFailure::new(format!("reading the offsets of {partition}"), e))
+    }
+
+    /// Starts reading `partition` at `offset`.
+    pub fn start(&mut self, partition: &TopicPartition, offset: i64) -> Result<(), KafkaFailure> {
+        let reader = self.topic_reader(&partition.topic)?;
+        reader.next_offsets.insert(partition.partition, offset);
+        reader.reassign(&partition.topic)
+    }
+
+    /// Stops reading `partition` (finished, or its task went away).
+    pub fn stop(&mut self, partition: &TopicPartition) -> Result<(), KafkaFailure> {
+        let Some(reader) = self.topics.get_mut(&partition.topic) else {
+            return Ok(());
+        };
+        if reader.next_offsets.remove(&partition.partition).is_some() {
+            reader.reassign(&partition.topic)?;
+        }
+        Ok(())
+    }
+
+    /// True when no partition is being read.
+    pub fn is_idle(&self) -> bool {
+        self.topics.values().all(|r| r.next_offsets.is_empty())
+    }
+
+    /// Up to about `max_records` events, waiting at most `max_wait` in total. A partition
+    /// that reaches its end is reported once and no longer read.
+    pub fn poll(
+        &mut self,
+        max_records: usize,
+        max_wait: Duration,
+    ) -> Result<Vec<ChangelogEvent>, KafkaFailure> {
+        let deadline = Instant::now() + max_wait;
+        let mut events = Vec::new();
+        let mut ended = Vec::new();
+        'topics: for (topic, reader) in &mut self.topics {
+            while !reader.next_offsets.is_empty() && events.len() < max_records {
+                let wait = deadline.saturating_duration_since(Instant::now());
+                match reader.consumer.poll(wait) {
+                    None => continue 'topics,
+                    Some(Ok(message)) => {
+                        let record = ConsumedRecord::from_message(&message);
+                        if let Some(next) = reader.next_offsets.get_mut(&record.partition) {
+                            *next = record.offset + 1;
+                            events.push(ChangelogEvent::Record(record));
+                        }
+                    }
+                    Some(Err(KafkaError::PartitionEOF(partition))) => {
+                        if reader.next_offsets.remove(&partition).is_some() {
+                            let partition = TopicPartition::new(topic.clone(), partition);
+                            events.push(ChangelogEvent::End(partition.clone()));
+                            ended.push(partition);
+                        }
+                    }
+                    Some(Err(error)) => {
+                        return Err(KafkaFailure::new(
+                            format!("reading changelog {topic}"),
+                            error,
+                        ))
+                    }
+                }
+            }
+        }
+        for partition in ended {
+            if let Some(reader) = self.topics.get(&partition.topic) {
+                reader.reassign(&partition.topic)?;
+            }
+        }
+        Ok(events)
+    }
+
+    fn topic_reader(&mut self, topic: &str) -> Result<&mut TopicReader, KafkaFailure> {
+        if !self.topics.contains_key(topic) {
+            let consumer = self
+                .config
+                .create()
+                .map_err(|e| KafkaFailure::new("creating the restore consumer", e))?;
+            self.topics.insert(
+                topic.to_string(),
+                TopicReader {
+                    consumer,
+                    next_offsets: BTreeMap::new(),
+                },
+            );
+        }
+        Ok(self.topics.get_mut(topic).expect("inserted above"))
+    }
+}

@@ -1,0 +1,99 @@
+//! The group consumer: subscribes to the source topics in group `application.id` and
+//! reports assignment changes to a [`RebalanceListener`] while they happen.
+//!
+//! The callbacks run inside [`BaseConsumer::poll`], on the polling thread, before
+//! librdkafka applies the change: on revocation the listener can still commit the
+//! partitions it is losing, with the group generation that owns them.
+
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, Rebalance};
+use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
+use rdkafka::{ClientConfig, ClientContext};
+
+use crate::kafka::error::KafkaFailure;
+use crate::store::TopicPartition;
+
+/// Reacts to partitions moving in and out of this member.
+pub trait RebalanceListener: Send + Sync + Sized + 'static {
+    /// `partitions` are about to be taken away. `lost` is true when the group already
+    /// gave them to another member (the session expired): nothing may be committed then.
+    fn partitions_revoked(
+        &self,
+        consumer: &GroupConsumer<Self>,
+        partitions: &[TopicPartition],
+        lost: bool,
+    );
+
+    /// `partitions` were just assigned to this member.
+    fn partitions_assigned(&self, consumer: &GroupConsumer<Self>, partitions: &[TopicPartition]);
+}
+
+/// The consumer context that forwards rebalances to a [`RebalanceListener`].
+pub struct GroupContext<L> {
+    listener: L,
+}
+
+/// A group consumer whose rebalances reach `L`.
+pub type GroupConsumer<L> = BaseConsumer<GroupContext<L>>;
+
+impl<L: RebalanceListener> ClientContext for GroupContext<L> {}
+
+impl<L: RebalanceListener> ConsumerContext for GroupContext<L> {
+    fn pre_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+        if let Rebalance::Revoke(list) = rebalance {
+            self.listener.partitions_revoked(
+                consumer,
+                &partitions_of(list),
+                consumer.assignment_lost(),
+            );
+        }
+    }
+
+    fn post_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+        if let Rebalance::Assign(list) = rebalance {
+            self.listener
+                .partitions_assigned(consumer, &partitions_of(list));
+        }
+    }
+}
+
+/// Creates a consumer with `config` reporting to `listener`, subscribed to `topics`.
+pub fn subscribe<L: RebalanceListener>(
+    config: &ClientConfig,
+    listener: L,
+    topics: &[String],
+) -> Result<GroupConsumer<L>, KafkaFailure> {
+    let consumer: GroupConsumer<L> = config
+        .create_with_context(GroupContext { listener })
+        .map_err(|e| KafkaFailure::new("creating the group consumer", e))?;
+    let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+    consumer
+        .subscribe(&names)
+        .map_err(|e| KafkaFailure::new(format!("subscribing to {topics:?}"), e))?;
+    Ok(consumer)
+}
+
+/// The listener of a group consumer.
+pub fn listener<L: RebalanceListener>(consumer: &GroupConsumer<L>) -> &L {
+    &consumer.context().listener
+}
+
+/// The partitions of an rdkafka list.
+pub fn partitions_of(list: &TopicPartitionList) -> Vec<TopicPartition> {
+    list.elements()
+        .iter()
+        .map(|e| TopicPartition::new(e.topic(), e.partition()))
+        .collect()
+}
+
+/// An rdkafka list of `partitions`, each at `offset` (`None`: no offset).
+pub fn partition_list<'a>(
+    partitions: impl IntoIterator<Item = (&'a TopicPartition, Option<i64>)>,
+) -> TopicPartitionList {
+    let mut list = TopicPartitionList::new();
+    for (partition, offset) in partitions {
+        let offset = offset.map_or(Offset::Invalid, Offset::Offset);
+        list.add_partition_offset(&partition.topic, partition.partition, offset)
+            .expect("a valid offset is always accepted");
+    }
+    list
+}

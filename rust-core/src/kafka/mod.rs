@@ -1,0 +1,27 @@
+//! The engine's Kafka clients, on rdkafka (librdkafka), all blocking: no async runtime.
+//!
+//! - [`client_config`]: the librdkafka settings of each client role, from the engine's
+//!   bootstrap servers and the user's prefixed overrides.
+//! - [`records`]: records as the engine sees them, owned and independent of rdkafka.
+//! - [`admin`]: topic metadata and creation of internal topics.
+//! - [`group`]: the group consumer and its rebalance callbacks.
+//! - [`producer`]: the (transactional) producer, which learns from delivery reports where
+//!   each record landed.
+//! - [`changelog`]: the restore consumer, reading changelog partitions up to their end.
+//! - [`error`]: how a Kafka failure is classified (fenced, abortable, fatal).
+
+pub mod admin;
+pub mod changelog;
+pub mod client_config;
+pub mod error;
+pub mod group;
+pub mod producer;
+pub mod records;
+
+pub use admin::{Admin, TopicSpec};
+pub use changelog::{ChangelogEvent, ChangelogReader};
+pub use client_config::{ClientProperties, ClientRole};
+pub use error::{KafkaFailure, TransactionFailure};
+pub use group::{GroupConsumer, GroupContext, RebalanceListener};
+pub use producer::{DeliveredOffsets, StreamsProducer};
+pub use records::{ConsumedRecord, ProducedRecord};

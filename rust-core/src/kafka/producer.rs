@@ -1,0 +1,204 @@
+//! The producer of an engine thread: transactional under exactly-once, plain under
+//! at-least-once. Delivery reports tell where each record landed, which is how a commit
+//! learns the changelog offsets its stores must record.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rdkafka::consumer::ConsumerGroupMetadata;
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::message::Message;
+use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
+use rdkafka::topic_partition_list::TopicPartitionList;
+use rdkafka::{ClientConfig, ClientContext};
+
+use crate::kafka::error::TransactionFailure;
+use crate::kafka::records::ProducedRecord;
+use crate::store::TopicPartition;
+
+/// The offset of the last record delivered to each partition since the last commit.
+pub type DeliveredOffsets = BTreeMap<TopicPartition, i64>;
+
+/// Serving delivery reports this often keeps their queue short between commits.
+const SENDS_PER_POLL: u32 = 256;
+
+/// Collects delivery reports until the next commit reads them.
+#[derive(Default)]
+pub struct DeliveryTracker {
+    state: Mutex<Deliveries>,
+}
+
+#[derive(Default)]
+struct Deliveries {
+    last_offsets: DeliveredOffsets,
+    first_error: Option<KafkaError>,
+}
+
+impl DeliveryTracker {
+    fn take(&self) -> Deliveries {
+        std::mem::take(&mut *self.state.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+impl ClientContext for DeliveryTracker {}
+
+impl ProducerContext for DeliveryTracker {
+    type DeliveryOpaque = ();
+
+    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        match result {
+            Ok(message) => {
+                let partition = TopicPartition::new(message.topic(), message.partition());
+                let offset = state
+                    .last_offsets
+                    .entry(partition)
+                    .or_insert(message.offset());
+                *offset = (*offset).max(message.offset());
+            }
+            Err((error, _)) => {
+                state.first_error.get_or_insert_with(|| error.clone());
+            }
+        }
+    }
+}
+
+/// One engine thread's producer.
+pub struct StreamsProducer {
+    producer: BaseProducer<DeliveryTracker>,
+    transactional: bool,
+    in_transaction: bool,
+    sends_since_poll: u32,
+    timeout: Duration,
+}
+
+impl StreamsProducer {
+    /// Creates the producer; with a `transactional.id` in `config` it is transactional and
+    /// `init_transactions` fences older producers with that id and aborts their open
+    /// transaction.
+    pub fn new(config: &ClientConfig, timeout: Duration) -> Result<Self, TransactionFailure> {
+        let transactional = config.get("transactional.id").is_some();
+        let producer: BaseProducer<DeliveryTracker> = config
+            .create_with_context(DeliveryTracker::default())
+            .map_err(TransactionFailure::Fatal)?;
+        if transactional {
+            producer
+                .init_transactions(timeout)
+                .map_err(TransactionFailure::classify)?;
+        }
+        Ok(StreamsProducer {
+            producer,
+            transactional,
+            in_transaction: false,
+            sends_since_poll: 0,
+            timeout,
+        })
+    }
+
+    /// True for an exactly-once producer.
+    pub fn is_transactional(&self) -> bool {
+        self.transactional
+    }
+
+    /// Queues `record`, beginning a transaction first if none is open. Waits while
+    /// librdkafka's queue is full.
+    pub fn send(&mut self, record: &ProducedRecord) -> Result<(), TransactionFailure> {
+        self.begin_if_needed()?;
+        let mut base: BaseRecord<'_, [u8], [u8]> = BaseRecord::to(&record.topic);
+        if let Some(partition) = record.partition {
+            base = base.partition(partition);
+        }
+        if let Some(key) = &record.key {
+            base = base.key(key.as_slice());
+        }
+        if let Some(value) = &record.value {
+            base = base.payload(value.as_slice());
+        }
+        if record.timestamp >= 0 {
+            base = base.timestamp(record.timestamp);
+        }
+        if let Some(headers) = record.rdkafka_headers() {
+            base = base.headers(headers);
+        }
+        loop {
+            match self.producer.send(base) {
+                Ok(()) => break,
+                Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), returned)) => {
+                    self.producer.poll(Duration::from_millis(10));
+                    base = returned;
+                }
+                Err((error, _)) => return Err(TransactionFailure::classify(error)),
+            }
+        }
+        self.sends_since_poll += 1;
+        if self.sends_since_poll >= SENDS_PER_POLL {
+            self.sends_since_poll = 0;
+            self.producer.poll(Duration::ZERO);
+        }
+        Ok(())
+    }
+
+    /// Makes everything sent since the last commit durable and returns where it landed.
+    ///
+    /// Exactly-once: commits the transaction with `consumed` (next offsets to read) as the
+    /// group's offsets, fenced by `group`'s generation. At-least-once: flushes only; the
+    /// caller commits `consumed` through the consumer.
+    pub fn commit(
+        &mut self,
+        consumed: &TopicPartitionList,
+        group: Option<&ConsumerGroupMetadata>,
+    ) -> Result<DeliveredOffsets, TransactionFailure> {
+        self.producer
+            .flush(self.timeout)
+            .map_err(TransactionFailure::classify)?;
+        let deliveries = self.producer.context().take();
+        if let Some(error) = deliveries.first_error {
+            return Err(TransactionFailure::classify(error));
+        }
+        if self.transactional && (self.in_transaction || consumed.count() > 0) {
+            self.begin_if_needed()?;
+            if consumed.count() > 0 {
+                // Without group metadata the consumer is not a member: the offsets are not
+                // this thread's to commit.
+                let group = group.ok_or_else(|| {
+                    TransactionFailure::classify(KafkaError::ConsumerCommit(
+                        RDKafkaErrorCode::UnknownMemberId,
+                    ))
+                })?;
+                self.producer
+                    .send_offsets_to_transaction(consumed, group, self.timeout)
+                    .map_err(TransactionFailure::classify)?;
+            }
+            self.producer
+                .commit_transaction(self.timeout)
+                .map_err(TransactionFailure::classify)?;
+            self.in_transaction = false;
+        }
+        Ok(deliveries.last_offsets)
+    }
+
+    /// Aborts the open transaction, if any, and forgets what was sent in it.
+    pub fn abort(&mut self) -> Result<(), TransactionFailure> {
+        if self.transactional && self.in_transaction {
+            self.producer
+                .abort_transaction(self.timeout)
+                .map_err(TransactionFailure::classify)?;
+            self.in_transaction = false;
+        }
+        // Reports of purged records arrive as errors; they belong to the aborted work.
+        self.producer.poll(Duration::ZERO);
+        self.producer.context().take();
+        Ok(())
+    }
+
+    fn begin_if_needed(&mut self) -> Result<(), TransactionFailure> {
+        if self.transactional && !self.in_transaction {
+            self.producer
+                .begin_transaction()
+                .map_err(TransactionFailure::classify)?;
+            self.in_transaction = true;
+        }
+        Ok(())
+    }
+}
