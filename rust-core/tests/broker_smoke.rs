@@ -1,0 +1,164 @@
+//! The Rust side talks to a real Kafka broker: topics are created, transactions commit and
+//! abort, and a read_committed consumer sees committed records only.
+//!
+//! Needs a broker: run through `compat-tests/local-broker/with-broker cargo test ...` (as
+//! `make test` does), which exports SLUICE_BOOTSTRAP_SERVERS.
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::{self, Thread};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::KafkaError;
+use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+use rdkafka::{Message, Offset, TopicPartitionList};
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+fn bootstrap_servers() -> String {
+    std::env::var("SLUICE_BOOTSTRAP_SERVERS").unwrap_or_else(|_| {
+        panic!(
+            "SLUICE_BOOTSTRAP_SERVERS is not set: this test needs a Kafka broker. Run it through \
+             compat-tests/local-broker/with-broker (for example `make test`, or \
+             `compat-tests/local-broker/with-broker cargo test --release -p sluice-core --test broker_smoke`)"
+        )
+    })
+}
+
+/// A name no earlier run used, so the test also works against a broker that outlives it.
+fn unique_name(prefix: &str) -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{prefix}-{}-{nanos}", std::process::id())
+}
+
+/// Runs a future to completion on this thread. rdkafka's admin client completes its futures
+/// from a thread of its own, so parking until woken is all the executor it needs.
+fn block_on<F: Future>(future: F) -> F::Output {
+    struct Unparker(Thread);
+    impl Wake for Unparker {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unparker(thread::current())));
+    let mut context = Context::from_waker(&waker);
+    let mut future = pin!(future);
+    loop {
+        match future.as_mut().poll(&mut context) {
+            Poll::Ready(output) => return output,
+            Poll::Pending => thread::park(),
+        }
+    }
+}
+
+fn create_topic(bootstrap: &str, name: &str) {
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .create()
+        .expect("admin client");
+    let options = AdminOptions::new()
+        .request_timeout(Some(TIMEOUT))
+        .operation_timeout(Some(TIMEOUT));
+    let results = block_on(admin.create_topics(
+        &[NewTopic::new(name, 1, TopicReplication::Fixed(1))],
+        &options,
+    ))
+    .expect("create_topics request");
+    for result in results {
+        result.unwrap_or_else(|(topic, code)| panic!("creating topic {topic} failed: {code:?}"));
+    }
+}
+
+fn transactional_producer(bootstrap: &str) -> BaseProducer {
+    let producer: BaseProducer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("transactional.id", unique_name("broker-smoke-producer"))
+        .create()
+        .expect("producer");
+    producer
+        .init_transactions(TIMEOUT)
+        .expect("init_transactions");
+    producer
+}
+
+fn send(producer: &BaseProducer, topic: &str, value: &str) {
+    producer
+        .send(BaseRecord::to(topic).key("key").payload(value))
+        .map_err(|(error, _)| error)
+        .expect("send");
+}
+
+/// Every value in partition 0 up to its end as the isolation level sees it, in order.
+fn read_all(bootstrap: &str, topic: &str, isolation_level: &str) -> Vec<String> {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", unique_name("broker-smoke-reader"))
+        .set("isolation.level", isolation_level)
+        .set("enable.auto.commit", "false")
+        // The end of the partition, as the isolation level sees it, is where reading stops.
+        .set("enable.partition.eof", "true")
+        .create()
+        .expect("consumer");
+    let mut assignment = TopicPartitionList::new();
+    assignment
+        .add_partition_offset(topic, 0, Offset::Beginning)
+        .expect("assignment");
+    consumer.assign(&assignment).expect("assign");
+
+    let deadline = Instant::now() + TIMEOUT;
+    let mut values = Vec::new();
+    while Instant::now() < deadline {
+        match consumer.poll(Duration::from_millis(200)) {
+            None => continue,
+            Some(Err(KafkaError::PartitionEOF(_))) => return values,
+            Some(Err(error)) => panic!("consuming {topic} ({isolation_level}) failed: {error}"),
+            Some(Ok(message)) => {
+                let payload = message.payload().expect("every record has a value");
+                values.push(String::from_utf8(payload.to_vec()).expect("UTF-8 value"));
+            }
+        }
+    }
+    panic!(
+        "did not reach the end of {topic} ({isolation_level}) within {TIMEOUT:?}; read {values:?}"
+    );
+}
+
+#[test]
+fn read_committed_sees_committed_transactions_only() {
+    let bootstrap = bootstrap_servers();
+    let topic = unique_name("broker-smoke");
+    create_topic(&bootstrap, &topic);
+
+    let producer = transactional_producer(&bootstrap);
+    producer.begin_transaction().expect("begin 1");
+    send(&producer, &topic, "committed-1");
+    producer.commit_transaction(TIMEOUT).expect("commit 1");
+
+    producer.begin_transaction().expect("begin 2");
+    send(&producer, &topic, "aborted");
+    producer.flush(TIMEOUT).expect("flush before abort");
+    producer.abort_transaction(TIMEOUT).expect("abort");
+
+    producer.begin_transaction().expect("begin 3");
+    send(&producer, &topic, "committed-2");
+    producer.commit_transaction(TIMEOUT).expect("commit 3");
+
+    assert_eq!(
+        read_all(&bootstrap, &topic, "read_committed"),
+        ["committed-1", "committed-2"]
+    );
+    // The aborted record did reach the log: only the isolation level hides it.
+    assert_eq!(
+        read_all(&bootstrap, &topic, "read_uncommitted"),
+        ["committed-1", "aborted", "committed-2"]
+    );
+}
