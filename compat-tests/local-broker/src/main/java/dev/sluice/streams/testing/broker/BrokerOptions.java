@@ -13,7 +13,7 @@ import java.util.Objects;
  */
 public record BrokerOptions(int port, Duration startupTimeout, Path tmpDir) {
 
-    public static final String USAGE =
+    static final String USAGE =
             "options: [--port N] [--startup-timeout SECONDS] [--tmp-dir DIR] [--exit-with-parent]";
 
     public BrokerOptions {
