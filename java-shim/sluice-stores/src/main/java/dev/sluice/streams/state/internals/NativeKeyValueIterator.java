@@ -1,0 +1,110 @@
+package dev.sluice.streams.state.internals;
+
+import dev.sluice.streams.internals.NativeLibrary;
+import java.nio.ByteBuffer;
+import java.util.NoSuchElementException;
+import java.util.function.Consumer;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.errors.InvalidStateStoreException;
+import org.apache.kafka.streams.state.KeyValueIterator;
+
+/**
+ * A native scan read in chunks: each native call fills a {@code byte[]} with as many entries as fit
+ * ({@link EntryFraming} layout), so iterating costs one crossing per chunk, not per entry. The chunk
+ * buffer grows when a single entry does not fit. Closing releases the native scan; afterwards
+ * {@link #hasNext()} raises {@link InvalidStateStoreException}, as Kafka Streams' iterators do.
+ */
+final class NativeKeyValueIterator implements KeyValueIterator<Bytes, byte[]> {
+
+    static {
+        NativeLibrary.load();
+    }
+
+    /** Default chunk size: large enough to amortise the call, small enough to stay in cache. */
+    static final int DEFAULT_CHUNK_BYTES = 16 * 1024;
+
+    private final String storeName;
+    private final Consumer<NativeKeyValueIterator> onClose;
+    private volatile long handle;
+    private byte[] chunk;
+    private ByteBuffer reader;
+    private int unreadInChunk;
+    private KeyValue<Bytes, byte[]> next;
+    private boolean exhausted;
+
+    NativeKeyValueIterator(final String storeName, final long handle, final int chunkBytes,
+                           final Consumer<NativeKeyValueIterator> onClose) {
+        this.storeName = storeName;
+        this.handle = handle;
+        this.chunk = new byte[chunkBytes];
+        this.onClose = onClose;
+    }
+
+    @Override
+    public boolean hasNext() {
+        if (handle == 0) {
+            throw new InvalidStateStoreException("Iterator of store " + storeName + " has closed.");
+        }
+        if (next != null) {
+            return true;
+        }
+        if (unreadInChunk == 0 && !exhausted) {
+            fetchChunk();
+        }
+        if (unreadInChunk == 0) {
+            return false;
+        }
+        next = EntryFraming.readEntry(reader);
+        unreadInChunk--;
+        return true;
+    }
+
+    @Override
+    public KeyValue<Bytes, byte[]> next() {
+        if (!hasNext()) {
+            throw new NoSuchElementException();
+        }
+        final KeyValue<Bytes, byte[]> result = next;
+        next = null;
+        return result;
+    }
+
+    @Override
+    public Bytes peekNextKey() {
+        if (!hasNext()) {
+            throw new NoSuchElementException();
+        }
+        return next.key;
+    }
+
+    @Override
+    public void close() {
+        final long open;
+        synchronized (this) {
+            open = handle;
+            handle = 0;
+        }
+        if (open != 0) {
+            close(open);
+            onClose.accept(this);
+        }
+    }
+
+    private void fetchChunk() {
+        int written = nextChunk(handle, chunk);
+        if (written < 0) {
+            chunk = new byte[Math.max(-written, chunk.length * 2)];
+            written = nextChunk(handle, chunk);
+        }
+        if (written == 0) {
+            exhausted = true;
+        }
+        reader = ByteBuffer.wrap(chunk);
+        unreadInChunk = written;
+    }
+
+    private static native int nextChunk(long handle, byte[] buffer);
+
+    private static native void close(long handle);
+}

@@ -1,0 +1,175 @@
+package dev.sluice.streams.state.internals;
+
+import dev.sluice.streams.internals.NativeLibrary;
+import java.nio.file.Path;
+import org.apache.kafka.streams.errors.InvalidStateStoreException;
+
+/**
+ * A native transactional key-value store, owned through a handle. Every read names its isolation:
+ * {@code readCommitted} true sees committed state only, false also the writes staged since the last
+ * commit. Closing twice is harmless; any other call after close raises
+ * {@link InvalidStateStoreException}, also when a call on another thread races the close.
+ */
+final class NativeKeyValueStore implements AutoCloseable {
+
+    static {
+        NativeLibrary.load();
+    }
+
+    /** What {@link #committedOffset} returns when no offset is stored. */
+    static final long NO_OFFSET = -1L;
+
+    private final String name;
+    private final AutoCloseable onClose;
+    private volatile long handle;
+
+    private NativeKeyValueStore(final String name, final long handle, final AutoCloseable onClose) {
+        this.name = name;
+        this.handle = handle;
+        this.onClose = onClose;
+    }
+
+    /**
+     * Opens or creates the RocksDB store in {@code directory}. Raises
+     * {@link StoreDirectoryCorruptedException} when the directory holds anything but an intact store.
+     * {@code onClose} runs after the store closed (it returns what the store borrowed).
+     */
+    static NativeKeyValueStore rocksDb(final String name, final Path directory,
+                                       final NativeRocksDbResources resources, final AutoCloseable onClose) {
+        return new NativeKeyValueStore(name, openRocksDb(name, directory.toString(), resources.handle()), onClose);
+    }
+
+    /** Creates an empty in-memory store. */
+    static NativeKeyValueStore inMemory(final String name) {
+        return new NativeKeyValueStore(name, openInMemory(name), () -> { });
+    }
+
+    /** Deletes a closed store's directory and everything in it. */
+    static void destroy(final Path directory) {
+        destroyDirectory(directory.toString());
+    }
+
+    byte[] get(final byte[] key, final boolean readCommitted) {
+        return get(handle(), key, readCommitted);
+    }
+
+    void put(final byte[] key, final byte[] value) {
+        put(handle(), key, value);
+    }
+
+    byte[] putIfAbsent(final byte[] key, final byte[] value) {
+        return putIfAbsent(handle(), key, value);
+    }
+
+    /** Stages a batch framed as {@link EntryFraming} entries. */
+    void putAll(final byte[] batch) {
+        putAll(handle(), batch);
+    }
+
+    byte[] delete(final byte[] key) {
+        return delete(handle(), key);
+    }
+
+    /** A scan of {@code [from, to]}, null ends open, as a native iterator handle. */
+    long range(final byte[] from, final byte[] to, final boolean reverse, final boolean readCommitted) {
+        return range(handle(), from, to, reverse, readCommitted);
+    }
+
+    long prefixScan(final byte[] prefix, final boolean readCommitted) {
+        return prefixScan(handle(), prefix, readCommitted);
+    }
+
+    long approximateNumEntries(final boolean readCommitted) {
+        return approximateNumEntries(handle(), readCommitted);
+    }
+
+    /** Commits the staged writes with {@link EntryFraming} offsets and, unless null, a new position. */
+    void commit(final byte[] offsets, final byte[] position) {
+        commit(handle(), offsets, position);
+    }
+
+    long committedOffset(final String topic, final int partition) {
+        return committedOffset(handle(), topic, partition);
+    }
+
+    byte[] committedPosition() {
+        return committedPosition(handle());
+    }
+
+    void rollback() {
+        rollback(handle());
+    }
+
+    /** Bytes staged since the last commit; 0 once closed. */
+    long approximateNumUncommittedBytes() {
+        final long open = handle;
+        return open == 0 ? 0 : approximateNumUncommittedBytes(open);
+    }
+
+    String name() {
+        return name;
+    }
+
+    @Override
+    public void close() {
+        final long open;
+        synchronized (this) {
+            open = handle;
+            handle = 0;
+        }
+        if (open == 0) {
+            return;
+        }
+        try {
+            close(open);
+        } finally {
+            try {
+                onClose.close();
+            } catch (final Exception e) {
+                throw new IllegalStateException("releasing what store " + name + " held failed", e);
+            }
+        }
+    }
+
+    private long handle() {
+        final long open = handle;
+        if (open == 0) {
+            throw new InvalidStateStoreException("Store " + name + " is currently closed.");
+        }
+        return open;
+    }
+
+    private static native long openRocksDb(String name, String directory, long resources);
+
+    private static native long openInMemory(String name);
+
+    private static native void destroyDirectory(String directory);
+
+    private static native byte[] get(long handle, byte[] key, boolean readCommitted);
+
+    private static native void put(long handle, byte[] key, byte[] value);
+
+    private static native byte[] putIfAbsent(long handle, byte[] key, byte[] value);
+
+    private static native void putAll(long handle, byte[] batch);
+
+    private static native byte[] delete(long handle, byte[] key);
+
+    private static native long range(long handle, byte[] from, byte[] to, boolean reverse, boolean readCommitted);
+
+    private static native long prefixScan(long handle, byte[] prefix, boolean readCommitted);
+
+    private static native long approximateNumEntries(long handle, boolean readCommitted);
+
+    private static native void commit(long handle, byte[] offsets, byte[] position);
+
+    private static native long committedOffset(long handle, String topic, int partition);
+
+    private static native byte[] committedPosition(long handle);
+
+    private static native void rollback(long handle);
+
+    private static native long approximateNumUncommittedBytes(long handle);
+
+    private static native void close(long handle);
+}
