@@ -73,9 +73,14 @@ public class SluiceKeyValueBytesStore implements KeyValueStore<Bytes, byte[]>, A
             StreamsConfig.InternalConfig.IQ_CONSISTENCY_OFFSET_VECTOR_ENABLED, false);
         this.context = context;
         final NativeKeyValueStore opened = backend.open(name, context);
-        position.loadCommitted(opened.committedPosition());
+        try {
+            position.loadCommitted(opened.committedPosition());
+            context.register(root, (RecordBatchingStateRestoreCallback) this::restoreBatch);
+        } catch (final RuntimeException e) {
+            opened.close();
+            throw e;
+        }
         store = opened;
-        context.register(root, (RecordBatchingStateRestoreCallback) this::restoreBatch);
     }
 
     @Override
