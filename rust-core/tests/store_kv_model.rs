@@ -29,6 +29,8 @@ enum Op {
     Get(Key, IsolationLevel),
     Range(Option<Key>, Option<Key>, Order, IsolationLevel),
     Prefix(Key, IsolationLevel),
+    /// `first_in` over `[from, to]`, both ends inclusive.
+    FirstIn(Option<Key>, Option<Key>, Order, IsolationLevel),
 }
 
 /// Few distinct bytes, including both sides of 0x80, so keys collide, share prefixes and
@@ -69,6 +71,8 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (prop::option::of(key()), prop::option::of(key()), order(), isolation())
             .prop_map(|(from, to, o, i)| Op::Range(from, to, o, i)),
         2 => (key(), isolation()).prop_map(|(p, i)| Op::Prefix(p, i)),
+        3 => (prop::option::of(key()), prop::option::of(key()), order(), isolation())
+            .prop_map(|(from, to, o, i)| Op::FirstIn(from, to, o, i)),
     ]
 }
 
@@ -226,6 +230,16 @@ fn run(subject: &mut Subject, ops: &[Op]) -> Result<(), TestCaseError> {
                     step,
                     op
                 );
+            }
+            Op::FirstIn(from, to, order, isolation) => {
+                let in_range = |k: &Key| {
+                    from.as_ref().is_none_or(|from| k >= from)
+                        && to.as_ref().is_none_or(|to| k <= to)
+                };
+                let bounds = KeyBounds::inclusive(from.as_deref(), to.as_deref());
+                let got = store.first_in(&bounds, *order, *isolation).unwrap();
+                let expected = model.scan(in_range, *order, *isolation).into_iter().next();
+                prop_assert_eq!(got, expected, "step {}: {:?}", step, op);
             }
             Op::Prefix(prefix, isolation) => {
                 let got: Vec<_> = store

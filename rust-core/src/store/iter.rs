@@ -80,12 +80,23 @@ impl KeyValueIterator {
             Ok((key, _)) => !OverlaySnapshot::hides_in(&deleted_ranges, key),
             Err(_) => true,
         });
-        KeyValueIterator::new(Merge {
-            committed: visible_committed.peekable(),
-            staged: entries.into_iter().peekable(),
-            order,
-            failed: false,
-        })
+        KeyValueIterator::new(Merge::new(visible_committed, entries.into_iter(), order))
+    }
+
+    /// The first entry [`merged`](Self::merged) would return, reading the staged writes in
+    /// place: only the entries it passes over are copied. `hidden` tells whether a staged
+    /// range delete hides a committed key.
+    pub(crate) fn first_merged(
+        committed: impl Iterator<Item = Result<KeyValue>>,
+        staged: impl Iterator<Item = StagedEntry>,
+        hidden: impl Fn(&[u8]) -> bool,
+        order: Order,
+    ) -> Option<Result<KeyValue>> {
+        let visible_committed = committed.filter(|entry| match entry {
+            Ok((key, _)) => !hidden(key),
+            Err(_) => true,
+        });
+        Merge::new(visible_committed, staged, order).next()
     }
 }
 
@@ -104,14 +115,27 @@ impl std::fmt::Debug for KeyValueIterator {
 }
 
 /// Two sorted streams merged by key; the staged stream wins ties.
-struct Merge<C: Iterator<Item = Result<KeyValue>>> {
+struct Merge<C: Iterator<Item = Result<KeyValue>>, S: Iterator<Item = StagedEntry>> {
     committed: Peekable<C>,
-    staged: Peekable<std::vec::IntoIter<StagedEntry>>,
+    staged: Peekable<S>,
     order: Order,
     failed: bool,
 }
 
-impl<C: Iterator<Item = Result<KeyValue>>> Iterator for Merge<C> {
+impl<C: Iterator<Item = Result<KeyValue>>, S: Iterator<Item = StagedEntry>> Merge<C, S> {
+    fn new(committed: C, staged: S, order: Order) -> Self {
+        Merge {
+            committed: committed.peekable(),
+            staged: staged.peekable(),
+            order,
+            failed: false,
+        }
+    }
+}
+
+impl<C: Iterator<Item = Result<KeyValue>>, S: Iterator<Item = StagedEntry>> Iterator
+    for Merge<C, S>
+{
     type Item = Result<KeyValue>;
 
     fn next(&mut self) -> Option<Self::Item> {

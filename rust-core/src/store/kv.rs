@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use crate::store::bounds::KeyBounds;
 use crate::store::error::Result;
-use crate::store::iter::{KeyValueIterator, Order};
+use crate::store::iter::{KeyValue, KeyValueIterator, Order};
 use crate::store::offsets::{CommitMetadata, TopicPartition};
 
 /// Which writes a read sees (KIP-892's interactive-query isolation levels).
@@ -50,6 +50,17 @@ pub trait KeyValueStore: Send + Sync {
         order: Order,
         isolation: IsolationLevel,
     ) -> Result<KeyValueIterator>;
+
+    /// The first entry [`scan`](Self::scan) would return: a neighbour lookup. Backends
+    /// override it to skip setting up a whole scan.
+    fn first_in(
+        &self,
+        bounds: &KeyBounds,
+        order: Order,
+        isolation: IsolationLevel,
+    ) -> Result<Option<KeyValue>> {
+        self.scan(bounds, order, isolation)?.next().transpose()
+    }
 
     /// An estimate of the number of entries (exact for the in-memory committed state).
     fn approximate_num_entries(&self, isolation: IsolationLevel) -> Result<u64>;

@@ -128,6 +128,33 @@ impl Overlay {
             .map(|(key, value)| (key.as_slice(), value.as_deref()))
     }
 
+    /// Staged point writes in `bounds`, in `order`, borrowed; `None` is a tombstone.
+    pub fn writes_in<'a>(
+        &'a self,
+        bounds: &KeyBounds,
+        order: Order,
+    ) -> Box<dyn Iterator<Item = (&'a [u8], Option<&'a [u8]>)> + 'a> {
+        if bounds.is_empty() {
+            return Box::new(std::iter::empty());
+        }
+        let in_range = self
+            .writes
+            .range::<[u8], _>(bounds.as_range())
+            .map(|(key, value)| (key.as_slice(), value.as_deref()));
+        match order {
+            Order::Forward => Box::new(in_range),
+            Order::Reverse => Box::new(in_range.rev()),
+        }
+    }
+
+    /// True when a staged range delete covers `key`: its committed value is hidden.
+    pub fn range_deleted(&self, key: &[u8]) -> bool {
+        self.deleted_ranges
+            .range::<[u8], _>((Bound::Unbounded, Bound::Included(key)))
+            .next_back()
+            .is_some_and(|(_, end)| key < end.as_slice())
+    }
+
     /// Copies what a scan of `bounds` needs. Copying (rather than borrowing) keeps the scan
     /// consistent while the owner keeps writing, at a cost bounded by the staged writes.
     pub fn snapshot(&self, bounds: &KeyBounds, order: Order) -> OverlaySnapshot {
@@ -153,13 +180,6 @@ impl Overlay {
             entries,
             deleted_ranges,
         }
-    }
-
-    fn range_deleted(&self, key: &[u8]) -> bool {
-        self.deleted_ranges
-            .range::<[u8], _>((Bound::Unbounded, Bound::Included(key)))
-            .next_back()
-            .is_some_and(|(_, end)| key < end.as_slice())
     }
 
     /// Inserts `[start, end)`, absorbing every interval it overlaps or touches so the

@@ -157,6 +157,30 @@ impl<B: CommittedState> KeyValueStore for TransactionalStore<B> {
         })
     }
 
+    /// Merges the overlay in place instead of copying its range, as a scan must.
+    fn first_in(
+        &self,
+        bounds: &KeyBounds,
+        order: Order,
+        isolation: IsolationLevel,
+    ) -> Result<Option<KeyValue>> {
+        self.read(|open| {
+            if bounds.is_empty() {
+                return Ok(None);
+            }
+            let mut committed = open.committed.scan(bounds, order)?;
+            if isolation == IsolationLevel::ReadCommitted || open.overlay.is_empty() {
+                return committed.next().transpose();
+            }
+            let staged = open
+                .overlay
+                .writes_in(bounds, order)
+                .map(|(key, value)| (key.to_vec(), value.map(<[u8]>::to_vec)));
+            let hidden = |key: &[u8]| open.overlay.range_deleted(key);
+            KeyValueIterator::first_merged(committed, staged, hidden, order).transpose()
+        })
+    }
+
     fn approximate_num_entries(&self, isolation: IsolationLevel) -> Result<u64> {
         self.read(|open| {
             let committed = open.committed.approximate_num_entries()?;
