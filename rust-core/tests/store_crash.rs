@@ -164,9 +164,11 @@ fn run_child_and_kill(path: &Path, wal: WalMode, delay: Duration) -> Option<i64>
         BufReader::new(stdout)
             .lines()
             .map_while(Result::ok)
+            // Not a prefix match: libtest prints "test crash_child ... " without a newline
+            // before the test runs, so the first report shares its line.
             .filter_map(|line| {
-                line.strip_prefix("committed ")
-                    .and_then(|n| n.parse::<i64>().ok())
+                line.rsplit_once("committed ")
+                    .and_then(|(_, n)| n.parse::<i64>().ok())
             })
             .last()
     });
