@@ -60,6 +60,12 @@ impl ChangelogReader {
         let mut config = config.clone();
         config.set("enable.partition.eof", "true");
         config.set("enable.auto.commit", "false");
+        // librdkafka refuses to fetch without a group id even for manually assigned
+        // partitions; this group is never joined and never committed to.
+        if config.get("group.id").is_none() {
+            let client = config.get("client.id").unwrap_or("sluice").to_string();
+            config.set("group.id", client);
+        }
         ChangelogReader {
             config,
             timeout,

@@ -1,0 +1,284 @@
+//! The engine against a real broker with the keyed counter application: correct outputs
+//! under both guarantees, restart without reprocessing, the uncommitted-bytes budget, an
+//! aborted transaction's invisibility, and co-partitioning checks.
+//!
+//! Run through `compat-tests/local-broker/with-broker`, which sets SLUICE_BOOTSTRAP_SERVERS.
+
+mod engine_support;
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use engine_support::*;
+use sluice_core::engine::topology::SubtopologyDescription;
+use sluice_core::engine::{Engine, EngineConfig, Error};
+use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
+use sluice_core::store::{IsolationLevel, KeyValueStore, RocksDbKeyValueStore};
+
+const WAIT: Duration = Duration::from_secs(90);
+
+struct App {
+    application_id: String,
+    input: String,
+    output: String,
+    state: tempfile::TempDir,
+}
+
+impl App {
+    fn new(name: &str) -> Self {
+        let application_id = unique(name);
+        let input = format!("{application_id}-input");
+        let output = format!("{application_id}-output");
+        create_topic(&input, 4);
+        create_topic(&output, 4);
+        App {
+            application_id,
+            input,
+            output,
+            state: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn start(
+        &self,
+        guarantee: &str,
+        extra: &[(&str, &str)],
+        factory: Arc<CounterFactory>,
+        restores: Option<Arc<RestoreTally>>,
+    ) -> sluice_core::engine::Result<Engine> {
+        self.start_topology(
+            &counter_topology(&self.input, &self.output),
+            guarantee,
+            extra,
+            factory,
+            restores,
+        )
+    }
+
+    fn start_topology(
+        &self,
+        topology: &sluice_core::engine::TopologyDescription,
+        guarantee: &str,
+        extra: &[(&str, &str)],
+        factory: Arc<CounterFactory>,
+        restores: Option<Arc<RestoreTally>>,
+    ) -> sluice_core::engine::Result<Engine> {
+        let mut properties = counter_properties(&self.application_id, guarantee, self.state.path());
+        for (k, v) in extra {
+            properties.insert(k.to_string(), v.to_string());
+        }
+        let config = EngineConfig::from_properties(&properties)?;
+        Engine::start(config, topology, factory, restores.map(|r| r as _))
+    }
+
+    fn factory(&self) -> Arc<CounterFactory> {
+        Arc::new(CounterFactory::new(&self.application_id, &self.output))
+    }
+}
+
+fn run_until_counted(app: &App, guarantee: &str, total: u64) -> (Arc<RestoreTally>, u64) {
+    let factory = app.factory();
+    let restores = Arc::new(RestoreTally::default());
+    let engine = app
+        .start(
+            guarantee,
+            &[],
+            Arc::clone(&factory),
+            Some(Arc::clone(&restores)),
+        )
+        .expect("engine starts");
+    wait_until("the counter to process its input", WAIT, || {
+        assert!(!engine.has_failed(), "engine thread stopped");
+        factory.counted.load(Ordering::Relaxed) >= total
+    });
+    engine.close().expect("clean close");
+    let counted = factory.counted.load(Ordering::Relaxed);
+    (restores, counted)
+}
+
+#[test]
+fn exactly_once_counts_are_correct_and_a_restart_does_not_reprocess() {
+    let app = App::new("eos-counter");
+    let producer = input_producer();
+    let first = words(0, 2_000, 37);
+    produce_words(&producer, &app.input, 0, &first);
+
+    let (_, counted) = run_until_counted(&app, "exactly_once_v2", 2_000);
+    assert_eq!(counted, 2_000, "each input record counted once");
+    let output = read_all(&app.output, "read_committed");
+    assert_eq!(verify_counts(&output, &first), 2_000);
+
+    let second = words(2_000, 1_000, 37);
+    produce_words(&producer, &app.input, 2_000, &second);
+    let (restores, counted) = run_until_counted(&app, "exactly_once_v2", 1_000);
+    assert_eq!(counted, 1_000, "the restart processes only the new input");
+    assert_eq!(
+        restores.restored.load(Ordering::Relaxed),
+        0,
+        "a cleanly closed store is at the end of its changelog"
+    );
+    assert_eq!(
+        restores.ended.load(Ordering::Relaxed),
+        4,
+        "one changelog partition per task"
+    );
+    let all: Vec<String> = first.into_iter().chain(second).collect();
+    let output = read_all(&app.output, "read_committed");
+    assert_eq!(verify_counts(&output, &all), 3_000);
+}
+
+#[test]
+fn at_least_once_counts_are_correct() {
+    let app = App::new("alos-counter");
+    let input = words(0, 1_500, 11);
+    produce_words(&input_producer(), &app.input, 0, &input);
+    let (_, counted) = run_until_counted(&app, "at_least_once", 1_500);
+    assert_eq!(counted, 1_500);
+    let output = read_all(&app.output, "read_uncommitted");
+    assert_eq!(verify_counts(&output, &input), 1_500);
+}
+
+#[test]
+fn a_commit_fires_early_when_uncommitted_bytes_exceed_the_budget() {
+    let app = App::new("budget-counter");
+    let input = words(0, 5_000, 5_000);
+    produce_keyed_words(&input_producer(), &app.input, &input);
+    let factory = app.factory();
+    // A commit interval far beyond the test: only the budget can commit.
+    let engine = app
+        .start_topology(
+            &direct_counter_topology(&app.input, &app.output),
+            "exactly_once_v2",
+            &[
+                ("commit.interval.ms", "600000"),
+                ("statestore.uncommitted.max.bytes", "20000"),
+            ],
+            Arc::clone(&factory),
+            None,
+        )
+        .unwrap();
+    wait_until("committed output", WAIT, || {
+        assert!(!engine.has_failed(), "engine thread stopped");
+        !read_all(&app.output, "read_committed").is_empty()
+    });
+    let metrics = engine.metrics();
+    assert!(metrics.early_commits > 0, "no early commit: {metrics:?}");
+    assert_eq!(
+        metrics.commits, metrics.early_commits,
+        "every commit was early: {metrics:?}"
+    );
+    engine.close().unwrap();
+}
+
+#[test]
+fn an_aborted_transaction_leaves_nothing_visible_to_read_committed_consumers() {
+    let app = App::new("abort-counter");
+    let producer = input_producer();
+    let input = words(0, 300, 3);
+    produce_keyed_words(&producer, &app.input, &input);
+    let mut factory = CounterFactory::new(&app.application_id, &app.output);
+    factory.poison = Some(b"poison".to_vec());
+    let factory = Arc::new(factory);
+    // No commit can happen during the test: everything counted stays in the open
+    // transaction until the poison record fails the task.
+    let engine = app
+        .start_topology(
+            &direct_counter_topology(&app.input, &app.output),
+            "exactly_once_v2",
+            &[
+                ("commit.interval.ms", "600000"),
+                ("num.stream.threads", "1"),
+            ],
+            Arc::clone(&factory),
+            None,
+        )
+        .unwrap();
+    wait_until("the input to be counted", WAIT, || {
+        factory.counted.load(Ordering::Relaxed) == 300
+    });
+    produce_keyed_words(&producer, &app.input, &["poison".to_string()]);
+    wait_until("the poison record to stop a thread", WAIT, || {
+        engine.has_failed()
+    });
+    let error = engine
+        .close()
+        .expect_err("the poison record fails the engine");
+    assert!(matches!(error, Error::Processor { .. }), "{error}");
+    assert_eq!(
+        factory.counted.load(Ordering::Relaxed),
+        300,
+        "records counted before the poison"
+    );
+
+    let uncommitted = read_all(&app.output, "read_uncommitted");
+    assert_eq!(
+        uncommitted.len(),
+        300,
+        "the aborted transaction did write its records"
+    );
+    assert!(
+        read_all(&app.output, "read_committed").is_empty(),
+        "aborted records are visible to read_committed"
+    );
+    let changelog = format!("{}-{COUNTS_STORE}-changelog", app.application_id);
+    assert!(read_all(&changelog, "read_committed").is_empty());
+
+    // The stores committed nothing either.
+    let resources = RocksDbResources::new(&RocksDbConfig::default());
+    for partition in 0..4 {
+        let dir = app
+            .state
+            .path()
+            .join(&app.application_id)
+            .join(format!("1_{partition}"))
+            .join("rocksdb")
+            .join(COUNTS_STORE);
+        if dir.exists() {
+            let store = RocksDbKeyValueStore::open(COUNTS_STORE, &dir, &resources).unwrap();
+            assert_eq!(
+                store
+                    .approximate_num_entries(IsolationLevel::ReadCommitted)
+                    .unwrap(),
+                0
+            );
+            assert!(store
+                .all(IsolationLevel::ReadCommitted)
+                .unwrap()
+                .next()
+                .is_none());
+        }
+    }
+}
+
+#[test]
+fn co_partitioning_mismatch_fails_at_start_naming_the_topics() {
+    let app = App::new("copartition");
+    let other = format!("{}-other", app.application_id);
+    create_topic(&other, 3);
+    let mut topology = counter_topology(&app.input, &app.output);
+    topology.subtopologies.push(SubtopologyDescription {
+        id: 2,
+        source_topics: vec![app.input.clone(), other.clone()],
+        repartition_source_topics: vec![],
+        sink_topics: vec![],
+        repartition_sink_topics: vec![],
+        stores: vec![],
+    });
+    topology.copartition_groups = vec![vec![app.input.clone(), other.clone()]];
+    let config = EngineConfig::from_properties(&counter_properties(
+        &app.application_id,
+        "exactly_once_v2",
+        app.state.path(),
+    ))
+    .unwrap();
+    let error = Engine::start(config, &topology, app.factory(), None)
+        .err()
+        .expect("mismatched co-partitioning must fail");
+    let message = error.to_string();
+    assert!(matches!(error, Error::Topology(_)), "{message}");
+    assert!(
+        message.contains(&app.input) && message.contains(&other),
+        "{message}"
+    );
+}
