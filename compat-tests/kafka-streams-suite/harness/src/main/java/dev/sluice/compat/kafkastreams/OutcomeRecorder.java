@@ -1,0 +1,71 @@
+package dev.sluice.compat.kafkastreams;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.platform.engine.TestExecutionResult;
+import org.junit.platform.engine.support.descriptor.ClassSource;
+import org.junit.platform.engine.support.descriptor.MethodSource;
+import org.junit.platform.launcher.TestExecutionListener;
+import org.junit.platform.launcher.TestIdentifier;
+
+/**
+ * Collects one outcome per test. A test class that fails before its tests run (class set-up,
+ * static initialisation) becomes one failed entry of its own, so no failure goes uncounted.
+ */
+final class OutcomeRecorder implements TestExecutionListener {
+
+    private final List<TestOutcome> outcomes = new ArrayList<>();
+
+    List<TestOutcome> outcomes() {
+        return outcomes;
+    }
+
+    @Override
+    public void executionSkipped(final TestIdentifier test, final String reason) {
+        if (test.isTest() || test.getSource().filter(ClassSource.class::isInstance).isPresent()) {
+            outcomes.add(new TestOutcome(test.getUniqueId(), name(test), TestOutcome.Status.SKIPPED, firstLine(reason)));
+        }
+    }
+
+    @Override
+    public void executionFinished(final TestIdentifier test, final TestExecutionResult result) {
+        final boolean failed = result.getStatus() != TestExecutionResult.Status.SUCCESSFUL;
+        if (!test.isTest() && !failed) {
+            return;
+        }
+        final TestOutcome.Status status = switch (result.getStatus()) {
+            case SUCCESSFUL -> TestOutcome.Status.PASSED;
+            case ABORTED -> TestOutcome.Status.SKIPPED;
+            case FAILED -> TestOutcome.Status.FAILED;
+        };
+        final String message = result.getThrowable().map(OutcomeRecorder::describe).orElse("");
+        outcomes.add(new TestOutcome(test.getUniqueId(), name(test), status, message));
+    }
+
+    private static String name(final TestIdentifier test) {
+        return test.getSource().map(source -> {
+            if (source instanceof MethodSource method) {
+                final String invocation = test.getDisplayName().startsWith("[") ? " " + test.getDisplayName() : "";
+                return simpleName(method.getClassName()) + "." + method.getMethodName() + invocation;
+            }
+            if (source instanceof ClassSource type) {
+                return simpleName(type.getClassName()) + " (whole class)";
+            }
+            return test.getDisplayName();
+        }).orElse(test.getDisplayName());
+    }
+
+    private static String simpleName(final String className) {
+        return className.substring(className.lastIndexOf('.') + 1);
+    }
+
+    private static String describe(final Throwable failure) {
+        final String message = failure.getMessage();
+        return failure.getClass().getName() + (message == null ? "" : ": " + firstLine(message));
+    }
+
+    private static String firstLine(final String text) {
+        final String line = text.strip().lines().findFirst().orElse("").replace('\t', ' ');
+        return line.length() > 300 ? line.substring(0, 300) + "…" : line;
+    }
+}

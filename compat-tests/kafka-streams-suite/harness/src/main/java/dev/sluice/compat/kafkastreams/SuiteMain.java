@@ -1,0 +1,33 @@
+package dev.sluice.compat.kafkastreams;
+
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.platform.launcher.Launcher;
+import org.junit.platform.launcher.LauncherDiscoveryRequest;
+import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
+import org.junit.platform.launcher.core.LauncherFactory;
+
+/**
+ * Runs one suite's test classes in this JVM, on whatever class path it was started with, and writes
+ * one line per test. Started by {@link ForkedRun}: {@code SuiteMain <class list> <results file>}.
+ */
+public final class SuiteMain {
+
+    private SuiteMain() {
+    }
+
+    public static void main(final String[] args) throws IOException {
+        final LauncherDiscoveryRequest request = LauncherDiscoveryRequestBuilder.request()
+            .selectors(Files.readAllLines(Path.of(args[0])).stream().map(name -> selectClass(name)).toList())
+            .build();
+        final OutcomeRecorder recorder = new OutcomeRecorder();
+        final Launcher launcher = LauncherFactory.create();
+        launcher.execute(request, recorder);
+        TestOutcome.write(Path.of(args[1]), recorder.outcomes());
+        // Tests may leave non-daemon threads behind; the results are written, so end here.
+        System.exit(0);
+    }
+}

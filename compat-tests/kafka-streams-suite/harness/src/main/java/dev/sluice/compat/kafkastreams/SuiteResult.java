@@ -1,0 +1,123 @@
+package dev.sluice.compat.kafkastreams;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+
+/**
+ * One suite's outcomes on both targets, and what they mean. A test is not runnable against a
+ * replacement when its class tests Kafka Streams' own store implementations, when it is one of the
+ * listed tests that check which store classes a topology got, or when it fails on the baseline
+ * with a linkage error: it needs an API of the tests' Kafka version that 4.4.0 lacks.
+ */
+record SuiteResult(Suite suite, int classesSelected, Map<String, String> notRunnableClasses,
+                   Set<String> storeClassChecks, Run baseline, Optional<Run> sluice) {
+
+    /** One target's outcomes and how long the run took. */
+    record Run(List<TestOutcome> outcomes, long seconds) {
+        Map<String, TestOutcome> byId() {
+            return outcomes.stream().collect(Collectors.toMap(TestOutcome::id, Function.identity(), (a, b) -> a,
+                LinkedHashMap::new));
+        }
+    }
+
+    /** Counts for one column of the report. */
+    record Counts(int run, int passed, int failed, int skipped, int notRunnable) {
+    }
+
+    static final String STORE_CLASS_CHECK = "checks which of Kafka Streams' own store classes the topology got";
+    private static final Pattern TEST_CLASS = Pattern.compile("\\[class:([^\\]]+)]");
+    private static final Set<String> LINKAGE_ERRORS = Set.of(
+        "java.lang.NoSuchMethodError", "java.lang.NoSuchFieldError", "java.lang.NoClassDefFoundError",
+        "java.lang.AbstractMethodError", "java.lang.IncompatibleClassChangeError", "java.lang.ClassNotFoundException");
+
+    /** Why the test cannot judge a replacement, or empty when it can. */
+    Optional<String> notRunnableReason(final TestOutcome test) {
+        final String reason = notRunnableClasses.get(testClass(test.id()));
+        if (reason != null) {
+            return Optional.of(reason);
+        }
+        if (storeClassChecks.contains(test.name().split(" ")[0])) {
+            return Optional.of(STORE_CLASS_CHECK);
+        }
+        final TestOutcome onBaseline = baseline.byId().get(test.id());
+        if (onBaseline != null && onBaseline.status() == TestOutcome.Status.FAILED
+            && LINKAGE_ERRORS.contains(onBaseline.failureType())) {
+            return Optional.of("needs an API Kafka Streams 4.4.0 lacks: " + onBaseline.message());
+        }
+        return Optional.empty();
+    }
+
+    Counts counts(final Run run) {
+        int passed = 0;
+        int failed = 0;
+        int skipped = 0;
+        int notRunnable = 0;
+        for (final TestOutcome test : run.outcomes()) {
+            if (notRunnableReason(test).isPresent()) {
+                notRunnable++;
+                continue;
+            }
+            switch (test.status()) {
+                case PASSED -> passed++;
+                case FAILED -> failed++;
+                case SKIPPED -> skipped++;
+            }
+        }
+        return new Counts(passed + failed + skipped, passed, failed, skipped, notRunnable);
+    }
+
+    /** Runnable tests that fail (or are missing) on Sluice although they pass on the baseline. */
+    List<TestOutcome> regressions() {
+        final Map<String, TestOutcome> onSluice = sluice.map(Run::byId).orElse(Map.of());
+        final List<TestOutcome> regressions = new ArrayList<>();
+        if (sluice.isEmpty()) {
+            return regressions;
+        }
+        for (final TestOutcome test : baseline.outcomes()) {
+            if (test.status() == TestOutcome.Status.PASSED && notRunnableReason(test).isEmpty()) {
+                final TestOutcome there = onSluice.get(test.id());
+                if (there == null || there.status() != TestOutcome.Status.PASSED) {
+                    regressions.add(there != null ? there
+                        : new TestOutcome(test.id(), test.name(), TestOutcome.Status.FAILED, "did not run on Sluice"));
+                }
+            }
+        }
+        return regressions;
+    }
+
+    static List<TestOutcome> runnableFailures(final SuiteResult result, final Run run) {
+        return run.outcomes().stream()
+            .filter(test -> test.status() == TestOutcome.Status.FAILED && result.notRunnableReason(test).isEmpty())
+            .toList();
+    }
+
+    /** Not-runnable tests by reason, each reason with the tests it covers. */
+    Map<String, List<TestOutcome>> notRunnableByReason() {
+        final Map<String, List<TestOutcome>> byReason = new LinkedHashMap<>();
+        for (final TestOutcome test : baseline.outcomes()) {
+            notRunnableReason(test).ifPresent(reason -> {
+                final String classReason = notRunnableClasses.get(testClass(test.id()));
+                final String key = classReason != null ? simpleName(testClass(test.id())) + ": " + classReason : reason;
+                byReason.computeIfAbsent(key, k -> new ArrayList<>()).add(test);
+            });
+        }
+        return byReason;
+    }
+
+    static String testClass(final String uniqueId) {
+        final Matcher matcher = TEST_CLASS.matcher(uniqueId);
+        return matcher.find() ? matcher.group(1) : "";
+    }
+
+    private static String simpleName(final String className) {
+        return className.substring(className.lastIndexOf('.') + 1);
+    }
+}

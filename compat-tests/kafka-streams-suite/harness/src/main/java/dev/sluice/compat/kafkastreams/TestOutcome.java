@@ -1,0 +1,34 @@
+package dev.sluice.compat.kafkastreams;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * One test's result in one run. {@code id} is JUnit's unique id, the same in every run of the same
+ * test jar; {@code message} is the first line of the failure, empty when there is none.
+ */
+record TestOutcome(String id, String name, Status status, String message) {
+
+    enum Status { PASSED, FAILED, SKIPPED }
+
+    static void write(final Path file, final List<TestOutcome> outcomes) throws IOException {
+        Files.write(file, outcomes.stream()
+            .map(o -> String.join("\t", o.id, o.name, o.status.name(), o.message))
+            .toList());
+    }
+
+    static List<TestOutcome> read(final Path file) throws IOException {
+        return Files.readAllLines(file).stream()
+            .map(line -> line.split("\t", -1))
+            .map(f -> new TestOutcome(f[0], f[1], Status.valueOf(f[2]), f[3]))
+            .toList();
+    }
+
+    /** The failure's class, or empty: tells a missing API (a linkage error) from a failed check. */
+    String failureType() {
+        final int colon = message.indexOf(':');
+        return colon < 0 ? message : message.substring(0, colon);
+    }
+}
