@@ -4,7 +4,7 @@ CARGO_TARGET_DIR ?= $(HOME)/.cache/sluice/cargo-target
 export CARGO_TARGET_DIR
 MVN := mvn -B -ntp -Dcargo.target.dir=$(CARGO_TARGET_DIR)
 
-.PHONY: test demo broker build
+.PHONY: test demo broker build compat
 
 ## test: build everything and run every test, with a summary line
 test:
@@ -17,6 +17,13 @@ demo: build
 ## broker: a local Kafka broker in the foreground; prints bootstrap.servers=... when ready
 broker: build
 	compat-tests/local-broker/run-broker
+
+## compat: Kafka Streams' own tests on Apache Kafka Streams and on Sluice; writes compat-tests/REPORT.md
+COMPAT_HARNESS := compat-tests/kafka-streams-suite/harness
+compat: build
+	java -cp $(COMPAT_HARNESS)/target/classes:$$(cat $(COMPAT_HARNESS)/target/baseline.classpath) \
+	    dev.sluice.compat.kafkastreams.CompatMain $(COMPAT_HARNESS)/target $(COMPAT_HARNESS)/target/classes \
+	    $(COMPAT_HARNESS)/target/compat-run compat-tests/REPORT.md
 
 ## build: the native library and every jar, installed into the local Maven repository
 build:
