@@ -10,7 +10,7 @@ use sluice_core::store::versioned::{
     VersionedRecord, VersionedStore, PUT_RETURN_CODE_NOT_PUT, PUT_RETURN_CODE_VALID_TO_UNDEFINED,
 };
 use sluice_core::store::{
-    CommitMetadata, InMemoryKeyValueStore, IsolationLevel, KeyValueStore, RocksDbKeyValueStore, TopicPartition,
+    CommitMetadata, InMemoryKeyValueStore, IsolationLevel, KeyValueStore, Order, RocksDbKeyValueStore, TopicPartition,
 };
 use tempfile::TempDir;
 
@@ -85,6 +85,34 @@ impl Model {
         let valid_to = versions.range(timestamp + 1..).next().map(|(next, _)| *next);
         value.as_ref().map(|value| record(value, *timestamp, valid_to))
     }
+
+    /// Kafka Streams' multi-version query over `versions` (the current or the committed
+    /// ones): versions whose validity overlaps `[from, to]`, skipping tombstones. History
+    /// whose valid-to fell behind the retention at `pruned_at` stream time is gone (Kafka
+    /// Streams drops it a segment at a time; Sluice at the retention itself).
+    fn get_versions(&self, versions: &Versions, pruned_at: i64, key: &[u8], from: i64, to: i64, order: Order) -> Vec<VersionedRecord> {
+        let Some(versions) = versions.get(key) else {
+            return Vec::new();
+        };
+        if to < self.horizon() {
+            let latest = versions.iter().next_back().filter(|(timestamp, _)| **timestamp <= to);
+            return latest.and_then(|(timestamp, value)| Some(record(value.as_ref()?, *timestamp, None))).into_iter().collect();
+        }
+        let mut found: Vec<_> = versions
+            .iter()
+            .filter_map(|(timestamp, value)| {
+                let valid_to = versions.range(timestamp + 1..).next().map(|(next, _)| *next);
+                let live = valid_to.is_none_or(|valid_to| valid_to >= pruned_at - HISTORY);
+                let overlaps = *timestamp <= to && valid_to.is_none_or(|valid_to| valid_to > from);
+                let value = value.as_ref().filter(|_| live && overlaps)?;
+                Some(record(value, *timestamp, valid_to))
+            })
+            .collect();
+        if order == Order::Reverse {
+            found.reverse();
+        }
+        found
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -93,21 +121,33 @@ enum Op {
     Delete { key: u8, timestamp: i64 },
     Get { key: u8 },
     GetAsOf { key: u8, as_of: i64 },
+    GetVersions { key: u8, from: i64, to: i64, order: Order, isolation: IsolationLevel },
     Commit,
     Rollback,
 }
 
 fn op() -> impl Strategy<Value = Op> {
     let key = 0u8..4;
-    let time = 0i64..300;
+    // A coarse grid, so query bounds often fall exactly on version timestamps.
+    let time = (0i64..60).prop_map(|t| t * 5);
     prop_oneof![
         6 => (key.clone(), time.clone(), prop::bool::weighted(0.15)).prop_map(|(key, timestamp, tombstone)| Op::Put { key, timestamp, tombstone }),
         1 => (key.clone(), time.clone()).prop_map(|(key, timestamp)| Op::Delete { key, timestamp }),
         1 => key.clone().prop_map(|key| Op::Get { key }),
-        3 => (key, time).prop_map(|(key, as_of)| Op::GetAsOf { key, as_of }),
+        3 => (key.clone(), time.clone()).prop_map(|(key, as_of)| Op::GetAsOf { key, as_of }),
+        3 => (key, time.clone(), time, order(), isolation())
+            .prop_map(|(key, from, to, order, isolation)| Op::GetVersions { key, from, to, order, isolation }),
         1 => Just(Op::Commit),
         1 => Just(Op::Rollback),
     ]
+}
+
+fn order() -> impl Strategy<Value = Order> {
+    prop_oneof![Just(Order::Forward), Just(Order::Reverse)]
+}
+
+fn isolation() -> impl Strategy<Value = IsolationLevel> {
+    prop_oneof![Just(IsolationLevel::ReadCommitted), Just(IsolationLevel::ReadUncommitted)]
 }
 
 /// Keys 0..4 map to keys of different lengths that are prefixes of each other.
@@ -133,6 +173,17 @@ fn run(store: &VersionedStore, model: &mut Model, ops: Vec<Op>) -> Result<(), Te
             Op::GetAsOf { key, as_of } => {
                 let actual = store.get_as_of(&key_bytes(key), as_of, UNCOMMITTED).unwrap();
                 prop_assert_eq!(actual, model.get_as_of(&key_bytes(key), as_of), "get_as_of step {}", index);
+            }
+            Op::GetVersions { key, from, to, order, isolation } => {
+                let actual = store.get_versions(&key_bytes(key), from, to, order, isolation).unwrap();
+                // Committed history was pruned at the committed stream time; every read is
+                // judged by the current one.
+                let (versions, pruned_at) = match isolation {
+                    IsolationLevel::ReadUncommitted => (&model.versions, model.stream_time),
+                    IsolationLevel::ReadCommitted => (&model.committed.0, model.committed.1),
+                };
+                let expected = model.get_versions(versions, pruned_at, &key_bytes(key), from, to, order);
+                prop_assert_eq!(actual, expected, "get_versions step {}", index);
             }
             Op::Commit => {
                 commit(store, index as i64);
@@ -261,4 +312,21 @@ fn restore_applies_changelog_records_without_a_grace_period() {
     assert_eq!(store.observed_stream_time(), 120);
     assert_eq!(store.get(b"k", UNCOMMITTED).unwrap(), None);
     assert_eq!(store.get_as_of(b"k", 80, UNCOMMITTED).unwrap(), Some(record(b"late", 60, Some(100))));
+}
+
+#[test]
+fn get_versions_returns_the_versions_overlapping_the_range_without_tombstones() {
+    let store = memory_store();
+    store.put(b"k", Some(b"a".to_vec()), 10).unwrap();
+    store.put(b"k", Some(b"b".to_vec()), 20).unwrap();
+    store.put(b"k", None, 30).unwrap();
+    store.put(b"k", Some(b"c".to_vec()), 40).unwrap();
+    let versions = |from, to, order| store.get_versions(b"k", from, to, order, UNCOMMITTED).unwrap();
+    assert_eq!(versions(15, 35, Order::Forward), vec![record(b"a", 10, Some(20)), record(b"b", 20, Some(30))]);
+    assert_eq!(versions(20, 40, Order::Reverse), vec![record(b"c", 40, None), record(b"b", 20, Some(30))]);
+    assert_eq!(versions(30, 39, Order::Forward), vec![], "only the tombstone was valid");
+    store.put(b"other", Some(b"x".to_vec()), 100).unwrap();
+    // Older than the history retention (50): only the latest version can answer.
+    assert_eq!(versions(0, 45, Order::Forward), vec![record(b"c", 40, None)]);
+    assert_eq!(versions(0, 39, Order::Forward), vec![]);
 }

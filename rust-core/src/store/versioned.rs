@@ -125,6 +125,49 @@ impl<S: KeyValueStore + ?Sized> VersionedStore<S> {
         self.get_as_of_locked(&clock, key, as_of, isolation)
     }
 
+    /// `RocksDBVersionedStore.get(key, fromTime, toTime, order)`, the read behind IQv2's
+    /// `MultiVersionedKeyQuery`: every version of `key` valid at some time in
+    /// `from_time..=to_time` (valid-from `<= to_time`, valid-to `> from_time`), tombstones
+    /// left out, by timestamp in `order` (`Forward` = ascending). When `to_time` is older
+    /// than the history retention only the latest version is considered, as for
+    /// [`get_as_of`](Self::get_as_of). Validating `from_time <= to_time` is the caller's
+    /// job, as in Kafka Streams' metered layer.
+    pub fn get_versions(
+        &self,
+        key: &[u8],
+        from_time: i64,
+        to_time: i64,
+        order: Order,
+        isolation: IsolationLevel,
+    ) -> Result<Vec<VersionedRecord>> {
+        let clock = self.clock();
+        if to_time < self.horizon(&clock) {
+            let latest = self.get(key, isolation)?.filter(|latest| latest.timestamp <= to_time);
+            return Ok(latest.into_iter().collect());
+        }
+        // Newest first: each version's valid-to is the valid-from of the one read before it,
+        // and once a version ends by `from_time` every older one does too.
+        let mut found = Vec::new();
+        let mut newer_valid_from = None;
+        for entry in self.kv.scan(&KeyBounds::prefix(&version_prefix(key)), Order::Reverse, isolation)? {
+            let version = self.decode_version(entry?)?;
+            let valid_to = newer_valid_from.replace(version.valid_from);
+            if valid_to.is_some_and(|valid_to| valid_to <= from_time) {
+                break;
+            }
+            if version.valid_from > to_time {
+                continue;
+            }
+            if let Some(value) = version.value {
+                found.push(VersionedRecord { value, timestamp: version.valid_from, valid_to });
+            }
+        }
+        if order == Order::Forward {
+            found.reverse();
+        }
+        Ok(found)
+    }
+
     /// Restores changelog records `(key, value, record timestamp)` in changelog order.
     /// Like Kafka Streams' restore it applies no grace period; expired history is deleted.
     pub fn restore(&self, records: Vec<(Vec<u8>, Option<Vec<u8>>, i64)>) -> Result<()> {
@@ -256,17 +299,17 @@ impl<S: KeyValueStore + ?Sized> VersionedStore<S> {
         if bounds.is_empty() {
             return Ok(None);
         }
-        let Some(entry) = self.kv.scan(&bounds, order, isolation)?.next() else {
-            return Ok(None);
-        };
-        let (stored_key, stored) = entry?;
+        self.kv.first_in(&bounds, order, isolation)?.map(|entry| self.decode_version(entry)).transpose()
+    }
+
+    fn decode_version(&self, (stored_key, stored): (Vec<u8>, Vec<u8>)) -> Result<Version> {
         let valid_from = decode_timestamp(&stored_key[stored_key.len() - 8..]);
         let value = match stored.split_first() {
             Some((&VALUE_MARKER, value)) => Some(value.to_vec()),
             Some((&TOMBSTONE_MARKER, [])) => None,
             _ => return Err(corrupt(self.kv.name(), FormatError::new("version", "unknown value marker"))),
         };
-        Ok(Some(Version { valid_from, value }))
+        Ok(Version { valid_from, value })
     }
 
     /// The oldest timestamp still within history retention (and grace).
