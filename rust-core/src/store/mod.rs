@@ -5,7 +5,9 @@
 //!
 //! - [`KeyValueStore`]: the contract of the key-value stores, implemented by
 //!   [`RocksDbKeyValueStore`] ([`rocks`]) and [`InMemoryKeyValueStore`] ([`memory`]);
-//!   window, session and versioned stores wrap one of them.
+//!   window, session and versioned stores wrap one of them: [`window`] and [`session`]
+//!   (Kafka Streams' segmented stores), [`time_ordered_window`] and [`time_ordered_session`]
+//!   (its time-ordered stores, scanned by time), [`versioned`].
 //! - [`ReadView`]: a store seen at one [`IsolationLevel`], for other threads.
 //! - [`KeyBounds`] and [`Order`] describe scans; [`KeyValueIterator`] returns them.
 //! - [`CommitMetadata`] and [`TopicPartition`] describe what a commit records.
@@ -15,6 +17,8 @@ pub mod format;
 pub mod memory;
 pub mod rocks;
 pub mod session;
+pub mod time_ordered_session;
+pub mod time_ordered_window;
 pub mod versioned;
 pub mod window;
 

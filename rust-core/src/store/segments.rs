@@ -22,11 +22,23 @@ const PREFIX_LEN: usize = 9;
 /// Kafka Streams' "no timestamp observed yet" (`ConsumerRecord.NO_TIMESTAMP`).
 pub(crate) const NO_TIMESTAMP: i64 = -1;
 
+/// Whether a record exactly one retention period behind stream time is still readable.
+/// Kafka Streams' segmented stores expire it; its time-ordered window store (the
+/// time-first window schema) still answers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RetentionEdge {
+    /// Readable only after `stream time - retention`.
+    Expired,
+    /// Readable from `stream time - retention` on.
+    Live,
+}
+
 /// The time-segmented key space of one window or session store.
 pub(crate) struct Segments<S: KeyValueStore + ?Sized> {
     kv: Arc<S>,
     retention_period: i64,
     segment_interval: i64,
+    retention_edge: RetentionEdge,
     clock: Mutex<Clock>,
 }
 
@@ -39,7 +51,12 @@ struct Clock {
 
 impl<S: KeyValueStore + ?Sized> Segments<S> {
     /// Segments over `kv`, resuming the stream time committed in it.
-    pub(crate) fn open(kv: Arc<S>, retention_period: i64, segment_interval: i64) -> Result<Self> {
+    pub(crate) fn open(
+        kv: Arc<S>,
+        retention_period: i64,
+        segment_interval: i64,
+        retention_edge: RetentionEdge,
+    ) -> Result<Self> {
         if retention_period < 0 {
             return Err(Error::InvalidArgument(format!("retention period {retention_period} < 0")));
         }
@@ -51,6 +68,7 @@ impl<S: KeyValueStore + ?Sized> Segments<S> {
             kv,
             retention_period,
             segment_interval,
+            retention_edge,
             clock: Mutex::new(Clock { observed_stream_time, dropped_below: i64::MIN }),
         })
     }
@@ -151,6 +169,40 @@ impl<S: KeyValueStore + ?Sized> Segments<S> {
         }))
     }
 
+    /// Like a forward [`scan`](Self::scan), but over every segment still stored, expired
+    /// or not: Kafka Streams reads every segment it has not dropped yet when a read applies
+    /// no retention of its own, and segments are dropped only by live writes. Each stored
+    /// segment is found with one lookup, so gaps between them cost nothing.
+    pub(crate) fn scan_stored(
+        &self,
+        first_timestamp: i64,
+        last_timestamp: i64,
+        lower: &[u8],
+        upper: &[u8],
+        isolation: IsolationLevel,
+    ) -> Result<impl Iterator<Item = Result<(Vec<u8>, Vec<u8>)>> + Send + 'static> {
+        let (first, last) = (self.segment_id(first_timestamp), self.segment_id(last_timestamp));
+        let mut scans = Vec::new();
+        let mut next = first;
+        while next <= last {
+            let remaining = KeyBounds::half_open(&segment_prefix(next), &segment_end(last));
+            let Some((stored_key, _)) = self.kv.first_in(&remaining, Order::Forward, isolation)? else {
+                break;
+            };
+            let id = decode_segment_id(&stored_key);
+            let prefix = segment_prefix(id);
+            let bounds = KeyBounds::inclusive(Some(&[&prefix[..], lower].concat()), Some(&[&prefix[..], upper].concat()));
+            scans.push(self.kv.scan(&bounds, Order::Forward, isolation)?);
+            match id.checked_add(1) {
+                Some(after) => next = after,
+                None => break,
+            }
+        }
+        Ok(scans.into_iter().flatten().map(|entry| {
+            entry.map(|(mut key, value)| (key.split_off(PREFIX_LEN), value))
+        }))
+    }
+
     /// Re-reads the committed stream time after the store's staged writes were dropped.
     pub(crate) fn reload(&self) -> Result<()> {
         let mut clock = self.clock();
@@ -197,7 +249,11 @@ impl<S: KeyValueStore + ?Sized> Segments<S> {
     }
 
     fn earliest_live_timestamp(&self) -> i64 {
-        self.observed_stream_time().saturating_sub(self.retention_period).saturating_add(1)
+        let edge = self.observed_stream_time().saturating_sub(self.retention_period);
+        match self.retention_edge {
+            RetentionEdge::Expired => edge.saturating_add(1),
+            RetentionEdge::Live => edge,
+        }
     }
 
     /// Java's `timestamp / segmentInterval`: division truncating toward zero.
@@ -237,6 +293,13 @@ fn segment_prefix(id: i64) -> [u8; PREFIX_LEN] {
     let mut prefix = [DATA_TAG; PREFIX_LEN];
     prefix[1..].copy_from_slice(&((id as u64) ^ (1 << 63)).to_be_bytes());
     prefix
+}
+
+/// The segment id of a data key.
+fn decode_segment_id(data_key: &[u8]) -> i64 {
+    let mut id = [0u8; 8];
+    id.copy_from_slice(&data_key[1..PREFIX_LEN]);
+    (u64::from_be_bytes(id) ^ (1 << 63)) as i64
 }
 
 /// The first key after segment `id`'s entries.

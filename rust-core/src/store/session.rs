@@ -14,7 +14,7 @@ use std::sync::Arc;
 use crate::store::format::ordered_bytes::{lower_range, upper_range};
 use crate::store::format::session_key::SessionKeyLayout;
 use crate::store::format::TIMESTAMP_SIZE;
-use crate::store::segments::{corrupt, Segments};
+use crate::store::segments::{corrupt, RetentionEdge, Segments};
 use crate::store::{CommitMetadata, IsolationLevel, KeyValueStore, Order, Result};
 
 /// How a session store keeps its sessions.
@@ -61,7 +61,7 @@ pub struct SessionStore<S: KeyValueStore + ?Sized = dyn KeyValueStore> {
 impl<S: KeyValueStore + ?Sized> SessionStore<S> {
     /// A session store over `kv`, resuming the stream time committed in it.
     pub fn open(kv: Arc<S>, options: SessionStoreOptions) -> Result<Self> {
-        Ok(SessionStore { segments: Segments::open(kv, options.retention_period, options.segment_interval)? })
+        Ok(SessionStore { segments: Segments::open(kv, options.retention_period, options.segment_interval, RetentionEdge::Expired)? })
     }
 
     /// Kafka Streams' `put(Windowed(key, SessionWindow(start, end)), aggregate)`; `None`
@@ -214,7 +214,7 @@ impl<S: KeyValueStore + ?Sized> SessionStore<S> {
 }
 
 /// The largest suffix of a session starting by `latest_start`: `MAX end ‖ latest_start`.
-fn max_suffix(latest_start: i64) -> [u8; 2 * TIMESTAMP_SIZE] {
+pub(crate) fn max_suffix(latest_start: i64) -> [u8; 2 * TIMESTAMP_SIZE] {
     let mut suffix = [0u8; 2 * TIMESTAMP_SIZE];
     suffix[..TIMESTAMP_SIZE].copy_from_slice(&i64::MAX.to_be_bytes());
     suffix[TIMESTAMP_SIZE..].copy_from_slice(&latest_start.to_be_bytes());
@@ -222,15 +222,15 @@ fn max_suffix(latest_start: i64) -> [u8; 2 * TIMESTAMP_SIZE] {
 }
 
 /// Which scanned sessions a read returns: the scan bounds only narrow the search.
-struct Filter {
-    key_from: Option<Vec<u8>>,
-    key_to: Option<Vec<u8>>,
-    earliest_end: i64,
-    latest_start: i64,
+pub(crate) struct Filter {
+    pub(crate) key_from: Option<Vec<u8>>,
+    pub(crate) key_to: Option<Vec<u8>>,
+    pub(crate) earliest_end: i64,
+    pub(crate) latest_start: i64,
 }
 
 impl Filter {
-    fn admits(&self, key: &[u8], start: i64, end: i64) -> bool {
+    pub(crate) fn admits(&self, key: &[u8], start: i64, end: i64) -> bool {
         self.key_from.as_deref().is_none_or(|from| key >= from)
             && self.key_to.as_deref().is_none_or(|to| key <= to)
             && end >= self.earliest_end

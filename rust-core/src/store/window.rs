@@ -21,7 +21,7 @@ use std::sync::Arc;
 use crate::store::format::ordered_bytes::{lower_range, upper_range};
 use crate::store::format::window_key::{WindowKeyLayout, SEQNUM_SIZE};
 use crate::store::format::TIMESTAMP_SIZE;
-use crate::store::segments::{corrupt, Segments};
+use crate::store::segments::{corrupt, RetentionEdge, Segments};
 use crate::store::{CommitMetadata, IsolationLevel, KeyValueStore, Order, Result};
 
 /// Kafka Streams' default segment interval for a retention period:
@@ -82,7 +82,7 @@ impl<S: KeyValueStore + ?Sized> WindowStore<S> {
     /// A window store over `kv`, resuming the stream time committed in it.
     pub fn open(kv: Arc<S>, options: WindowStoreOptions) -> Result<Self> {
         Ok(WindowStore {
-            segments: Segments::open(kv, options.retention_period, options.segment_interval)?,
+            segments: Segments::open(kv, options.retention_period, options.segment_interval, RetentionEdge::Expired)?,
             retain_duplicates: options.retain_duplicates,
             seqnum: AtomicI32::new(0),
         })
@@ -94,13 +94,7 @@ impl<S: KeyValueStore + ?Sized> WindowStore<S> {
         if value.is_none() && self.retain_duplicates {
             return Ok(());
         }
-        let seqnum = if self.retain_duplicates {
-            let next = (self.seqnum.load(AtomicOrdering::Relaxed).wrapping_add(1)) & i32::MAX;
-            self.seqnum.store(next, AtomicOrdering::Relaxed);
-            next
-        } else {
-            0
-        };
+        let seqnum = next_seqnum(&self.seqnum, self.retain_duplicates);
         let store_key = WindowKeyLayout::KeyFirst.encode(key, window_start, seqnum);
         self.segments.put(window_start, &store_key, value).map(|_| ())
     }
@@ -240,8 +234,19 @@ impl<S: KeyValueStore + ?Sized> WindowStore<S> {
     }
 }
 
+/// The sequence number of the next put: 0, or when retaining duplicates the successor of
+/// the last one, wrapping within non-negative `i32`s as Kafka Streams does.
+pub(crate) fn next_seqnum(last: &AtomicI32, retain_duplicates: bool) -> i32 {
+    if !retain_duplicates {
+        return 0;
+    }
+    let next = last.load(AtomicOrdering::Relaxed).wrapping_add(1) & i32::MAX;
+    last.store(next, AtomicOrdering::Relaxed);
+    next
+}
+
 /// The largest suffix a window key up to `time_to` can have: `time_to ‖ i32::MAX`.
-fn max_suffix(time_to: i64) -> [u8; TIMESTAMP_SIZE + SEQNUM_SIZE] {
+pub(crate) fn max_suffix(time_to: i64) -> [u8; TIMESTAMP_SIZE + SEQNUM_SIZE] {
     let mut suffix = [0u8; TIMESTAMP_SIZE + SEQNUM_SIZE];
     suffix[..TIMESTAMP_SIZE].copy_from_slice(&time_to.to_be_bytes());
     suffix[TIMESTAMP_SIZE..].copy_from_slice(&i32::MAX.to_be_bytes());
@@ -249,15 +254,15 @@ fn max_suffix(time_to: i64) -> [u8; TIMESTAMP_SIZE + SEQNUM_SIZE] {
 }
 
 /// Which scanned records a read returns: the scan bounds only narrow the search.
-struct Filter {
-    key_from: Option<Vec<u8>>,
-    key_to: Option<Vec<u8>>,
-    time_from: i64,
-    time_to: i64,
+pub(crate) struct Filter {
+    pub(crate) key_from: Option<Vec<u8>>,
+    pub(crate) key_to: Option<Vec<u8>>,
+    pub(crate) time_from: i64,
+    pub(crate) time_to: i64,
 }
 
 impl Filter {
-    fn admits(&self, key: &[u8], window_start: i64) -> bool {
+    pub(crate) fn admits(&self, key: &[u8], window_start: i64) -> bool {
         self.key_from.as_deref().is_none_or(|from| key >= from)
             && self.key_to.as_deref().is_none_or(|to| key <= to)
             && (self.time_from..=self.time_to).contains(&window_start)

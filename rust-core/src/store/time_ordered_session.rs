@@ -1,0 +1,290 @@
+//! Time-ordered session store: Kafka Streams' `RocksDBTimeOrderedSessionStore` (over
+//! `RocksDBTimeOrderedSessionSegmentedBytesStore`), the store of session aggregations that
+//! emit final results, on a transactional key-value store.
+//!
+//! Sessions live under the time-first base key `0x00 ‖ end ‖ start ‖ key` in the segment of
+//! their end, so [`find_sessions_ending_in`](TimeOrderedSessionStore::find_sessions_ending_in)
+//! comes out by end, then start, then key bytes. A store opened with an index also keeps the
+//! key-first index key `0x01 ‖ key ‖ end ‖ start → empty` next to each session and answers
+//! key lookups from it, in the order of the segmented [`SessionStore`]; without an index,
+//! key lookups scan the base keys, in time order.
+//!
+//! Retention is that of the segmented [`SessionStore`].
+//!
+//! [`SessionStore`]: crate::store::session::SessionStore
+
+use std::sync::Arc;
+
+use crate::store::format::ordered_bytes::{lower_range, upper_range};
+use crate::store::format::session_key::{SessionKeyLayout, KEY_FIRST_PREFIX, TIME_FIRST_PREFIX};
+use crate::store::format::TIMESTAMP_SIZE;
+use crate::store::segments::{corrupt, RetentionEdge, Segments};
+use crate::store::session::{max_suffix, Filter, SessionRecord, SessionRecords, SessionStoreOptions};
+use crate::store::{CommitMetadata, Error, IsolationLevel, KeyValueStore, Order, Result};
+
+const BASE: SessionKeyLayout = SessionKeyLayout::PrefixedTimeFirst;
+const INDEX: SessionKeyLayout = SessionKeyLayout::PrefixedKeyFirst;
+
+/// A transactional time-ordered session store over a key-value store it owns entirely.
+pub struct TimeOrderedSessionStore<S: KeyValueStore + ?Sized = dyn KeyValueStore> {
+    segments: Segments<S>,
+    with_index: bool,
+}
+
+impl<S: KeyValueStore + ?Sized> TimeOrderedSessionStore<S> {
+    /// A time-ordered session store over `kv`, resuming the stream time committed in it.
+    /// `with_index` keeps the key-first index (Kafka Streams' `withIndex`).
+    pub fn open(kv: Arc<S>, options: SessionStoreOptions, with_index: bool) -> Result<Self> {
+        Ok(TimeOrderedSessionStore {
+            segments: Segments::open(kv, options.retention_period, options.segment_interval, RetentionEdge::Expired)?,
+            with_index,
+        })
+    }
+
+    /// Kafka Streams' `put(Windowed(key, SessionWindow(start, end)), aggregate)`; `None`
+    /// deletes the session.
+    pub fn put(&self, key: &[u8], start: i64, end: i64, value: Option<Vec<u8>>) -> Result<()> {
+        // The index entry goes first, as in Kafka Streams; both share one liveness check.
+        if self.with_index {
+            let index_value = value.as_ref().map(|_| Vec::new());
+            if !self.segments.put(end, &INDEX.encode(key, start, end), index_value)? {
+                return Ok(());
+            }
+        }
+        self.segments.put(end, &BASE.encode(key, start, end), value).map(|_| ())
+    }
+
+    /// Kafka Streams' `remove(Windowed(key, SessionWindow(start, end)))`. Unlike a `None`
+    /// put it never creates or drops segments, but it still advances stream time.
+    pub fn remove(&self, key: &[u8], start: i64, end: i64) -> Result<()> {
+        self.segments.remove(end, &BASE.encode(key, start, end))?;
+        if self.with_index {
+            self.segments.remove(end, &INDEX.encode(key, start, end))?;
+        }
+        Ok(())
+    }
+
+    /// Kafka Streams' `fetchSession(key, sessionStartTime, sessionEndTime)`.
+    pub fn fetch_session(&self, key: &[u8], start: i64, end: i64, isolation: IsolationLevel) -> Result<Option<Vec<u8>>> {
+        self.segments.get(end, &BASE.encode(key, start, end), isolation)
+    }
+
+    /// Kafka Streams' `findSessions(earliestSessionEndTime, latestSessionEndTime)`: the
+    /// sessions of every key ending in `earliest_session_end..=latest_session_end`, by end,
+    /// start, then key bytes. Kafka Streams has no backward variant.
+    ///
+    /// As in Kafka Streams, retention is not applied beyond dropped segments: expired
+    /// sessions whose segment is still stored are returned, and a `latest_session_end` of
+    /// `i64::MAX` overflows the scan's upper bound (`latest + 1`) into an empty scan.
+    pub fn find_sessions_ending_in(
+        &self,
+        earliest_session_end: i64,
+        latest_session_end: i64,
+        isolation: IsolationLevel,
+    ) -> Result<SessionRecords> {
+        let lower = BASE.encode(b"", 0, earliest_session_end.max(0));
+        let upper = BASE.encode(b"", 0, latest_session_end.wrapping_add(1).max(0));
+        let entries = self.segments.scan_stored(earliest_session_end, latest_session_end, &lower, &upper, isolation)?;
+        let store = self.segments.kv().name().to_owned();
+        Ok(Box::new(entries.filter_map(move |entry| {
+            let decoded = entry.and_then(|(store_key, value)| {
+                let session = BASE.decode(&store_key).map_err(|e| corrupt(&store, e))?;
+                let ends_in_range = (earliest_session_end..=latest_session_end).contains(&session.end);
+                Ok(ends_in_range.then(|| record(session.key, session.start, session.end, value)))
+            });
+            decoded.transpose()
+        })))
+    }
+
+    /// Kafka Streams' `findSessions(key, earliestSessionEndTime, latestSessionStartTime)`
+    /// and `backwardFindSessions`: sessions of `key` ending at or after
+    /// `earliest_session_end` and starting at or before `latest_session_start`.
+    pub fn find_sessions(
+        &self,
+        key: &[u8],
+        earliest_session_end: i64,
+        latest_session_start: i64,
+        order: Order,
+        isolation: IsolationLevel,
+    ) -> Result<SessionRecords> {
+        let actual_from = self.segments.actual_from(earliest_session_end);
+        let filter = Filter {
+            key_from: Some(key.to_vec()),
+            key_to: Some(key.to_vec()),
+            earliest_end: actual_from,
+            latest_start: latest_session_start,
+        };
+        let layout = if self.with_index { INDEX } else { BASE };
+        let lower = layout.encode(key, 0, actual_from.max(0));
+        let upper = layout.encode(key, latest_session_start, i64::MAX);
+        self.sessions(layout, actual_from, Some(&lower), Some(&upper), filter, order, isolation)
+    }
+
+    /// Kafka Streams' `findSessions(keyFrom, keyTo, earliestSessionEndTime,
+    /// latestSessionStartTime)` and its backward variant; `None` leaves that end of the key
+    /// range open. Empty when `key_from > key_to`.
+    pub fn find_sessions_in_range(
+        &self,
+        key_from: Option<&[u8]>,
+        key_to: Option<&[u8]>,
+        earliest_session_end: i64,
+        latest_session_start: i64,
+        order: Order,
+        isolation: IsolationLevel,
+    ) -> Result<SessionRecords> {
+        if let (Some(from), Some(to)) = (key_from, key_to) {
+            if from > to {
+                return Ok(Box::new(std::iter::empty()));
+            }
+        }
+        let actual_from = self.segments.actual_from(earliest_session_end);
+        let filter = Filter {
+            key_from: key_from.map(<[u8]>::to_vec),
+            key_to: key_to.map(<[u8]>::to_vec),
+            earliest_end: actual_from,
+            latest_start: latest_session_start,
+        };
+        let (layout, lower, upper) = if self.with_index {
+            (INDEX, index_lower_range(key_from), index_upper_range(key_to, latest_session_start))
+        } else {
+            (BASE, base_lower_range(key_from, actual_from), base_upper_range(key_to, latest_session_start))
+        };
+        self.sessions(layout, actual_from, Some(&lower), Some(&upper), filter, order, isolation)
+    }
+
+    /// Kafka Streams' `fetch(key)` and `backwardFetch(key)`: every live session of `key`.
+    pub fn fetch(&self, key: &[u8], order: Order, isolation: IsolationLevel) -> Result<SessionRecords> {
+        self.find_sessions(key, 0, i64::MAX, order, isolation)
+    }
+
+    /// Kafka Streams' `fetch(keyFrom, keyTo)` and `backwardFetch(keyFrom, keyTo)`.
+    pub fn fetch_range(
+        &self,
+        key_from: Option<&[u8]>,
+        key_to: Option<&[u8]>,
+        order: Order,
+        isolation: IsolationLevel,
+    ) -> Result<SessionRecords> {
+        self.find_sessions_in_range(key_from, key_to, 0, i64::MAX, order, isolation)
+    }
+
+    /// Restores changelog records: keys in the (unprefixed) key-first session key layout
+    /// every session store's changelog uses, `None` values deleting. Records of already
+    /// expired segments are skipped.
+    pub fn restore(&self, records: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<()> {
+        let mut entries = Vec::with_capacity(records.len() * 2);
+        for (changelog_key, value) in records {
+            let session = SessionKeyLayout::KeyFirst
+                .decode(&changelog_key)
+                .map_err(|e| Error::InvalidArgument(format!("changelog key: {e}")))?;
+            if self.with_index {
+                let index_value = value.as_ref().map(|_| Vec::new());
+                entries.push((session.end, INDEX.encode(session.key, session.start, session.end), index_value));
+            }
+            entries.push((session.end, BASE.encode(session.key, session.start, session.end), value));
+        }
+        self.segments.restore(entries)
+    }
+
+    /// The largest session end written, removed or restored so far (-1 before any).
+    pub fn observed_stream_time(&self) -> i64 {
+        self.segments.observed_stream_time()
+    }
+
+    /// Commits the staged writes with `metadata` (see [`KeyValueStore::commit`]).
+    pub fn commit(&self, metadata: &CommitMetadata) -> Result<()> {
+        self.segments.kv().commit(metadata)
+    }
+
+    /// Drops the staged writes and returns to the committed stream time.
+    pub fn rollback(&self) -> Result<()> {
+        self.segments.kv().rollback()?;
+        self.segments.reload()
+    }
+
+    /// Approximate bytes staged since the last commit or rollback.
+    pub fn approximate_uncommitted_bytes(&self) -> u64 {
+        self.segments.kv().approximate_uncommitted_bytes()
+    }
+
+    /// Scans the `layout` keys in `lower..=upper` of every live segment from
+    /// `earliest_end` on. Base keys carry their values; index keys are resolved to their
+    /// base key's value while reading, so the result is read in full before it is returned.
+    #[allow(clippy::too_many_arguments)]
+    fn sessions(
+        &self,
+        layout: SessionKeyLayout,
+        earliest_end: i64,
+        lower: Option<&[u8]>,
+        upper: Option<&[u8]>,
+        filter: Filter,
+        order: Order,
+        isolation: IsolationLevel,
+    ) -> Result<SessionRecords> {
+        let store = self.segments.kv().name().to_owned();
+        // Any live segment may hold a matching session: sessions are segmented by end,
+        // and a session ending arbitrarily late can have started early enough.
+        let entries = self.segments.scan(earliest_end, i64::MAX, lower, upper, order, isolation)?;
+        let admitted = entries.filter_map(move |entry| {
+            let decoded = entry.and_then(|(store_key, value)| {
+                let session = layout.decode(&store_key).map_err(|e| corrupt(&store, e))?;
+                Ok(filter
+                    .admits(session.key, session.start, session.end)
+                    .then(|| record(session.key, session.start, session.end, value)))
+            });
+            decoded.transpose()
+        });
+        if layout == BASE {
+            return Ok(Box::new(admitted));
+        }
+        let mut resolved = Vec::new();
+        for entry in admitted {
+            let mut session = entry?;
+            let base_key = BASE.encode(&session.key, session.start, session.end);
+            // The index and its sessions are written and committed together, so a missing
+            // session is one whose deletion committed after the index scan began.
+            if let Some(value) = self.segments.get(session.end, &base_key, isolation)? {
+                session.value = value;
+                resolved.push(Ok(session));
+            }
+        }
+        Ok(Box::new(resolved.into_iter()))
+    }
+}
+
+fn record(key: &[u8], start: i64, end: i64, value: Vec<u8>) -> SessionRecord {
+    SessionRecord { key: key.to_vec(), start, end, value }
+}
+
+/// `TimeFirstSessionKeySchema.lowerRange`: `0x00 ‖ from ‖ 0 ‖ key`, or `0x00 ‖ from` for
+/// any key.
+fn base_lower_range(key_from: Option<&[u8]>, from: i64) -> Vec<u8> {
+    match key_from {
+        None => [&[TIME_FIRST_PREFIX][..], &from.to_be_bytes()].concat(),
+        Some(key) => BASE.encode(key, 0, from),
+    }
+}
+
+/// `TimeFirstSessionKeySchema.upperRange`: `0x00 ‖ MAX ‖ latest start ‖ key`, or the first
+/// index key for any key.
+fn base_upper_range(key_to: Option<&[u8]>, latest_start: i64) -> Vec<u8> {
+    match key_to {
+        None => vec![KEY_FIRST_PREFIX],
+        Some(key) => BASE.encode(key, latest_start, i64::MAX),
+    }
+}
+
+/// `KeyFirstSessionKeySchema.lowerRange`: the segmented session store's bound, prefixed.
+fn index_lower_range(key_from: Option<&[u8]>) -> Vec<u8> {
+    let unprefixed = key_from.map(|key| lower_range(key, 2 * TIMESTAMP_SIZE)).unwrap_or_default();
+    [&[KEY_FIRST_PREFIX][..], &unprefixed].concat()
+}
+
+/// `KeyFirstSessionKeySchema.upperRange`: the segmented session store's bound, prefixed,
+/// or the end of the index for any key.
+fn index_upper_range(key_to: Option<&[u8]>, latest_start: i64) -> Vec<u8> {
+    match key_to {
+        None => vec![KEY_FIRST_PREFIX + 1],
+        Some(key) => [&[KEY_FIRST_PREFIX][..], &upper_range(key, &max_suffix(latest_start))].concat(),
+    }
+}

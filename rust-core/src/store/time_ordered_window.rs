@@ -1,0 +1,277 @@
+//! Time-ordered window store: Kafka Streams' `RocksDBTimeOrderedWindowStore` (over
+//! `RocksDBTimeOrderedWindowSegmentedBytesStore`), the store of stream-stream outer joins
+//! and of windowed aggregations that emit final results, on a transactional key-value
+//! store.
+//!
+//! Records live under the time-first base key `0x00 ‖ start ‖ key ‖ seqnum` in the segment
+//! of their window start, so [`fetch_all`](TimeOrderedWindowStore::fetch_all) and
+//! [`all`](TimeOrderedWindowStore::all) come out by window start, then key bytes, then
+//! insertion order. A store opened with an index also keeps the key-first index key
+//! `0x01 ‖ key ‖ start ‖ seqnum → empty` next to each record, and answers key lookups from
+//! it (in key-first order, each value read from the base key); without an index, key
+//! lookups scan the base keys of the time range, in time order.
+//!
+//! Retention is that of [`WindowStore`](crate::store::window::WindowStore) with one
+//! difference Kafka Streams has too: a window starting exactly `retention` before stream
+//! time is still readable.
+
+use std::sync::atomic::{AtomicI32, Ordering as AtomicOrdering};
+use std::sync::Arc;
+
+use crate::store::format::ordered_bytes::{lower_range, upper_range};
+use crate::store::format::window_key::{
+    WindowKeyLayout, KEY_FIRST_PREFIX, SEQNUM_SIZE, TIME_FIRST_PREFIX,
+};
+use crate::store::format::TIMESTAMP_SIZE;
+use crate::store::segments::{corrupt, RetentionEdge, Segments};
+use crate::store::window::{
+    max_suffix, next_seqnum, Filter, WindowStoreOptions, WindowValues, WindowedRecord, WindowedRecords,
+};
+use crate::store::{CommitMetadata, Error, IsolationLevel, KeyValueStore, Order, Result};
+
+const BASE: WindowKeyLayout = WindowKeyLayout::PrefixedTimeFirst;
+const INDEX: WindowKeyLayout = WindowKeyLayout::PrefixedKeyFirst;
+
+/// A transactional time-ordered window store over a key-value store it owns entirely.
+pub struct TimeOrderedWindowStore<S: KeyValueStore + ?Sized = dyn KeyValueStore> {
+    segments: Segments<S>,
+    retain_duplicates: bool,
+    with_index: bool,
+    /// Sequence number of the last put when retaining duplicates; in memory only, like
+    /// Kafka Streams'.
+    seqnum: AtomicI32,
+}
+
+impl<S: KeyValueStore + ?Sized> TimeOrderedWindowStore<S> {
+    /// A time-ordered window store over `kv`, resuming the stream time committed in it.
+    /// `with_index` keeps the key-first index (Kafka Streams' `hasIndex`).
+    pub fn open(kv: Arc<S>, options: WindowStoreOptions, with_index: bool) -> Result<Self> {
+        Ok(TimeOrderedWindowStore {
+            segments: Segments::open(kv, options.retention_period, options.segment_interval, RetentionEdge::Live)?,
+            retain_duplicates: options.retain_duplicates,
+            with_index,
+            seqnum: AtomicI32::new(0),
+        })
+    }
+
+    /// Kafka Streams' `put(key, value, windowStartTimestamp)`. `None` deletes the window,
+    /// except when retaining duplicates, where it does nothing at all.
+    pub fn put(&self, key: &[u8], value: Option<Vec<u8>>, window_start: i64) -> Result<()> {
+        if value.is_none() && self.retain_duplicates {
+            return Ok(());
+        }
+        let seqnum = next_seqnum(&self.seqnum, self.retain_duplicates);
+        // The index entry goes first, as in Kafka Streams; both share one liveness check.
+        if self.with_index {
+            let index_value = value.as_ref().map(|_| Vec::new());
+            if !self.segments.put(window_start, &INDEX.encode(key, window_start, seqnum), index_value)? {
+                return Ok(());
+            }
+        }
+        self.segments.put(window_start, &BASE.encode(key, window_start, seqnum), value).map(|_| ())
+    }
+
+    /// Kafka Streams' `fetch(key, time)`: the value of the window starting at
+    /// `window_start`, under the latest sequence number when retaining duplicates.
+    pub fn fetch(&self, key: &[u8], window_start: i64, isolation: IsolationLevel) -> Result<Option<Vec<u8>>> {
+        let seqnum = self.seqnum.load(AtomicOrdering::Relaxed);
+        self.segments.get(window_start, &BASE.encode(key, window_start, seqnum), isolation)
+    }
+
+    /// Kafka Streams' `fetch(key, timeFrom, timeTo)` and `backwardFetch`: windows of `key`
+    /// starting in `time_from..=time_to`, by start then insertion order.
+    pub fn fetch_key(
+        &self,
+        key: &[u8],
+        time_from: i64,
+        time_to: i64,
+        order: Order,
+        isolation: IsolationLevel,
+    ) -> Result<WindowValues> {
+        let actual_from = self.segments.actual_from(time_from);
+        if time_to < actual_from {
+            return Ok(Box::new(std::iter::empty()));
+        }
+        let filter = Filter { key_from: Some(key.to_vec()), key_to: Some(key.to_vec()), time_from: actual_from, time_to };
+        let layout = if self.with_index { INDEX } else { BASE };
+        let lower = layout.encode(key, actual_from.max(0), 0);
+        let upper = layout.encode(key, time_to, i32::MAX);
+        let records = self.records(layout, actual_from, time_to, Some(&lower), Some(&upper), filter, order, isolation)?;
+        Ok(Box::new(records.map(|record| record.map(|r| (r.window_start, r.value)))))
+    }
+
+    /// Kafka Streams' `fetch(keyFrom, keyTo, timeFrom, timeTo)` and its backward variant;
+    /// `None` leaves that end of the key range open. Empty when `key_from > key_to`.
+    pub fn fetch_key_range(
+        &self,
+        key_from: Option<&[u8]>,
+        key_to: Option<&[u8]>,
+        time_from: i64,
+        time_to: i64,
+        order: Order,
+        isolation: IsolationLevel,
+    ) -> Result<WindowedRecords> {
+        if let (Some(from), Some(to)) = (key_from, key_to) {
+            if from > to {
+                return Ok(Box::new(std::iter::empty()));
+            }
+        }
+        let actual_from = self.segments.actual_from(time_from);
+        if time_to < actual_from {
+            return Ok(Box::new(std::iter::empty()));
+        }
+        let filter = Filter {
+            key_from: key_from.map(<[u8]>::to_vec),
+            key_to: key_to.map(<[u8]>::to_vec),
+            time_from: actual_from,
+            time_to,
+        };
+        let (layout, lower, upper) = if self.with_index {
+            (INDEX, index_lower_range(key_from), index_upper_range(key_to, time_to))
+        } else {
+            (BASE, base_lower_range(key_from, actual_from), base_upper_range(key_to, time_to))
+        };
+        self.records(layout, actual_from, time_to, Some(&lower), Some(&upper), filter, order, isolation)
+    }
+
+    /// Kafka Streams' `fetchAll(timeFrom, timeTo)` and `backwardFetchAll`: every window
+    /// starting in `time_from..=time_to`, by start, then key bytes, then insertion order.
+    pub fn fetch_all(&self, time_from: i64, time_to: i64, order: Order, isolation: IsolationLevel) -> Result<WindowedRecords> {
+        let actual_from = self.segments.actual_from(time_from);
+        if time_to < actual_from {
+            return Ok(Box::new(std::iter::empty()));
+        }
+        let filter = Filter { key_from: None, key_to: None, time_from: actual_from, time_to };
+        let lower = base_lower_range(None, actual_from);
+        let upper = base_upper_range(None, time_to);
+        self.records(BASE, actual_from, time_to, Some(&lower), Some(&upper), filter, order, isolation)
+    }
+
+    /// Kafka Streams' `all()` and `backwardAll()`: every live window, in time order.
+    pub fn all(&self, order: Order, isolation: IsolationLevel) -> Result<WindowedRecords> {
+        let actual_from = self.segments.actual_from(0);
+        let filter = Filter { key_from: None, key_to: None, time_from: actual_from, time_to: i64::MAX };
+        let lower = base_lower_range(None, actual_from);
+        let upper = base_upper_range(None, i64::MAX);
+        self.records(BASE, actual_from, i64::MAX, Some(&lower), Some(&upper), filter, order, isolation)
+    }
+
+    /// Restores changelog records: keys in the (unprefixed) key-first window key layout
+    /// every window store's changelog uses, `None` values deleting. Records of already
+    /// expired segments are skipped.
+    pub fn restore(&self, records: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<()> {
+        let mut entries = Vec::with_capacity(records.len() * 2);
+        for (changelog_key, value) in records {
+            let window_key = WindowKeyLayout::KeyFirst
+                .decode(&changelog_key)
+                .map_err(|e| Error::InvalidArgument(format!("changelog key: {e}")))?;
+            let (key, start, seqnum) = (window_key.key, window_key.window_start, window_key.seqnum);
+            if self.with_index {
+                entries.push((start, INDEX.encode(key, start, seqnum), value.as_ref().map(|_| Vec::new())));
+            }
+            entries.push((start, BASE.encode(key, start, seqnum), value));
+        }
+        self.segments.restore(entries)
+    }
+
+    /// The largest window start written or restored so far (-1 before any).
+    pub fn observed_stream_time(&self) -> i64 {
+        self.segments.observed_stream_time()
+    }
+
+    /// Commits the staged writes with `metadata` (see [`KeyValueStore::commit`]).
+    pub fn commit(&self, metadata: &CommitMetadata) -> Result<()> {
+        self.segments.kv().commit(metadata)
+    }
+
+    /// Drops the staged writes and returns to the committed stream time.
+    pub fn rollback(&self) -> Result<()> {
+        self.segments.kv().rollback()?;
+        self.segments.reload()
+    }
+
+    /// Approximate bytes staged since the last commit or rollback.
+    pub fn approximate_uncommitted_bytes(&self) -> u64 {
+        self.segments.kv().approximate_uncommitted_bytes()
+    }
+
+    /// Scans the `layout` keys in `lower..=upper` of the segments holding `time_from..=time_to`.
+    /// Base keys carry their values; index keys are resolved to their base key's value
+    /// while reading, so the result is read in full before it is returned.
+    #[allow(clippy::too_many_arguments)]
+    fn records(
+        &self,
+        layout: WindowKeyLayout,
+        time_from: i64,
+        time_to: i64,
+        lower: Option<&[u8]>,
+        upper: Option<&[u8]>,
+        filter: Filter,
+        order: Order,
+        isolation: IsolationLevel,
+    ) -> Result<WindowedRecords> {
+        let store = self.segments.kv().name().to_owned();
+        let entries = self.segments.scan(time_from, time_to, lower, upper, order, isolation)?;
+        let admitted = entries.filter_map(move |entry| {
+            let decoded = entry.and_then(|(store_key, value)| {
+                let window_key = layout.decode(&store_key).map_err(|e| corrupt(&store, e))?;
+                Ok(filter.admits(window_key.key, window_key.window_start).then(|| {
+                    let record = WindowedRecord { key: window_key.key.to_vec(), window_start: window_key.window_start, value };
+                    (record, window_key.seqnum)
+                }))
+            });
+            decoded.transpose()
+        });
+        if layout == BASE {
+            return Ok(Box::new(admitted.map(|entry| entry.map(|(record, _)| record))));
+        }
+        let mut resolved = Vec::new();
+        for entry in admitted {
+            let (mut record, seqnum) = entry?;
+            let base_key = BASE.encode(&record.key, record.window_start, seqnum);
+            // The index and its records are written and committed together, so a missing
+            // record is one whose deletion committed after the index scan began.
+            if let Some(value) = self.segments.get(record.window_start, &base_key, isolation)? {
+                record.value = value;
+                resolved.push(Ok(record));
+            }
+        }
+        Ok(Box::new(resolved.into_iter()))
+    }
+}
+
+/// `TimeFirstWindowKeySchema.lowerRange`: `0x00 ‖ from ‖ key`, or `0x00 ‖ from` for any key.
+fn base_lower_range(key_from: Option<&[u8]>, from: i64) -> Vec<u8> {
+    [&[TIME_FIRST_PREFIX][..], &from.to_be_bytes(), key_from.unwrap_or_default()].concat()
+}
+
+/// `TimeFirstWindowKeySchema.upperRange`: `0x00 ‖ to ‖ 0xFF… (key length) ‖ i32::MAX`, or
+/// the first index key for any key.
+fn base_upper_range(key_to: Option<&[u8]>, to: i64) -> Vec<u8> {
+    match key_to {
+        None => vec![KEY_FIRST_PREFIX],
+        Some(key) => {
+            let mut upper = Vec::with_capacity(1 + TIMESTAMP_SIZE + key.len() + SEQNUM_SIZE);
+            upper.push(TIME_FIRST_PREFIX);
+            upper.extend_from_slice(&to.to_be_bytes());
+            upper.resize(upper.len() + key.len(), 0xFF);
+            upper.extend_from_slice(&i32::MAX.to_be_bytes());
+            upper
+        }
+    }
+}
+
+/// `KeyFirstWindowKeySchema.lowerRange`: the segmented window store's bound, prefixed.
+fn index_lower_range(key_from: Option<&[u8]>) -> Vec<u8> {
+    let unprefixed = key_from.map(|key| lower_range(key, TIMESTAMP_SIZE + SEQNUM_SIZE)).unwrap_or_default();
+    [&[KEY_FIRST_PREFIX][..], &unprefixed].concat()
+}
+
+/// `KeyFirstWindowKeySchema.upperRange`: the segmented window store's bound, prefixed, or
+/// the end of the index for any key.
+fn index_upper_range(key_to: Option<&[u8]>, to: i64) -> Vec<u8> {
+    match key_to {
+        None => vec![KEY_FIRST_PREFIX + 1],
+        Some(key) => [&[KEY_FIRST_PREFIX][..], &upper_range(key, &max_suffix(to))].concat(),
+    }
+}
