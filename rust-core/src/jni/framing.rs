@@ -6,6 +6,14 @@
 //! - **Entries** (scan chunks native → Java, `putAll` batches Java → native): a sequence of
 //!   `i32 keyLength, key, i32 valueLength, value`. A value length of -1 stands for a null
 //!   value (a deletion in `putAll`); scan chunks never contain one.
+//! - **Windowed entries** (window and session scan chunks): entries whose key is the record
+//!   key followed by its window, `key ‖ i64 windowStart` for window stores and
+//!   `key ‖ i64 sessionStart ‖ i64 sessionEnd` for session stores.
+//! - **Timestamped entries** (versioned restore batches, Java → native): entries followed by
+//!   `i64 timestamp`, the version's timestamp.
+//! - **Versioned records** (versioned reads, native → Java):
+//!   `i64 timestamp, i64 validTo, value`, where a valid-to of -1 means none (the latest
+//!   version), as in Kafka Streams' `PUT_RETURN_CODE_VALID_TO_UNDEFINED`.
 //! - **Offsets** (commit, Java → native): a sequence of
 //!   `i32 topicLength, topic (UTF-8), i32 partition, i64 offset`, where a negative offset
 //!   removes the partition's stored offset (Kafka Streams' `null` in the commit map).
@@ -13,6 +21,7 @@
 use std::collections::BTreeMap;
 
 use super::errors::{JavaException, NativeError};
+use crate::store::versioned::VersionedRecord;
 use crate::store::TopicPartition;
 
 /// The value length that stands for a null value.
@@ -31,18 +40,52 @@ pub(crate) fn put_entry(out: &mut Vec<u8>, key: &[u8], value: &[u8]) {
     out.extend_from_slice(value);
 }
 
-/// Decodes a `putAll` batch.
+/// The framed key of a window store record: `key ‖ window start`.
+pub(crate) fn window_entry_key(key: Vec<u8>, window_start: i64) -> Vec<u8> {
+    let mut framed = key;
+    framed.extend_from_slice(&window_start.to_be_bytes());
+    framed
+}
+
+/// The framed key of a session: `key ‖ start ‖ end`.
+pub(crate) fn session_entry_key(key: Vec<u8>, start: i64, end: i64) -> Vec<u8> {
+    let mut framed = key;
+    framed.extend_from_slice(&start.to_be_bytes());
+    framed.extend_from_slice(&end.to_be_bytes());
+    framed
+}
+
+/// The valid-to of a framed versioned record that has none.
+const NO_VALID_TO: i64 = -1;
+
+/// Frames a versioned record.
+pub(crate) fn versioned_record(record: &VersionedRecord) -> Vec<u8> {
+    let mut framed = Vec::with_capacity(16 + record.value.len());
+    framed.extend_from_slice(&record.timestamp.to_be_bytes());
+    framed.extend_from_slice(&record.valid_to.unwrap_or(NO_VALID_TO).to_be_bytes());
+    framed.extend_from_slice(&record.value);
+    framed
+}
+
+/// Decodes a `putAll` or restore batch.
 pub(crate) fn entries(bytes: &[u8]) -> Result<Vec<(Vec<u8>, Option<Vec<u8>>)>, NativeError> {
     let mut reader = Reader { bytes, at: 0 };
     let mut entries = Vec::new();
     while !reader.done() {
-        let key_length = reader.length("key")?;
-        let key = reader.take(key_length)?.to_vec();
-        let value = match reader.i32()? {
-            NULL_LENGTH => None,
-            length => Some(reader.take(to_length(length, "value")?)?.to_vec()),
-        };
-        entries.push((key, value));
+        entries.push(reader.entry()?);
+    }
+    Ok(entries)
+}
+
+/// Decodes a versioned restore batch: `(key, value or None, timestamp)`.
+pub(crate) fn timestamped_entries(
+    bytes: &[u8],
+) -> Result<Vec<(Vec<u8>, Option<Vec<u8>>, i64)>, NativeError> {
+    let mut reader = Reader { bytes, at: 0 };
+    let mut entries = Vec::new();
+    while !reader.done() {
+        let (key, value) = reader.entry()?;
+        entries.push((key, value, reader.i64()?));
     }
     Ok(entries)
 }
@@ -112,6 +155,16 @@ impl<'a> Reader<'a> {
         let length = self.i32()?;
         to_length(length, what)
     }
+
+    fn entry(&mut self) -> Result<(Vec<u8>, Option<Vec<u8>>), NativeError> {
+        let key_length = self.length("key")?;
+        let key = self.take(key_length)?.to_vec();
+        let value = match self.i32()? {
+            NULL_LENGTH => None,
+            length => Some(self.take(to_length(length, "value")?)?.to_vec()),
+        };
+        Ok((key, value))
+    }
 }
 
 #[cfg(test)]
@@ -143,6 +196,42 @@ mod tests {
         put_entry(&mut batch, b"key", b"value");
         assert!(entries(&batch[..batch.len() - 1]).is_err());
         assert!(entries(&(-5i32).to_be_bytes()).is_err());
+    }
+
+    #[test]
+    fn timestamped_entries_carry_their_timestamp_after_the_value() {
+        let mut batch = Vec::new();
+        put_entry(&mut batch, b"k", b"v");
+        batch.extend_from_slice(&(-7i64).to_be_bytes());
+        batch.extend_from_slice(&1i32.to_be_bytes());
+        batch.extend_from_slice(b"k");
+        batch.extend_from_slice(&NULL_LENGTH.to_be_bytes());
+        batch.extend_from_slice(&9i64.to_be_bytes());
+        assert_eq!(
+            timestamped_entries(&batch).unwrap(),
+            vec![(b"k".to_vec(), Some(b"v".to_vec()), -7), (b"k".to_vec(), None, 9)]
+        );
+        assert!(timestamped_entries(&batch[..batch.len() - 1]).is_err());
+    }
+
+    #[test]
+    fn versioned_records_frame_timestamp_valid_to_and_value() {
+        let latest = VersionedRecord { value: b"v".to_vec(), timestamp: 5, valid_to: None };
+        assert_eq!(
+            versioned_record(&latest),
+            [&5i64.to_be_bytes()[..], &(-1i64).to_be_bytes(), b"v"].concat()
+        );
+        let older = VersionedRecord { value: Vec::new(), timestamp: 1, valid_to: Some(5) };
+        assert_eq!(versioned_record(&older), [1i64.to_be_bytes(), 5i64.to_be_bytes()].concat());
+    }
+
+    #[test]
+    fn windowed_entry_keys_end_with_their_window() {
+        assert_eq!(window_entry_key(b"k".to_vec(), 1), [b"k".as_slice(), &1i64.to_be_bytes()].concat());
+        assert_eq!(
+            session_entry_key(b"k".to_vec(), 1, 2),
+            [b"k".as_slice(), &1i64.to_be_bytes(), &2i64.to_be_bytes()].concat()
+        );
     }
 
     #[test]

@@ -7,37 +7,24 @@
 //! `NativeKeyValueIterator` reads in chunks.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use jni::objects::{JByteArray, JClass, JString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::EnvUnowned;
 
 use super::arrays::{new_optional_byte_array, read_bytes, read_optional_bytes};
-use super::chunks::ChunkedScan;
 use super::errors::{NativeError, ThrowJavaException};
 use super::framing;
-use super::registry::{register_store, ROCKSDB_RESOURCES, SCANS, STORES};
+use super::reads::{isolation, order, register_scan};
+use super::registry::{register_store, ROCKSDB_RESOURCES, STORES};
 use crate::store::rocks::destroy_store_dir;
 use crate::store::{
-    CommitMetadata, InMemoryKeyValueStore, IsolationLevel, KeyBounds, KeyValueIterator, Order,
-    RocksDbKeyValueStore, TopicPartition,
+    CommitMetadata, InMemoryKeyValueStore, KeyBounds, RocksDbKeyValueStore, TopicPartition,
 };
 
 /// What `committedOffset` returns when no offset is stored.
 const NO_OFFSET: jlong = -1;
-
-fn isolation(read_committed: jboolean) -> IsolationLevel {
-    if read_committed {
-        IsolationLevel::ReadCommitted
-    } else {
-        IsolationLevel::ReadUncommitted
-    }
-}
-
-fn register_scan(entries: KeyValueIterator) -> jlong {
-    SCANS.insert(Arc::new(Mutex::new(ChunkedScan::new(entries))))
-}
 
 /// Opens (or creates) the RocksDB store `name` in `directory`, sharing the memory of
 /// `resources`. A directory that is not an intact store raises
@@ -203,8 +190,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueSto
         let from = read_optional_bytes(env, &from)?;
         let to = read_optional_bytes(env, &to)?;
         let bounds = KeyBounds::inclusive(from.as_deref(), to.as_deref());
-        let order = if reverse { Order::Reverse } else { Order::Forward };
-        let entries = store.scan(&bounds, order, isolation(read_committed))?;
+        let entries = store.scan(&bounds, order(reverse), isolation(read_committed))?;
         Ok(register_scan(entries))
     })
     .resolve::<ThrowJavaException>()

@@ -8,7 +8,9 @@
 //! - [`handles`] and [`registry`]: Rust objects behind `long` handles that survive misuse;
 //! - [`arrays`]: `byte[]` in and out through raw JNI calls (the hot paths);
 //! - [`framing`] and [`chunks`]: the byte layouts that batch many entries into one crossing;
-//! - one module per Java class with native methods.
+//! - [`reads`]: isolation, direction and scan handles, shared by every store's reads;
+//! - one module per Java class with native methods. Window, session and versioned stores
+//!   are opened over a key-value store handle, which keeps offsets, position and lifetime.
 
 mod arrays;
 mod checks;
@@ -18,5 +20,9 @@ mod framing;
 mod handles;
 mod kv_iterator;
 mod kv_store;
+mod reads;
 mod registry;
 mod rocksdb_resources;
+mod session_store;
+mod versioned_store;
+mod window_store;

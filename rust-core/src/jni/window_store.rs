@@ -1,0 +1,209 @@
+//! `dev.sluice.streams.state.internals.NativeWindowStore`: [`WindowStore`]s behind `long`
+//! handles.
+//!
+//! A window store is opened over a key-value store handle (see `kv_store`), which keeps
+//! the data, the changelog offsets and the position; the Java owner commits, reads offsets
+//! and closes through that handle, and through this one everything window-shaped.
+//! Scans frame each record as a windowed entry (see [`framing`]).
+
+use jni::objects::{JByteArray, JClass};
+use jni::sys::{jboolean, jlong};
+use jni::EnvUnowned;
+
+use super::arrays::{new_optional_byte_array, read_bytes, read_optional_bytes};
+use super::errors::{NativeError, ThrowJavaException};
+use super::framing::{self, window_entry_key};
+use super::reads::{isolation, order, register_scan};
+use super::registry::{STORES, WINDOW_STORES};
+use crate::store::window::{WindowStore, WindowStoreOptions, WindowedRecords};
+use crate::store::KeyValueIterator;
+
+fn framed(records: WindowedRecords) -> KeyValueIterator {
+    KeyValueIterator::new(records.map(|record| {
+        record.map(|r| (window_entry_key(r.key, r.window_start), r.value))
+    }))
+}
+
+/// Opens a window store over the key-value store `kv_store`, which it then owns entirely.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore_open<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    kv_store: jlong,
+    retention_period: jlong,
+    segment_interval: jlong,
+    retain_duplicates: jboolean,
+) -> jlong {
+    env.with_env(|_env| -> Result<jlong, NativeError> {
+        let options = WindowStoreOptions {
+            retention_period,
+            segment_interval,
+            retain_duplicates,
+        };
+        let store = WindowStore::open(STORES.get(kv_store)?, options)?;
+        Ok(WINDOW_STORES.insert(std::sync::Arc::new(store)))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore_put<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    key: JByteArray<'local>,
+    value: JByteArray<'local>,
+    window_start: jlong,
+) {
+    env.with_env(|env| -> Result<(), NativeError> {
+        let store = WINDOW_STORES.get(handle)?;
+        let key = read_bytes(env, &key, "key")?;
+        let value = read_optional_bytes(env, &value)?;
+        Ok(store.put(&key, value, window_start)?)
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// The value of `key`'s window starting at `window_start`, or null.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore_fetch<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    key: JByteArray<'local>,
+    window_start: jlong,
+    read_committed: jboolean,
+) -> JByteArray<'local> {
+    env.with_env(|env| -> Result<JByteArray<'local>, NativeError> {
+        let store = WINDOW_STORES.get(handle)?;
+        let key = read_bytes(env, &key, "key")?;
+        let value = store.fetch(&key, window_start, isolation(read_committed))?;
+        new_optional_byte_array(env, value.as_deref())
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Scans `key`'s windows starting in `[time_from, time_to]`; the framed record keys are
+/// empty, only the window start follows.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore_fetchKey<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    key: JByteArray<'local>,
+    time_from: jlong,
+    time_to: jlong,
+    reverse: jboolean,
+    read_committed: jboolean,
+) -> jlong {
+    env.with_env(|env| -> Result<jlong, NativeError> {
+        let store = WINDOW_STORES.get(handle)?;
+        let key = read_bytes(env, &key, "key")?;
+        let values = store.fetch_key(&key, time_from, time_to, order(reverse), isolation(read_committed))?;
+        Ok(register_scan(KeyValueIterator::new(values.map(|value| {
+            value.map(|(window_start, value)| (window_entry_key(Vec::new(), window_start), value))
+        }))))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Scans the windows of keys in `[key_from, key_to]` (null = open end) starting in
+/// `[time_from, time_to]`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore_fetchRange<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    key_from: JByteArray<'local>,
+    key_to: JByteArray<'local>,
+    time_from: jlong,
+    time_to: jlong,
+    reverse: jboolean,
+    read_committed: jboolean,
+) -> jlong {
+    env.with_env(|env| -> Result<jlong, NativeError> {
+        let store = WINDOW_STORES.get(handle)?;
+        let key_from = read_optional_bytes(env, &key_from)?;
+        let key_to = read_optional_bytes(env, &key_to)?;
+        let records = store.fetch_key_range(
+            key_from.as_deref(),
+            key_to.as_deref(),
+            time_from,
+            time_to,
+            order(reverse),
+            isolation(read_committed),
+        )?;
+        Ok(register_scan(framed(records)))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Scans every live window.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore_all<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    reverse: jboolean,
+    read_committed: jboolean,
+) -> jlong {
+    env.with_env(|_env| -> Result<jlong, NativeError> {
+        let store = WINDOW_STORES.get(handle)?;
+        Ok(register_scan(framed(store.all(order(reverse), isolation(read_committed))?)))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Applies changelog records framed as entries (window-key keys, null values deleting).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore_restore<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    batch: JByteArray<'local>,
+) {
+    env.with_env(|env| -> Result<(), NativeError> {
+        let store = WINDOW_STORES.get(handle)?;
+        let batch = read_bytes(env, &batch, "batch")?;
+        Ok(store.restore(framing::entries(&batch)?)?)
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Drops the staged writes and returns to the committed stream time.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore_rollback<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    env.with_env(|_env| -> Result<(), NativeError> {
+        Ok(WINDOW_STORES.get(handle)?.rollback()?)
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Releases the handle; a second release does nothing. The key-value store underneath is
+/// closed through its own handle.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore_release<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    env.with_env(|_env| -> Result<(), NativeError> {
+        WINDOW_STORES.remove(handle);
+        Ok(())
+    })
+    .resolve::<ThrowJavaException>()
+}
