@@ -2,8 +2,11 @@ package dev.sluice.streams.state;
 
 import dev.sluice.streams.state.internals.KeyValueLayout;
 import dev.sluice.streams.state.internals.SluiceKeyValueBytesStoreSupplier;
+import dev.sluice.streams.state.internals.SluiceWindowBytesStoreSupplier;
+import java.time.Duration;
 import org.apache.kafka.streams.state.KeyValueBytesStoreSupplier;
 import org.apache.kafka.streams.state.Stores;
+import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
 
 /**
  * Sluice's counterpart of {@link Stores} for Processor API users: the same factory methods, serving
@@ -44,5 +47,37 @@ public final class SluiceStores {
     /** An in-memory key-value store; like {@link Stores#inMemoryKeyValueStore(String)}. */
     public static KeyValueBytesStoreSupplier inMemoryKeyValueStore(final String name) {
         return SluiceKeyValueBytesStoreSupplier.inMemory(name);
+    }
+
+    /**
+     * A persistent window store; like {@link Stores#persistentWindowStore(String, Duration, Duration, boolean)},
+     * with the same argument checks and segment interval.
+     */
+    public static WindowBytesStoreSupplier persistentWindowStore(final String name, final Duration retentionPeriod,
+                                                                 final Duration windowSize,
+                                                                 final boolean retainDuplicates) {
+        return SluiceWindowBytesStoreSupplier.persistent(name, retentionPeriod, windowSize, retainDuplicates, false);
+    }
+
+    /**
+     * A persistent window store that keeps a timestamp with every value; like
+     * {@link Stores#persistentTimestampedWindowStore(String, Duration, Duration, boolean)}.
+     */
+    public static WindowBytesStoreSupplier persistentTimestampedWindowStore(final String name,
+                                                                            final Duration retentionPeriod,
+                                                                            final Duration windowSize,
+                                                                            final boolean retainDuplicates) {
+        return SluiceWindowBytesStoreSupplier.persistent(name, retentionPeriod, windowSize, retainDuplicates, true);
+    }
+
+    /**
+     * An in-memory window store; like {@link Stores#inMemoryWindowStore(String, Duration, Duration, boolean)}.
+     * It iterates in the persistent stores' order (Kafka Streams' in-memory window store iterates by
+     * window start first).
+     */
+    public static WindowBytesStoreSupplier inMemoryWindowStore(final String name, final Duration retentionPeriod,
+                                                               final Duration windowSize,
+                                                               final boolean retainDuplicates) {
+        return SluiceWindowBytesStoreSupplier.inMemory(name, retentionPeriod, windowSize, retainDuplicates);
     }
 }

@@ -10,14 +10,11 @@ import org.apache.kafka.streams.errors.InvalidStateStoreException;
  * commit. Closing twice is harmless; any other call after close raises
  * {@link InvalidStateStoreException}, also when a call on another thread races the close.
  */
-final class NativeKeyValueStore implements AutoCloseable {
+final class NativeKeyValueStore implements NativeTransactionalStore {
 
     static {
         NativeLibrary.load();
     }
-
-    /** What {@link #committedOffset} returns when no offset is stored. */
-    static final long NO_OFFSET = -1L;
 
     private final String name;
     private final AutoCloseable onClose;
@@ -83,31 +80,39 @@ final class NativeKeyValueStore implements AutoCloseable {
         return approximateNumEntries(handle(), readCommitted);
     }
 
-    /** Commits the staged writes with {@link EntryFraming} offsets and, unless null, a new position. */
-    void commit(final byte[] offsets, final byte[] position) {
+    @Override
+    public void commit(final byte[] offsets, final byte[] position) {
         commit(handle(), offsets, position);
     }
 
-    long committedOffset(final String topic, final int partition) {
+    @Override
+    public long committedOffset(final String topic, final int partition) {
         return committedOffset(handle(), topic, partition);
     }
 
-    byte[] committedPosition() {
+    @Override
+    public byte[] committedPosition() {
         return committedPosition(handle());
     }
 
-    void rollback() {
+    @Override
+    public void rollback() {
         rollback(handle());
     }
 
-    /** Bytes staged since the last commit; 0 once closed. */
-    long approximateNumUncommittedBytes() {
+    @Override
+    public long approximateNumUncommittedBytes() {
         final long open = handle;
         return open == 0 ? 0 : approximateNumUncommittedBytes(open);
     }
 
     String name() {
         return name;
+    }
+
+    /** The native handle, for stores opened over this one; it stays valid until {@link #close()}. */
+    long handleForLayering() {
+        return handle();
     }
 
     @Override

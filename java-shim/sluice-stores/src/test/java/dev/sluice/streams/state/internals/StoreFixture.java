@@ -41,6 +41,12 @@ final class StoreFixture {
         return store;
     }
 
+    /** Initialises {@code store} as a task would, with itself as the root store. */
+    <S extends org.apache.kafka.streams.processor.StateStore> S init(final S store) {
+        store.init(context.getStateStoreContext(), store);
+        return store;
+    }
+
     static Bytes bytes(final String s) {
         return Bytes.wrap(s.getBytes(StandardCharsets.UTF_8));
     }

@@ -1,0 +1,182 @@
+package dev.sluice.streams.state.internals;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.InvalidStateStoreException;
+import org.apache.kafka.streams.processor.StateStore;
+import org.apache.kafka.streams.processor.StateStoreContext;
+import org.apache.kafka.streams.processor.internals.RecordBatchingStateRestoreCallback;
+import org.apache.kafka.streams.query.Position;
+import org.apache.kafka.streams.query.PositionBound;
+import org.apache.kafka.streams.query.Query;
+import org.apache.kafka.streams.query.QueryConfig;
+import org.apache.kafka.streams.query.QueryResult;
+import org.apache.kafka.streams.state.internals.StoreQueryUtils;
+
+/**
+ * The state store contract every Sluice bytes store shares, over a native transactional store: init
+ * opens it on its backend and registers the restore callback; commit makes the staged writes durable
+ * together with the changelog offsets and the interactive-query position (KIP-892, KIP-1035);
+ * {@link #rollback()} drops them; closing closes the iterators handed out and releases every native
+ * object. Subclasses add the reads and writes of their store shape.
+ *
+ * @param <N> the native store
+ */
+public abstract class SluiceStateStore<N extends NativeTransactionalStore> implements StateStore, AutoCloseable {
+
+    private final String name;
+    private final KeyValueBackend backend;
+    private final int iteratorChunkBytes;
+    private final StorePosition position = new StorePosition();
+    private final OpenIterators iterators = new OpenIterators();
+    private volatile N store;
+    private StateStoreContext context;
+    private boolean consistencyEnabled;
+
+    SluiceStateStore(final String name, final KeyValueBackend backend, final int iteratorChunkBytes) {
+        this.name = Objects.requireNonNull(name, "name cannot be null");
+        this.backend = backend;
+        this.iteratorChunkBytes = iteratorChunkBytes;
+    }
+
+    /** Opens this store's native shape over the key-value store holding its data (closing it on failure). */
+    abstract N openOver(NativeKeyValueStore data);
+
+    /** Applies a batch of changelog records to the native store. */
+    abstract void restore(N store, List<ConsumerRecord<byte[], byte[]>> records);
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public void init(final StateStoreContext context, final StateStore root) {
+        if (store != null) {
+            throw new IllegalStateException("Store " + name + " is already initialised");
+        }
+        final Map<String, Object> appConfigs = context.appConfigs();
+        TransactionalStoresSetting.warnIfDisabled(appConfigs);
+        consistencyEnabled = StreamsConfig.InternalConfig.getBoolean(appConfigs,
+            StreamsConfig.InternalConfig.IQ_CONSISTENCY_OFFSET_VECTOR_ENABLED, false);
+        this.context = context;
+        final N opened = openOver(backend.open(name, context));
+        try {
+            position.loadCommitted(opened.committedPosition());
+            context.register(root, (RecordBatchingStateRestoreCallback) this::restoreBatch);
+        } catch (final RuntimeException e) {
+            opened.close();
+            throw e;
+        }
+        store = opened;
+    }
+
+    @Override
+    public boolean persistent() {
+        return backend.persistent();
+    }
+
+    @Override
+    public boolean isOpen() {
+        return store != null;
+    }
+
+    @Override
+    public boolean managesOffsets() {
+        return true;
+    }
+
+    @Override
+    public void commit(final Map<TopicPartition, Long> changelogOffsets) {
+        open().commit(EntryFraming.offsets(changelogOffsets), position.toCommit());
+        position.committed();
+    }
+
+    @Override
+    public Long committedOffset(final TopicPartition partition) {
+        final long offset = open().committedOffset(partition.topic(), partition.partition());
+        return offset == NativeTransactionalStore.NO_OFFSET ? null : offset;
+    }
+
+    /**
+     * Drops the writes staged since the last commit (a transaction abort). Kafka Streams 4.4's
+     * {@code StateStore} has no such method: its runtime closes a store to discard them.
+     */
+    public void rollback() {
+        open().rollback();
+        position.rolledBack();
+    }
+
+    @Override
+    public long approximateNumUncommittedBytes() {
+        final N current = store;
+        return current == null ? 0 : current.approximateNumUncommittedBytes();
+    }
+
+    @Override
+    public Position getPosition() {
+        return position.at(IsolationLevel.READ_UNCOMMITTED);
+    }
+
+    @Override
+    public <R> QueryResult<R> query(final Query<R> query, final PositionBound positionBound, final QueryConfig config) {
+        final IsolationLevel isolation = config.getIsolationLevel() == null
+            ? IsolationLevel.READ_UNCOMMITTED
+            : config.getIsolationLevel();
+        return StoreQueryUtils.handleBasicQueries(query, positionBound, config, this, position.at(isolation), context);
+    }
+
+    @Override
+    public void close() {
+        final N current;
+        synchronized (this) {
+            current = store;
+            store = null;
+        }
+        if (current != null) {
+            iterators.closeAll();
+            current.close();
+        }
+    }
+
+    /** Iterators handed out and not yet closed. */
+    int openIterators() {
+        return iterators.size();
+    }
+
+    /** An iterator over a native scan, closed with the store if the caller does not close it first. */
+    NativeKeyValueIterator iterate(final long scan) {
+        return iterators.track(name, scan, iteratorChunkBytes);
+    }
+
+    /** Records a write of the record being processed in the interactive-query position. */
+    void recordWrite() {
+        position.recordWrite(context);
+    }
+
+    /** The native store; {@link InvalidStateStoreException} once closed. */
+    N open() {
+        final N current = store;
+        if (current == null) {
+            throw new InvalidStateStoreException("Store " + name + " is currently closed.");
+        }
+        return current;
+    }
+
+    private void restoreBatch(final Collection<ConsumerRecord<byte[], byte[]>> records) {
+        final List<ConsumerRecord<byte[], byte[]>> batch = new ArrayList<>(records);
+        for (final ConsumerRecord<byte[], byte[]> record : batch) {
+            position.recordRestored(record, consistencyEnabled);
+        }
+        if (!batch.isEmpty()) {
+            restore(open(), batch);
+        }
+    }
+}

@@ -1,0 +1,101 @@
+package dev.sluice.streams.state.internals;
+
+import java.time.Duration;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.state.Stores;
+import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
+import org.apache.kafka.streams.state.WindowStore;
+
+/**
+ * Supplies Sluice window bytes stores of one backend, plain or timestamped. The factories accept and
+ * reject exactly the arguments {@link Stores}' window factories do: they ask Kafka Streams' own factory
+ * to validate them and adopt the retention, segment interval and window size it derives.
+ */
+public final class SluiceWindowBytesStoreSupplier implements WindowBytesStoreSupplier {
+
+    private final String name;
+    private final KeyValueBackend backend;
+    private final boolean timestamped;
+    private final WindowStoreOptions options;
+
+    private SluiceWindowBytesStoreSupplier(final String name, final KeyValueBackend backend, final boolean timestamped,
+                                           final WindowStoreOptions options) {
+        this.name = name;
+        this.backend = backend;
+        this.timestamped = timestamped;
+        this.options = options;
+    }
+
+    /** Persistent stores; arguments as {@link Stores#persistentWindowStore}. */
+    public static WindowBytesStoreSupplier persistent(final String name, final Duration retentionPeriod,
+                                                      final Duration windowSize, final boolean retainDuplicates,
+                                                      final boolean timestamped) {
+        final WindowBytesStoreSupplier validated =
+            Stores.persistentWindowStore(name, retentionPeriod, windowSize, retainDuplicates);
+        return new SluiceWindowBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB, timestamped,
+            new WindowStoreOptions(validated.retentionPeriod(), validated.segmentIntervalMs(), validated.windowSize(),
+                validated.retainDuplicates()));
+    }
+
+    /**
+     * In-memory stores; arguments as {@link Stores#inMemoryWindowStore}. They keep the persistent stores'
+     * segments (and segment interval), so they expire and iterate exactly like them.
+     */
+    public static WindowBytesStoreSupplier inMemory(final String name, final Duration retentionPeriod,
+                                                    final Duration windowSize, final boolean retainDuplicates) {
+        final WindowBytesStoreSupplier validated =
+            Stores.inMemoryWindowStore(name, retentionPeriod, windowSize, retainDuplicates);
+        final long retention = validated.retentionPeriod();
+        return new SluiceWindowBytesStoreSupplier(name, KeyValueBackend.IN_MEMORY, false,
+            new WindowStoreOptions(retention, defaultSegmentInterval(retention), validated.windowSize(),
+                validated.retainDuplicates()));
+    }
+
+    /** Kafka Streams' segment interval for a persistent window or session store of this retention. */
+    static long defaultSegmentInterval(final long retentionPeriod) {
+        return Math.max(retentionPeriod / 2, 60_000L);
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public WindowStore<Bytes, byte[]> get() {
+        return timestamped
+            ? new SluiceTimestampedWindowBytesStore(name, backend, options, NativeKeyValueIterator.DEFAULT_CHUNK_BYTES)
+            : new SluiceWindowBytesStore(name, backend, options, NativeKeyValueIterator.DEFAULT_CHUNK_BYTES);
+    }
+
+    @Override
+    public String metricsScope() {
+        return backend.metricsScope() + "-window";
+    }
+
+    @Override
+    public long segmentIntervalMs() {
+        return options.segmentInterval();
+    }
+
+    @Override
+    public long windowSize() {
+        return options.windowSize();
+    }
+
+    @Override
+    public boolean retainDuplicates() {
+        return options.retainDuplicates();
+    }
+
+    @Override
+    public long retentionPeriod() {
+        return options.retentionPeriod();
+    }
+
+    @Override
+    public String toString() {
+        return "SluiceWindowBytesStoreSupplier{name=" + name + ", " + options + ", timestamped=" + timestamped
+            + ", persistent=" + backend.persistent() + "}";
+    }
+}
