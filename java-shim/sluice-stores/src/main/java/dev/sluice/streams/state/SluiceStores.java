@@ -2,9 +2,11 @@ package dev.sluice.streams.state;
 
 import dev.sluice.streams.state.internals.KeyValueLayout;
 import dev.sluice.streams.state.internals.SluiceKeyValueBytesStoreSupplier;
+import dev.sluice.streams.state.internals.SluiceSessionBytesStoreSupplier;
 import dev.sluice.streams.state.internals.SluiceWindowBytesStoreSupplier;
 import java.time.Duration;
 import org.apache.kafka.streams.state.KeyValueBytesStoreSupplier;
+import org.apache.kafka.streams.state.SessionBytesStoreSupplier;
 import org.apache.kafka.streams.state.Stores;
 import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
 
@@ -79,5 +81,18 @@ public final class SluiceStores {
                                                                final Duration windowSize,
                                                                final boolean retainDuplicates) {
         return SluiceWindowBytesStoreSupplier.inMemory(name, retentionPeriod, windowSize, retainDuplicates);
+    }
+
+    /** A persistent session store; like {@link Stores#persistentSessionStore(String, Duration)}. */
+    public static SessionBytesStoreSupplier persistentSessionStore(final String name, final Duration retentionPeriod) {
+        return SluiceSessionBytesStoreSupplier.persistent(name, retentionPeriod);
+    }
+
+    /**
+     * An in-memory session store; like {@link Stores#inMemorySessionStore(String, Duration)}. It iterates in
+     * the persistent stores' order.
+     */
+    public static SessionBytesStoreSupplier inMemorySessionStore(final String name, final Duration retentionPeriod) {
+        return SluiceSessionBytesStoreSupplier.inMemory(name, retentionPeriod);
     }
 }

@@ -1,0 +1,76 @@
+package dev.sluice.streams.state.internals;
+
+import java.time.Duration;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.state.SessionBytesStoreSupplier;
+import org.apache.kafka.streams.state.SessionStore;
+import org.apache.kafka.streams.state.Stores;
+
+/**
+ * Supplies Sluice session bytes stores of one backend. The factories accept and reject exactly the
+ * arguments {@link Stores}' session factories do, by asking Kafka Streams' own factory to validate them.
+ */
+public final class SluiceSessionBytesStoreSupplier implements SessionBytesStoreSupplier {
+
+    private final String name;
+    private final KeyValueBackend backend;
+    private final long retentionPeriod;
+    private final long segmentInterval;
+
+    private SluiceSessionBytesStoreSupplier(final String name, final KeyValueBackend backend,
+                                            final long retentionPeriod, final long segmentInterval) {
+        this.name = name;
+        this.backend = backend;
+        this.retentionPeriod = retentionPeriod;
+        this.segmentInterval = segmentInterval;
+    }
+
+    /** Persistent stores; arguments as {@link Stores#persistentSessionStore}. */
+    public static SessionBytesStoreSupplier persistent(final String name, final Duration retentionPeriod) {
+        final SessionBytesStoreSupplier validated = Stores.persistentSessionStore(name, retentionPeriod);
+        return new SluiceSessionBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB, validated.retentionPeriod(),
+            validated.segmentIntervalMs());
+    }
+
+    /**
+     * In-memory stores; arguments as {@link Stores#inMemorySessionStore}. They keep the persistent stores'
+     * segments, so they expire and iterate exactly like them.
+     */
+    public static SessionBytesStoreSupplier inMemory(final String name, final Duration retentionPeriod) {
+        final long retention = Stores.inMemorySessionStore(name, retentionPeriod).retentionPeriod();
+        return new SluiceSessionBytesStoreSupplier(name, KeyValueBackend.IN_MEMORY, retention,
+            SluiceWindowBytesStoreSupplier.defaultSegmentInterval(retention));
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public SessionStore<Bytes, byte[]> get() {
+        return new SluiceSessionBytesStore(name, backend, retentionPeriod, segmentInterval,
+            NativeKeyValueIterator.DEFAULT_CHUNK_BYTES);
+    }
+
+    @Override
+    public String metricsScope() {
+        return backend.metricsScope() + "-session";
+    }
+
+    @Override
+    public long segmentIntervalMs() {
+        return segmentInterval;
+    }
+
+    @Override
+    public long retentionPeriod() {
+        return retentionPeriod;
+    }
+
+    @Override
+    public String toString() {
+        return "SluiceSessionBytesStoreSupplier{name=" + name + ", retentionPeriod=" + retentionPeriod
+            + ", segmentInterval=" + segmentInterval + ", persistent=" + backend.persistent() + "}";
+    }
+}
