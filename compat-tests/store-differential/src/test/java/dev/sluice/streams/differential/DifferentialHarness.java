@@ -1,5 +1,6 @@
 package dev.sluice.streams.differential;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -8,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
+import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.Serdes;
@@ -60,8 +62,7 @@ final class DifferentialHarness {
         int sequence = 0;
         for (final InputScript.Step step : script.steps()) {
             if (step instanceof InputScript.Pipe pipe) {
-                final RecordHeaders headers = new RecordHeaders();
-                headers.add(SEQUENCE_HEADER, Integer.toString(sequence++).getBytes());
+                final Headers headers = sequenceHeader(sequence++);
                 inputs.computeIfAbsent(pipe.topic(), topic -> driver.createInputTopic(topic, new StringSerializer(), new StringSerializer()))
                     .pipeInput(new TestRecord<>(pipe.key(), pipe.value(), headers, pipe.timestamp()));
             } else if (step instanceof InputScript.AdvanceWallClock advance) {
@@ -73,6 +74,11 @@ final class DifferentialHarness {
                 }
             });
         }
+    }
+
+    /** The header every input record carries: its position among the script's records. */
+    static Headers sequenceHeader(final int sequence) {
+        return new RecordHeaders().add(SEQUENCE_HEADER, Integer.toString(sequence).getBytes(StandardCharsets.US_ASCII));
     }
 
     private static Map<String, List<String>> storeContents(final TopologyTestDriver driver, final InputScript input) {
