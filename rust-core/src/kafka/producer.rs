@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rdkafka::consumer::ConsumerGroupMetadata;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
@@ -22,6 +22,8 @@ pub type DeliveredOffsets = BTreeMap<TopicPartition, i64>;
 
 /// Serving delivery reports this often keeps their queue short between commits.
 const SENDS_PER_POLL: u32 = 256;
+/// How long one wait for delivery reports lasts while flushing.
+const FLUSH_SLICE: Duration = Duration::from_millis(1);
 
 /// Collects delivery reports until the next commit reads them.
 #[derive(Default)]
@@ -149,9 +151,7 @@ impl StreamsProducer {
         consumed: &TopicPartitionList,
         group: Option<&ConsumerGroupMetadata>,
     ) -> Result<DeliveredOffsets, TransactionFailure> {
-        self.producer
-            .flush(self.timeout)
-            .map_err(TransactionFailure::classify)?;
+        self.flush()?;
         let deliveries = self.producer.context().take();
         if let Some(error) = deliveries.first_error {
             return Err(TransactionFailure::classify(error));
@@ -189,6 +189,24 @@ impl StreamsProducer {
         // Reports of purged records arrive as errors; they belong to the aborted work.
         self.producer.poll(Duration::ZERO);
         self.producer.context().take();
+        Ok(())
+    }
+
+    /// Waits until every sent record is acknowledged and its delivery report served.
+    ///
+    /// rdkafka's own `flush` serves reports in 100 ms slices that always run to their end,
+    /// which would put a 100 ms floor under every commit (Kafka Streams' whole commit
+    /// interval under exactly-once); short slices end the wait within a millisecond.
+    fn flush(&self) -> Result<(), TransactionFailure> {
+        let deadline = Instant::now() + self.timeout;
+        while self.producer.in_flight_count() > 0 {
+            if Instant::now() >= deadline {
+                return Err(TransactionFailure::classify(KafkaError::Flush(
+                    RDKafkaErrorCode::OperationTimedOut,
+                )));
+            }
+            self.producer.poll(FLUSH_SLICE);
+        }
         Ok(())
     }
 
