@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::store::format::FormatError;
-use crate::store::{Error, IsolationLevel, KeyBounds, KeyValueStore, Order, Result};
+use crate::store::{CommitMetadata, Error, IsolationLevel, KeyBounds, KeyValueStore, Order, Result};
 
 const DATA_TAG: u8 = 0x00;
 const STREAM_TIME_KEY: &[u8] = &[0x01, b'T'];
@@ -71,11 +71,6 @@ impl<S: KeyValueStore + ?Sized> Segments<S> {
             retention_edge,
             clock: Mutex::new(Clock { observed_stream_time, dropped_below: i64::MIN }),
         })
-    }
-
-    /// The store underneath.
-    pub(crate) fn kv(&self) -> &S {
-        &self.kv
     }
 
     /// The largest segment timestamp seen by a write or restore.
@@ -203,12 +198,55 @@ impl<S: KeyValueStore + ?Sized> Segments<S> {
         }))
     }
 
-    /// Re-reads the committed stream time after the store's staged writes were dropped.
-    pub(crate) fn reload(&self) -> Result<()> {
+    /// Commits the staged writes, stream time included, with `metadata`.
+    pub(crate) fn commit(&self, metadata: &CommitMetadata) -> Result<()> {
+        self.kv.commit(metadata)
+    }
+
+    /// Drops the staged writes and returns to the committed stream time.
+    pub(crate) fn rollback(&self) -> Result<()> {
+        self.kv.rollback()?;
         let mut clock = self.clock();
         clock.observed_stream_time = read_stream_time(self.kv.as_ref())?;
         clock.dropped_below = i64::MIN;
         Ok(())
+    }
+
+    /// Approximate bytes staged since the last commit or rollback.
+    pub(crate) fn approximate_uncommitted_bytes(&self) -> u64 {
+        self.kv.approximate_uncommitted_bytes()
+    }
+
+    /// Stages a record under `base_key` and, when `index_key` is given, its empty index
+    /// entry first, as Kafka Streams' indexed stores write them: both share one liveness
+    /// check, so a dropped write leaves neither.
+    pub(crate) fn put_indexed(
+        &self,
+        segment_timestamp: i64,
+        index_key: Option<Vec<u8>>,
+        base_key: &[u8],
+        value: Option<Vec<u8>>,
+    ) -> Result<()> {
+        if let Some(index_key) = index_key {
+            if !self.put(segment_timestamp, &index_key, index_value(&value))? {
+                return Ok(());
+            }
+        }
+        self.put(segment_timestamp, base_key, value).map(|_| ())
+    }
+
+    /// Decodes scanned entries `(store key, value)` with `decode`, which answers `None` for
+    /// entries the read does not return. Store keys are this store's own writing, so one
+    /// that fails to decode is reported as corruption.
+    pub(crate) fn decode_each<T: Send + 'static>(
+        &self,
+        entries: impl Iterator<Item = Result<(Vec<u8>, Vec<u8>)>> + Send + 'static,
+        mut decode: impl FnMut(&[u8], Vec<u8>) -> std::result::Result<Option<T>, FormatError> + Send + 'static,
+    ) -> impl Iterator<Item = Result<T>> + Send + 'static {
+        let store = self.kv.name().to_owned();
+        entries.filter_map(move |entry| {
+            entry.and_then(|(store_key, value)| decode(&store_key, value).map_err(|e| corrupt(&store, e))).transpose()
+        })
     }
 
     fn put_if_live(
@@ -268,6 +306,52 @@ impl<S: KeyValueStore + ?Sized> Segments<S> {
     fn clock(&self) -> MutexGuard<'_, Clock> {
         self.clock.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+}
+
+/// Defines, inside an `impl` of a store with a `segments: Segments<S>` field, the lifecycle
+/// methods every segmented store offers. They are generated as inherent methods, not
+/// provided by a trait, so callers reach them without importing anything.
+/// `$stream_time_doc` says which timestamp the store's stream time follows.
+macro_rules! segmented_store_lifecycle {
+    ($stream_time_doc:literal) => {
+        #[doc = $stream_time_doc]
+        pub fn observed_stream_time(&self) -> i64 {
+            self.segments.observed_stream_time()
+        }
+
+        /// Commits the staged writes with `metadata` (see
+        /// [`KeyValueStore::commit`](crate::store::KeyValueStore::commit)).
+        pub fn commit(&self, metadata: &crate::store::CommitMetadata) -> crate::store::Result<()> {
+            self.segments.commit(metadata)
+        }
+
+        /// Drops the staged writes and returns to the committed stream time.
+        pub fn rollback(&self) -> crate::store::Result<()> {
+            self.segments.rollback()
+        }
+
+        /// Approximate bytes staged since the last commit or rollback.
+        pub fn approximate_uncommitted_bytes(&self) -> u64 {
+            self.segments.approximate_uncommitted_bytes()
+        }
+    };
+}
+pub(crate) use segmented_store_lifecycle;
+
+/// The value of the index entry that goes with a record's `value`: empty, or a deletion.
+pub(crate) fn index_value(value: &Option<Vec<u8>>) -> Option<Vec<u8>> {
+    value.as_ref().map(|_| Vec::new())
+}
+
+/// Whether a read's key range is empty because its ends are inverted (`None` = open end);
+/// Kafka Streams answers such a read with nothing.
+pub(crate) fn is_inverted(key_from: Option<&[u8]>, key_to: Option<&[u8]>) -> bool {
+    matches!((key_from, key_to), (Some(from), Some(to)) if from > to)
+}
+
+/// A changelog key that does not decode: the caller handed in a malformed record.
+pub(crate) fn malformed_changelog_key(error: FormatError) -> Error {
+    Error::InvalidArgument(format!("changelog key: {error}"))
 }
 
 /// A store key of this store's own writing failed to decode: the data is damaged.

@@ -14,8 +14,10 @@ use std::sync::Arc;
 use crate::store::format::ordered_bytes::{lower_range, upper_range};
 use crate::store::format::session_key::SessionKeyLayout;
 use crate::store::format::TIMESTAMP_SIZE;
-use crate::store::segments::{corrupt, RetentionEdge, Segments};
-use crate::store::{CommitMetadata, IsolationLevel, KeyValueStore, Order, Result};
+use crate::store::segments::{
+    is_inverted, malformed_changelog_key, segmented_store_lifecycle, RetentionEdge, Segments,
+};
+use crate::store::{IsolationLevel, KeyValueStore, Order, Result};
 
 /// How a session store keeps its sessions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,10 +119,8 @@ impl<S: KeyValueStore + ?Sized> SessionStore<S> {
         order: Order,
         isolation: IsolationLevel,
     ) -> Result<SessionRecords> {
-        if let (Some(from), Some(to)) = (key_from, key_to) {
-            if from > to {
-                return Ok(Box::new(std::iter::empty()));
-            }
+        if is_inverted(key_from, key_to) {
+            return Ok(Box::new(std::iter::empty()));
         }
         let actual_from = self.segments.actual_from(earliest_session_end);
         let lower = key_from.map(|key| lower_range(key, 2 * TIMESTAMP_SIZE));
@@ -157,33 +157,14 @@ impl<S: KeyValueStore + ?Sized> SessionStore<S> {
         for (store_key, value) in records {
             let end = SessionKeyLayout::KeyFirst
                 .decode(&store_key)
-                .map_err(|e| crate::store::Error::InvalidArgument(format!("changelog key: {e}")))?
+                .map_err(malformed_changelog_key)?
                 .end;
             entries.push((end, store_key, value));
         }
         self.segments.restore(entries)
     }
 
-    /// The largest session end written, removed or restored so far (-1 before any).
-    pub fn observed_stream_time(&self) -> i64 {
-        self.segments.observed_stream_time()
-    }
-
-    /// Commits the staged writes with `metadata` (see [`KeyValueStore::commit`]).
-    pub fn commit(&self, metadata: &CommitMetadata) -> Result<()> {
-        self.segments.kv().commit(metadata)
-    }
-
-    /// Drops the staged writes and returns to the committed stream time.
-    pub fn rollback(&self) -> Result<()> {
-        self.segments.kv().rollback()?;
-        self.segments.reload()
-    }
-
-    /// Approximate bytes staged since the last commit or rollback.
-    pub fn approximate_uncommitted_bytes(&self) -> u64 {
-        self.segments.kv().approximate_uncommitted_bytes()
-    }
+    segmented_store_lifecycle!("The largest session end written, removed or restored so far (-1 before any).");
 
     fn sessions(
         &self,
@@ -194,21 +175,17 @@ impl<S: KeyValueStore + ?Sized> SessionStore<S> {
         order: Order,
         isolation: IsolationLevel,
     ) -> Result<SessionRecords> {
-        let store = self.segments.kv().name().to_owned();
         // Any live segment may hold a matching session: sessions are segmented by end,
         // and a session ending arbitrarily late can have started early enough.
         let entries = self.segments.scan(earliest_end, i64::MAX, lower, upper, order, isolation)?;
-        Ok(Box::new(entries.filter_map(move |entry| {
-            let decoded = entry.and_then(|(store_key, value)| {
-                let session = SessionKeyLayout::KeyFirst.decode(&store_key).map_err(|e| corrupt(&store, e))?;
-                Ok(filter.admits(session.key, session.start, session.end).then(|| SessionRecord {
-                    key: session.key.to_vec(),
-                    start: session.start,
-                    end: session.end,
-                    value,
-                }))
-            });
-            decoded.transpose()
+        Ok(Box::new(self.segments.decode_each(entries, move |store_key, value| {
+            let session = SessionKeyLayout::KeyFirst.decode(store_key)?;
+            Ok(filter.admits(session.key, session.start, session.end).then(|| SessionRecord {
+                key: session.key.to_vec(),
+                start: session.start,
+                end: session.end,
+                value,
+            }))
         })))
     }
 }

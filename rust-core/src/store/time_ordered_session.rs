@@ -18,9 +18,11 @@ use std::sync::Arc;
 use crate::store::format::ordered_bytes::{lower_range, upper_range};
 use crate::store::format::session_key::{SessionKeyLayout, KEY_FIRST_PREFIX, TIME_FIRST_PREFIX};
 use crate::store::format::TIMESTAMP_SIZE;
-use crate::store::segments::{corrupt, RetentionEdge, Segments};
+use crate::store::segments::{
+    index_value, is_inverted, malformed_changelog_key, segmented_store_lifecycle, RetentionEdge, Segments,
+};
 use crate::store::session::{max_suffix, Filter, SessionRecord, SessionRecords, SessionStoreOptions};
-use crate::store::{CommitMetadata, Error, IsolationLevel, KeyValueStore, Order, Result};
+use crate::store::{IsolationLevel, KeyValueStore, Order, Result};
 
 const BASE: SessionKeyLayout = SessionKeyLayout::PrefixedTimeFirst;
 const INDEX: SessionKeyLayout = SessionKeyLayout::PrefixedKeyFirst;
@@ -44,14 +46,8 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedSessionStore<S> {
     /// Kafka Streams' `put(Windowed(key, SessionWindow(start, end)), aggregate)`; `None`
     /// deletes the session.
     pub fn put(&self, key: &[u8], start: i64, end: i64, value: Option<Vec<u8>>) -> Result<()> {
-        // The index entry goes first, as in Kafka Streams; both share one liveness check.
-        if self.with_index {
-            let index_value = value.as_ref().map(|_| Vec::new());
-            if !self.segments.put(end, &INDEX.encode(key, start, end), index_value)? {
-                return Ok(());
-            }
-        }
-        self.segments.put(end, &BASE.encode(key, start, end), value).map(|_| ())
+        let index_key = self.with_index.then(|| INDEX.encode(key, start, end));
+        self.segments.put_indexed(end, index_key, &BASE.encode(key, start, end), value)
     }
 
     /// Kafka Streams' `remove(Windowed(key, SessionWindow(start, end)))`. Unlike a `None`
@@ -85,14 +81,10 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedSessionStore<S> {
         let lower = BASE.encode(b"", 0, earliest_session_end.max(0));
         let upper = BASE.encode(b"", 0, latest_session_end.wrapping_add(1).max(0));
         let entries = self.segments.scan_stored(earliest_session_end, latest_session_end, &lower, &upper, isolation)?;
-        let store = self.segments.kv().name().to_owned();
-        Ok(Box::new(entries.filter_map(move |entry| {
-            let decoded = entry.and_then(|(store_key, value)| {
-                let session = BASE.decode(&store_key).map_err(|e| corrupt(&store, e))?;
-                let ends_in_range = (earliest_session_end..=latest_session_end).contains(&session.end);
-                Ok(ends_in_range.then(|| record(session.key, session.start, session.end, value)))
-            });
-            decoded.transpose()
+        Ok(Box::new(self.segments.decode_each(entries, move |store_key, value| {
+            let session = BASE.decode(store_key)?;
+            let ends_in_range = (earliest_session_end..=latest_session_end).contains(&session.end);
+            Ok(ends_in_range.then(|| record(session.key, session.start, session.end, value)))
         })))
     }
 
@@ -132,10 +124,8 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedSessionStore<S> {
         order: Order,
         isolation: IsolationLevel,
     ) -> Result<SessionRecords> {
-        if let (Some(from), Some(to)) = (key_from, key_to) {
-            if from > to {
-                return Ok(Box::new(std::iter::empty()));
-            }
+        if is_inverted(key_from, key_to) {
+            return Ok(Box::new(std::iter::empty()));
         }
         let actual_from = self.segments.actual_from(earliest_session_end);
         let filter = Filter {
@@ -176,36 +166,16 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedSessionStore<S> {
         for (changelog_key, value) in records {
             let session = SessionKeyLayout::KeyFirst
                 .decode(&changelog_key)
-                .map_err(|e| Error::InvalidArgument(format!("changelog key: {e}")))?;
+                .map_err(malformed_changelog_key)?;
             if self.with_index {
-                let index_value = value.as_ref().map(|_| Vec::new());
-                entries.push((session.end, INDEX.encode(session.key, session.start, session.end), index_value));
+                entries.push((session.end, INDEX.encode(session.key, session.start, session.end), index_value(&value)));
             }
             entries.push((session.end, BASE.encode(session.key, session.start, session.end), value));
         }
         self.segments.restore(entries)
     }
 
-    /// The largest session end written, removed or restored so far (-1 before any).
-    pub fn observed_stream_time(&self) -> i64 {
-        self.segments.observed_stream_time()
-    }
-
-    /// Commits the staged writes with `metadata` (see [`KeyValueStore::commit`]).
-    pub fn commit(&self, metadata: &CommitMetadata) -> Result<()> {
-        self.segments.kv().commit(metadata)
-    }
-
-    /// Drops the staged writes and returns to the committed stream time.
-    pub fn rollback(&self) -> Result<()> {
-        self.segments.kv().rollback()?;
-        self.segments.reload()
-    }
-
-    /// Approximate bytes staged since the last commit or rollback.
-    pub fn approximate_uncommitted_bytes(&self) -> u64 {
-        self.segments.kv().approximate_uncommitted_bytes()
-    }
+    segmented_store_lifecycle!("The largest session end written, removed or restored so far (-1 before any).");
 
     /// Scans the `layout` keys in `lower..=upper` of every live segment from
     /// `earliest_end` on. Base keys carry their values; index keys are resolved to their
@@ -221,18 +191,14 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedSessionStore<S> {
         order: Order,
         isolation: IsolationLevel,
     ) -> Result<SessionRecords> {
-        let store = self.segments.kv().name().to_owned();
         // Any live segment may hold a matching session: sessions are segmented by end,
         // and a session ending arbitrarily late can have started early enough.
         let entries = self.segments.scan(earliest_end, i64::MAX, lower, upper, order, isolation)?;
-        let admitted = entries.filter_map(move |entry| {
-            let decoded = entry.and_then(|(store_key, value)| {
-                let session = layout.decode(&store_key).map_err(|e| corrupt(&store, e))?;
-                Ok(filter
-                    .admits(session.key, session.start, session.end)
-                    .then(|| record(session.key, session.start, session.end, value)))
-            });
-            decoded.transpose()
+        let admitted = self.segments.decode_each(entries, move |store_key, value| {
+            let session = layout.decode(store_key)?;
+            Ok(filter
+                .admits(session.key, session.start, session.end)
+                .then(|| record(session.key, session.start, session.end, value)))
         });
         if layout == BASE {
             return Ok(Box::new(admitted));

@@ -23,11 +23,13 @@ use crate::store::format::window_key::{
     WindowKeyLayout, KEY_FIRST_PREFIX, SEQNUM_SIZE, TIME_FIRST_PREFIX,
 };
 use crate::store::format::TIMESTAMP_SIZE;
-use crate::store::segments::{corrupt, RetentionEdge, Segments};
+use crate::store::segments::{
+    index_value, is_inverted, malformed_changelog_key, segmented_store_lifecycle, RetentionEdge, Segments,
+};
 use crate::store::window::{
     max_suffix, next_seqnum, Filter, WindowStoreOptions, WindowValues, WindowedRecord, WindowedRecords,
 };
-use crate::store::{CommitMetadata, Error, IsolationLevel, KeyValueStore, Order, Result};
+use crate::store::{IsolationLevel, KeyValueStore, Order, Result};
 
 const BASE: WindowKeyLayout = WindowKeyLayout::PrefixedTimeFirst;
 const INDEX: WindowKeyLayout = WindowKeyLayout::PrefixedKeyFirst;
@@ -61,14 +63,8 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedWindowStore<S> {
             return Ok(());
         }
         let seqnum = next_seqnum(&self.seqnum, self.retain_duplicates);
-        // The index entry goes first, as in Kafka Streams; both share one liveness check.
-        if self.with_index {
-            let index_value = value.as_ref().map(|_| Vec::new());
-            if !self.segments.put(window_start, &INDEX.encode(key, window_start, seqnum), index_value)? {
-                return Ok(());
-            }
-        }
-        self.segments.put(window_start, &BASE.encode(key, window_start, seqnum), value).map(|_| ())
+        let index_key = self.with_index.then(|| INDEX.encode(key, window_start, seqnum));
+        self.segments.put_indexed(window_start, index_key, &BASE.encode(key, window_start, seqnum), value)
     }
 
     /// Kafka Streams' `fetch(key, time)`: the value of the window starting at
@@ -111,10 +107,8 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedWindowStore<S> {
         order: Order,
         isolation: IsolationLevel,
     ) -> Result<WindowedRecords> {
-        if let (Some(from), Some(to)) = (key_from, key_to) {
-            if from > to {
-                return Ok(Box::new(std::iter::empty()));
-            }
+        if is_inverted(key_from, key_to) {
+            return Ok(Box::new(std::iter::empty()));
         }
         let actual_from = self.segments.actual_from(time_from);
         if time_to < actual_from {
@@ -164,36 +158,17 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedWindowStore<S> {
         for (changelog_key, value) in records {
             let window_key = WindowKeyLayout::KeyFirst
                 .decode(&changelog_key)
-                .map_err(|e| Error::InvalidArgument(format!("changelog key: {e}")))?;
+                .map_err(malformed_changelog_key)?;
             let (key, start, seqnum) = (window_key.key, window_key.window_start, window_key.seqnum);
             if self.with_index {
-                entries.push((start, INDEX.encode(key, start, seqnum), value.as_ref().map(|_| Vec::new())));
+                entries.push((start, INDEX.encode(key, start, seqnum), index_value(&value)));
             }
             entries.push((start, BASE.encode(key, start, seqnum), value));
         }
         self.segments.restore(entries)
     }
 
-    /// The largest window start written or restored so far (-1 before any).
-    pub fn observed_stream_time(&self) -> i64 {
-        self.segments.observed_stream_time()
-    }
-
-    /// Commits the staged writes with `metadata` (see [`KeyValueStore::commit`]).
-    pub fn commit(&self, metadata: &CommitMetadata) -> Result<()> {
-        self.segments.kv().commit(metadata)
-    }
-
-    /// Drops the staged writes and returns to the committed stream time.
-    pub fn rollback(&self) -> Result<()> {
-        self.segments.kv().rollback()?;
-        self.segments.reload()
-    }
-
-    /// Approximate bytes staged since the last commit or rollback.
-    pub fn approximate_uncommitted_bytes(&self) -> u64 {
-        self.segments.kv().approximate_uncommitted_bytes()
-    }
+    segmented_store_lifecycle!("The largest window start written or restored so far (-1 before any).");
 
     /// Scans the `layout` keys in `lower..=upper` of the segments holding `time_from..=time_to`.
     /// Base keys carry their values; index keys are resolved to their base key's value
@@ -210,17 +185,13 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedWindowStore<S> {
         order: Order,
         isolation: IsolationLevel,
     ) -> Result<WindowedRecords> {
-        let store = self.segments.kv().name().to_owned();
         let entries = self.segments.scan(time_from, time_to, lower, upper, order, isolation)?;
-        let admitted = entries.filter_map(move |entry| {
-            let decoded = entry.and_then(|(store_key, value)| {
-                let window_key = layout.decode(&store_key).map_err(|e| corrupt(&store, e))?;
-                Ok(filter.admits(window_key.key, window_key.window_start).then(|| {
-                    let record = WindowedRecord { key: window_key.key.to_vec(), window_start: window_key.window_start, value };
-                    (record, window_key.seqnum)
-                }))
-            });
-            decoded.transpose()
+        let admitted = self.segments.decode_each(entries, move |store_key, value| {
+            let window_key = layout.decode(store_key)?;
+            Ok(filter.admits(window_key.key, window_key.window_start).then(|| {
+                let record = WindowedRecord { key: window_key.key.to_vec(), window_start: window_key.window_start, value };
+                (record, window_key.seqnum)
+            }))
         });
         if layout == BASE {
             return Ok(Box::new(admitted.map(|entry| entry.map(|(record, _)| record))));

@@ -21,8 +21,10 @@ use std::sync::Arc;
 use crate::store::format::ordered_bytes::{lower_range, upper_range};
 use crate::store::format::window_key::{WindowKeyLayout, SEQNUM_SIZE};
 use crate::store::format::TIMESTAMP_SIZE;
-use crate::store::segments::{corrupt, RetentionEdge, Segments};
-use crate::store::{CommitMetadata, IsolationLevel, KeyValueStore, Order, Result};
+use crate::store::segments::{
+    is_inverted, malformed_changelog_key, segmented_store_lifecycle, RetentionEdge, Segments,
+};
+use crate::store::{IsolationLevel, KeyValueStore, Order, Result};
 
 /// Kafka Streams' default segment interval for a retention period:
 /// `max(retention / 2, 60 000 ms)`.
@@ -140,10 +142,8 @@ impl<S: KeyValueStore + ?Sized> WindowStore<S> {
         order: Order,
         isolation: IsolationLevel,
     ) -> Result<WindowedRecords> {
-        if let (Some(from), Some(to)) = (key_from, key_to) {
-            if from > to {
-                return Ok(Box::new(std::iter::empty()));
-            }
+        if is_inverted(key_from, key_to) {
+            return Ok(Box::new(std::iter::empty()));
         }
         let actual_from = self.segments.actual_from(time_from);
         if time_to < actual_from {
@@ -179,33 +179,14 @@ impl<S: KeyValueStore + ?Sized> WindowStore<S> {
         for (store_key, value) in records {
             let window_start = WindowKeyLayout::KeyFirst
                 .decode(&store_key)
-                .map_err(|e| crate::store::Error::InvalidArgument(format!("changelog key: {e}")))?
+                .map_err(malformed_changelog_key)?
                 .window_start;
             entries.push((window_start, store_key, value));
         }
         self.segments.restore(entries)
     }
 
-    /// The largest window start written or restored so far (-1 before any).
-    pub fn observed_stream_time(&self) -> i64 {
-        self.segments.observed_stream_time()
-    }
-
-    /// Commits the staged writes with `metadata` (see [`KeyValueStore::commit`]).
-    pub fn commit(&self, metadata: &CommitMetadata) -> Result<()> {
-        self.segments.kv().commit(metadata)
-    }
-
-    /// Drops the staged writes and returns to the committed stream time.
-    pub fn rollback(&self) -> Result<()> {
-        self.segments.kv().rollback()?;
-        self.segments.reload()
-    }
-
-    /// Approximate bytes staged since the last commit or rollback.
-    pub fn approximate_uncommitted_bytes(&self) -> u64 {
-        self.segments.kv().approximate_uncommitted_bytes()
-    }
+    segmented_store_lifecycle!("The largest window start written or restored so far (-1 before any).");
 
     #[allow(clippy::too_many_arguments)]
     fn records(
@@ -218,18 +199,14 @@ impl<S: KeyValueStore + ?Sized> WindowStore<S> {
         order: Order,
         isolation: IsolationLevel,
     ) -> Result<WindowedRecords> {
-        let store = self.segments.kv().name().to_owned();
         let entries = self.segments.scan(time_from, time_to, lower, upper, order, isolation)?;
-        Ok(Box::new(entries.filter_map(move |entry| {
-            let decoded = entry.and_then(|(store_key, value)| {
-                let window_key = WindowKeyLayout::KeyFirst.decode(&store_key).map_err(|e| corrupt(&store, e))?;
-                Ok(filter.admits(window_key.key, window_key.window_start).then(|| WindowedRecord {
-                    key: window_key.key.to_vec(),
-                    window_start: window_key.window_start,
-                    value,
-                }))
-            });
-            decoded.transpose()
+        Ok(Box::new(self.segments.decode_each(entries, move |store_key, value| {
+            let window_key = WindowKeyLayout::KeyFirst.decode(store_key)?;
+            Ok(filter.admits(window_key.key, window_key.window_start).then(|| WindowedRecord {
+                key: window_key.key.to_vec(),
+                window_start: window_key.window_start,
+                value,
+            }))
         })))
     }
 }
