@@ -69,12 +69,6 @@ final class InputScript {
         return steps;
     }
 
-    Set<String> topics() {
-        final Set<String> topics = new TreeSet<>();
-        pipes().forEach(pipe -> topics.add(pipe.topic()));
-        return topics;
-    }
-
     Set<String> keys() {
         final Set<String> keys = new TreeSet<>();
         pipes().forEach(pipe -> {
