@@ -29,6 +29,7 @@ mod kv;
 mod offsets;
 mod overlay;
 mod segments;
+mod stream_time;
 mod transactional;
 
 pub use bounds::KeyBounds;

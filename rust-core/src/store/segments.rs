@@ -13,14 +13,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::store::format::FormatError;
+use crate::store::stream_time;
 use crate::store::{CommitMetadata, Error, IsolationLevel, KeyBounds, KeyValueStore, Order, Result};
 
 const DATA_TAG: u8 = 0x00;
 const STREAM_TIME_KEY: &[u8] = &[0x01, b'T'];
 const PREFIX_LEN: usize = 9;
-
-/// Kafka Streams' "no timestamp observed yet" (`ConsumerRecord.NO_TIMESTAMP`).
-pub(crate) const NO_TIMESTAMP: i64 = -1;
 
 /// Whether a record exactly one retention period behind stream time is still readable.
 /// Kafka Streams' segmented stores expire it; its time-ordered window store (the
@@ -63,7 +61,7 @@ impl<S: KeyValueStore + ?Sized> Segments<S> {
         if segment_interval < 1 {
             return Err(Error::InvalidArgument(format!("segment interval {segment_interval} < 1")));
         }
-        let observed_stream_time = read_stream_time(kv.as_ref())?;
+        let observed_stream_time = stream_time::read(kv.as_ref(), STREAM_TIME_KEY)?;
         Ok(Segments {
             kv,
             retention_period,
@@ -207,7 +205,7 @@ impl<S: KeyValueStore + ?Sized> Segments<S> {
     pub(crate) fn rollback(&self) -> Result<()> {
         self.kv.rollback()?;
         let mut clock = self.clock();
-        clock.observed_stream_time = read_stream_time(self.kv.as_ref())?;
+        clock.observed_stream_time = stream_time::read(self.kv.as_ref(), STREAM_TIME_KEY)?;
         clock.dropped_below = i64::MIN;
         Ok(())
     }
@@ -270,7 +268,7 @@ impl<S: KeyValueStore + ?Sized> Segments<S> {
 
     fn observe(&self, clock: &mut Clock, timestamp: i64) -> Result<()> {
         if timestamp > clock.observed_stream_time {
-            self.kv.put(STREAM_TIME_KEY.to_vec(), Some(timestamp.to_be_bytes().to_vec()))?;
+            stream_time::stage(self.kv.as_ref(), STREAM_TIME_KEY, timestamp)?;
             clock.observed_stream_time = timestamp;
         }
         Ok(())
@@ -357,19 +355,6 @@ pub(crate) fn malformed_changelog_key(error: FormatError) -> Error {
 /// A store key of this store's own writing failed to decode: the data is damaged.
 pub(crate) fn corrupt(store: &str, error: FormatError) -> Error {
     Error::Corrupt { path: PathBuf::from(store), reason: error.to_string() }
-}
-
-fn read_stream_time<S: KeyValueStore + ?Sized>(kv: &S) -> Result<i64> {
-    match kv.get(STREAM_TIME_KEY, IsolationLevel::ReadUncommitted)? {
-        None => Ok(NO_TIMESTAMP),
-        Some(bytes) => {
-            let bytes: [u8; 8] = bytes
-                .as_slice()
-                .try_into()
-                .map_err(|_| corrupt(kv.name(), FormatError::new("stream time", "not 8 bytes")))?;
-            Ok(i64::from_be_bytes(bytes))
-        }
-    }
 }
 
 /// `0x00 ‖ id` with the sign bit flipped, so negative ids sort before positive ones.

@@ -98,12 +98,7 @@ impl<S: KeyValueStore + ?Sized> SessionStore<S> {
         let actual_from = self.segments.actual_from(earliest_session_end);
         let lower = SessionKeyLayout::KeyFirst.encode(key, 0, actual_from.max(0));
         let upper = SessionKeyLayout::KeyFirst.encode(key, latest_session_start, i64::MAX);
-        let filter = Filter {
-            key_from: Some(key.to_vec()),
-            key_to: Some(key.to_vec()),
-            earliest_end: actual_from,
-            latest_start: latest_session_start,
-        };
+        let filter = Filter::new(Some(key), Some(key), actual_from, latest_session_start);
         self.sessions(actual_from, Some(&lower), Some(&upper), filter, order, isolation)
     }
 
@@ -125,12 +120,7 @@ impl<S: KeyValueStore + ?Sized> SessionStore<S> {
         let actual_from = self.segments.actual_from(earliest_session_end);
         let lower = key_from.map(|key| lower_range(key, 2 * TIMESTAMP_SIZE));
         let upper = key_to.map(|key| upper_range(key, &max_suffix(latest_session_start)));
-        let filter = Filter {
-            key_from: key_from.map(<[u8]>::to_vec),
-            key_to: key_to.map(<[u8]>::to_vec),
-            earliest_end: actual_from,
-            latest_start: latest_session_start,
-        };
+        let filter = Filter::new(key_from, key_to, actual_from, latest_session_start);
         self.sessions(actual_from, lower.as_deref(), upper.as_deref(), filter, order, isolation)
     }
 
@@ -200,13 +190,19 @@ pub(crate) fn max_suffix(latest_start: i64) -> [u8; 2 * TIMESTAMP_SIZE] {
 
 /// Which scanned sessions a read returns: the scan bounds only narrow the search.
 pub(crate) struct Filter {
-    pub(crate) key_from: Option<Vec<u8>>,
-    pub(crate) key_to: Option<Vec<u8>>,
-    pub(crate) earliest_end: i64,
-    pub(crate) latest_start: i64,
+    key_from: Option<Vec<u8>>,
+    key_to: Option<Vec<u8>>,
+    earliest_end: i64,
+    latest_start: i64,
 }
 
 impl Filter {
+    /// Keys in `key_from..=key_to` (`None` = open end), sessions ending at or after
+    /// `earliest_end` and starting at or before `latest_start`.
+    pub(crate) fn new(key_from: Option<&[u8]>, key_to: Option<&[u8]>, earliest_end: i64, latest_start: i64) -> Self {
+        Filter { key_from: key_from.map(<[u8]>::to_vec), key_to: key_to.map(<[u8]>::to_vec), earliest_end, latest_start }
+    }
+
     pub(crate) fn admits(&self, key: &[u8], start: i64, end: i64) -> bool {
         self.key_from.as_deref().is_none_or(|from| key >= from)
             && self.key_to.as_deref().is_none_or(|to| key <= to)

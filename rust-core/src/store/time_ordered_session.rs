@@ -100,12 +100,7 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedSessionStore<S> {
         isolation: IsolationLevel,
     ) -> Result<SessionRecords> {
         let actual_from = self.segments.actual_from(earliest_session_end);
-        let filter = Filter {
-            key_from: Some(key.to_vec()),
-            key_to: Some(key.to_vec()),
-            earliest_end: actual_from,
-            latest_start: latest_session_start,
-        };
+        let filter = Filter::new(Some(key), Some(key), actual_from, latest_session_start);
         let layout = if self.with_index { INDEX } else { BASE };
         let lower = layout.encode(key, 0, actual_from.max(0));
         let upper = layout.encode(key, latest_session_start, i64::MAX);
@@ -128,12 +123,7 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedSessionStore<S> {
             return Ok(Box::new(std::iter::empty()));
         }
         let actual_from = self.segments.actual_from(earliest_session_end);
-        let filter = Filter {
-            key_from: key_from.map(<[u8]>::to_vec),
-            key_to: key_to.map(<[u8]>::to_vec),
-            earliest_end: actual_from,
-            latest_start: latest_session_start,
-        };
+        let filter = Filter::new(key_from, key_to, actual_from, latest_session_start);
         let (layout, lower, upper) = if self.with_index {
             (INDEX, index_lower_range(key_from), index_upper_range(key_to, latest_session_start))
         } else {

@@ -88,7 +88,7 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedWindowStore<S> {
         if time_to < actual_from {
             return Ok(Box::new(std::iter::empty()));
         }
-        let filter = Filter { key_from: Some(key.to_vec()), key_to: Some(key.to_vec()), time_from: actual_from, time_to };
+        let filter = Filter::new(Some(key), Some(key), actual_from, time_to);
         let layout = if self.with_index { INDEX } else { BASE };
         let lower = layout.encode(key, actual_from.max(0), 0);
         let upper = layout.encode(key, time_to, i32::MAX);
@@ -114,12 +114,7 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedWindowStore<S> {
         if time_to < actual_from {
             return Ok(Box::new(std::iter::empty()));
         }
-        let filter = Filter {
-            key_from: key_from.map(<[u8]>::to_vec),
-            key_to: key_to.map(<[u8]>::to_vec),
-            time_from: actual_from,
-            time_to,
-        };
+        let filter = Filter::new(key_from, key_to, actual_from, time_to);
         let (layout, lower, upper) = if self.with_index {
             (INDEX, index_lower_range(key_from), index_upper_range(key_to, time_to))
         } else {
@@ -135,7 +130,7 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedWindowStore<S> {
         if time_to < actual_from {
             return Ok(Box::new(std::iter::empty()));
         }
-        let filter = Filter { key_from: None, key_to: None, time_from: actual_from, time_to };
+        let filter = Filter::new(None, None, actual_from, time_to);
         let lower = base_lower_range(None, actual_from);
         let upper = base_upper_range(None, time_to);
         self.records(BASE, actual_from, time_to, Some(&lower), Some(&upper), filter, order, isolation)
@@ -144,7 +139,7 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedWindowStore<S> {
     /// Kafka Streams' `all()` and `backwardAll()`: every live window, in time order.
     pub fn all(&self, order: Order, isolation: IsolationLevel) -> Result<WindowedRecords> {
         let actual_from = self.segments.actual_from(0);
-        let filter = Filter { key_from: None, key_to: None, time_from: actual_from, time_to: i64::MAX };
+        let filter = Filter::new(None, None, actual_from, i64::MAX);
         let lower = base_lower_range(None, actual_from);
         let upper = base_upper_range(None, i64::MAX);
         self.records(BASE, actual_from, i64::MAX, Some(&lower), Some(&upper), filter, order, isolation)

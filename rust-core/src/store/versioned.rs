@@ -28,7 +28,8 @@ use std::ops::Bound;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::store::format::FormatError;
-use crate::store::segments::{corrupt, NO_TIMESTAMP};
+use crate::store::segments::corrupt;
+use crate::store::stream_time;
 use crate::store::{CommitMetadata, IsolationLevel, KeyBounds, KeyValueStore, Order, Result};
 
 /// `put` return value: the version is the latest, valid until a later one arrives.
@@ -79,7 +80,7 @@ impl<S: KeyValueStore + ?Sized> VersionedStore<S> {
         if history_retention < 0 {
             return Err(crate::store::Error::InvalidArgument(format!("history retention {history_retention} < 0")));
         }
-        let observed_stream_time = read_stream_time(kv.as_ref())?;
+        let observed_stream_time = stream_time::read(kv.as_ref(), STREAM_TIME_KEY)?;
         Ok(VersionedStore {
             kv,
             history_retention,
@@ -192,7 +193,7 @@ impl<S: KeyValueStore + ?Sized> VersionedStore<S> {
     pub fn rollback(&self) -> Result<()> {
         let mut clock = self.clock();
         self.kv.rollback()?;
-        clock.observed_stream_time = read_stream_time(self.kv.as_ref())?;
+        clock.observed_stream_time = stream_time::read(self.kv.as_ref(), STREAM_TIME_KEY)?;
         clock.pruned_below = i64::MIN;
         Ok(())
     }
@@ -227,7 +228,7 @@ impl<S: KeyValueStore + ?Sized> VersionedStore<S> {
 
     fn write_version(&self, clock: &mut Clock, key: &[u8], value: Option<Vec<u8>>, timestamp: i64) -> Result<i64> {
         if timestamp > clock.observed_stream_time {
-            self.kv.put(STREAM_TIME_KEY.to_vec(), Some(timestamp.to_be_bytes().to_vec()))?;
+            stream_time::stage(self.kv.as_ref(), STREAM_TIME_KEY, timestamp)?;
             clock.observed_stream_time = timestamp;
         }
         let isolation = IsolationLevel::ReadUncommitted;
@@ -319,16 +320,6 @@ impl<S: KeyValueStore + ?Sized> VersionedStore<S> {
 
     fn clock(&self) -> MutexGuard<'_, Clock> {
         self.clock.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-}
-
-fn read_stream_time<S: KeyValueStore + ?Sized>(kv: &S) -> Result<i64> {
-    match kv.get(STREAM_TIME_KEY, IsolationLevel::ReadUncommitted)? {
-        None => Ok(NO_TIMESTAMP),
-        Some(bytes) => match <[u8; 8]>::try_from(bytes.as_slice()) {
-            Ok(bytes) => Ok(i64::from_be_bytes(bytes)),
-            Err(_) => Err(corrupt(kv.name(), FormatError::new("stream time", "not 8 bytes"))),
-        },
     }
 }
 

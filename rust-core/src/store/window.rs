@@ -126,7 +126,7 @@ impl<S: KeyValueStore + ?Sized> WindowStore<S> {
         }
         let lower = WindowKeyLayout::KeyFirst.encode(key, actual_from.max(0), 0);
         let upper = WindowKeyLayout::KeyFirst.encode(key, time_to, i32::MAX);
-        let filter = Filter { key_from: Some(key.to_vec()), key_to: Some(key.to_vec()), time_from: actual_from, time_to };
+        let filter = Filter::new(Some(key), Some(key), actual_from, time_to);
         let records = self.records(actual_from, time_to, Some(&lower), Some(&upper), filter, order, isolation)?;
         Ok(Box::new(records.map(|record| record.map(|r| (r.window_start, r.value)))))
     }
@@ -151,12 +151,7 @@ impl<S: KeyValueStore + ?Sized> WindowStore<S> {
         }
         let lower = key_from.map(|key| lower_range(key, TIMESTAMP_SIZE + SEQNUM_SIZE));
         let upper = key_to.map(|key| upper_range(key, &max_suffix(time_to)));
-        let filter = Filter {
-            key_from: key_from.map(<[u8]>::to_vec),
-            key_to: key_to.map(<[u8]>::to_vec),
-            time_from: actual_from,
-            time_to,
-        };
+        let filter = Filter::new(key_from, key_to, actual_from, time_to);
         self.records(actual_from, time_to, lower.as_deref(), upper.as_deref(), filter, order, isolation)
     }
 
@@ -168,7 +163,7 @@ impl<S: KeyValueStore + ?Sized> WindowStore<S> {
     /// Kafka Streams' `all()` and `backwardAll()`: every live window.
     pub fn all(&self, order: Order, isolation: IsolationLevel) -> Result<WindowedRecords> {
         let actual_from = self.segments.actual_from(0);
-        let filter = Filter { key_from: None, key_to: None, time_from: actual_from, time_to: i64::MAX };
+        let filter = Filter::new(None, None, actual_from, i64::MAX);
         self.records(actual_from, i64::MAX, None, None, filter, order, isolation)
     }
 
@@ -232,13 +227,18 @@ pub(crate) fn max_suffix(time_to: i64) -> [u8; TIMESTAMP_SIZE + SEQNUM_SIZE] {
 
 /// Which scanned records a read returns: the scan bounds only narrow the search.
 pub(crate) struct Filter {
-    pub(crate) key_from: Option<Vec<u8>>,
-    pub(crate) key_to: Option<Vec<u8>>,
-    pub(crate) time_from: i64,
-    pub(crate) time_to: i64,
+    key_from: Option<Vec<u8>>,
+    key_to: Option<Vec<u8>>,
+    time_from: i64,
+    time_to: i64,
 }
 
 impl Filter {
+    /// Keys in `key_from..=key_to` (`None` = open end), window starts in `time_from..=time_to`.
+    pub(crate) fn new(key_from: Option<&[u8]>, key_to: Option<&[u8]>, time_from: i64, time_to: i64) -> Self {
+        Filter { key_from: key_from.map(<[u8]>::to_vec), key_to: key_to.map(<[u8]>::to_vec), time_from, time_to }
+    }
+
     pub(crate) fn admits(&self, key: &[u8], window_start: i64) -> bool {
         self.key_from.as_deref().is_none_or(|from| key >= from)
             && self.key_to.as_deref().is_none_or(|to| key <= to)
