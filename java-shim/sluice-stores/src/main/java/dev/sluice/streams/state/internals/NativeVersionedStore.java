@@ -1,0 +1,63 @@
+package dev.sluice.streams.state.internals;
+
+/**
+ * A native versioned key-value store. Reads return {@link EntryFraming} versioned records, or null.
+ */
+final class NativeVersionedStore extends LayeredNativeStore {
+
+    private NativeVersionedStore(final NativeKeyValueStore data, final long handle) {
+        super(data, handle);
+    }
+
+    static NativeVersionedStore open(final NativeKeyValueStore data, final long historyRetention) {
+        return openOver(data, kv -> new NativeVersionedStore(data, open(kv, historyRetention)));
+    }
+
+    /** Kafka Streams' {@code put(key, value, timestamp)} return code; a null value puts a tombstone. */
+    long put(final byte[] key, final byte[] value, final long timestamp) {
+        return put(handle(), key, value, timestamp);
+    }
+
+    byte[] delete(final byte[] key, final long timestamp) {
+        return delete(handle(), key, timestamp);
+    }
+
+    byte[] get(final byte[] key, final boolean readCommitted) {
+        return get(handle(), key, readCommitted);
+    }
+
+    byte[] getAsOf(final byte[] key, final long asOf, final boolean readCommitted) {
+        return getAsOf(handle(), key, asOf, readCommitted);
+    }
+
+    /** Applies changelog records framed as {@link EntryFraming} timestamped entries. */
+    void restore(final byte[] batch) {
+        restore(handle(), batch);
+    }
+
+    @Override
+    void rollbackLayer(final long handle) {
+        rollback(handle);
+    }
+
+    @Override
+    void releaseLayer(final long handle) {
+        release(handle);
+    }
+
+    private static native long open(long kvStore, long historyRetention);
+
+    private static native long put(long handle, byte[] key, byte[] value, long timestamp);
+
+    private static native byte[] delete(long handle, byte[] key, long timestamp);
+
+    private static native byte[] get(long handle, byte[] key, boolean readCommitted);
+
+    private static native byte[] getAsOf(long handle, byte[] key, long asOf, boolean readCommitted);
+
+    private static native void restore(long handle, byte[] batch);
+
+    private static native void rollback(long handle);
+
+    private static native void release(long handle);
+}

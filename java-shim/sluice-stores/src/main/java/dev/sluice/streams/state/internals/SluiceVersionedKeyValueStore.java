@@ -1,0 +1,79 @@
+package dev.sluice.streams.state.internals;
+
+import java.util.List;
+import java.util.Objects;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.state.VersionedKeyValueStore;
+import org.apache.kafka.streams.state.VersionedRecord;
+
+/**
+ * A transactional versioned key-value store of bytes on Sluice's native versioned store, with Kafka
+ * Streams' semantics for history retention and grace period. Kafka Streams' own
+ * {@code VersionedKeyValueToBytesStoreAdapter} turns it into the {@code VersionedBytesStore} its
+ * builder wraps, so the bytes at that boundary are Kafka Streams' own. The state store contract is
+ * {@link SluiceStateStore}'s; changelog records restore with their timestamp as version timestamp.
+ */
+public class SluiceVersionedKeyValueStore extends SluiceStateStore<NativeVersionedStore>
+    implements VersionedKeyValueStore<Bytes, byte[]> {
+
+    private final long historyRetention;
+
+    SluiceVersionedKeyValueStore(final String name, final KeyValueBackend backend, final long historyRetention) {
+        super(name, backend, NativeKeyValueIterator.DEFAULT_CHUNK_BYTES);
+        this.historyRetention = historyRetention;
+    }
+
+    @Override
+    NativeVersionedStore openOver(final NativeKeyValueStore data) {
+        return NativeVersionedStore.open(data, historyRetention);
+    }
+
+    @Override
+    void restore(final NativeVersionedStore store, final List<ConsumerRecord<byte[], byte[]>> records) {
+        store.restore(EntryFraming.timestampedRecords(records));
+    }
+
+    @Override
+    public long put(final Bytes key, final byte[] value, final long timestamp) {
+        Objects.requireNonNull(key, "key cannot be null");
+        final long validTo = open().put(key.get(), value, timestamp);
+        recordWrite();
+        return validTo;
+    }
+
+    @Override
+    public VersionedRecord<byte[]> delete(final Bytes key, final long timestamp) {
+        Objects.requireNonNull(key, "key cannot be null");
+        final VersionedRecord<byte[]> previous = EntryFraming.versionedRecord(open().delete(key.get(), timestamp));
+        recordWrite();
+        return previous;
+    }
+
+    @Override
+    public VersionedRecord<byte[]> get(final Bytes key) {
+        return get(key, false);
+    }
+
+    @Override
+    public VersionedRecord<byte[]> get(final Bytes key, final long asOfTimestamp) {
+        return get(key, asOfTimestamp, false);
+    }
+
+    @Override
+    public VersionedKeyValueStore<Bytes, byte[]> readOnly(final IsolationLevel isolationLevel) {
+        Objects.requireNonNull(isolationLevel, "isolationLevel cannot be null");
+        return new ReadOnlyVersionedView(this, isolationLevel == IsolationLevel.READ_COMMITTED);
+    }
+
+    VersionedRecord<byte[]> get(final Bytes key, final boolean readCommitted) {
+        Objects.requireNonNull(key, "key cannot be null");
+        return EntryFraming.versionedRecord(open().get(key.get(), readCommitted));
+    }
+
+    VersionedRecord<byte[]> get(final Bytes key, final long asOfTimestamp, final boolean readCommitted) {
+        Objects.requireNonNull(key, "key cannot be null");
+        return EntryFraming.versionedRecord(open().getAsOf(key.get(), asOfTimestamp, readCommitted));
+    }
+}
