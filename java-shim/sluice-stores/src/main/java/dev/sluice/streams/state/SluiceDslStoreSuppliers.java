@@ -1,6 +1,8 @@
 package dev.sluice.streams.state;
 
 import java.util.Map;
+import org.apache.kafka.streams.DslStoreFormat;
+import org.apache.kafka.streams.kstream.EmitStrategy;
 import org.apache.kafka.streams.state.BuiltInDslStoreSuppliers;
 import org.apache.kafka.streams.state.DslKeyValueParams;
 import org.apache.kafka.streams.state.DslSessionParams;
@@ -11,21 +13,25 @@ import org.apache.kafka.streams.state.SessionBytesStoreSupplier;
 import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
 
 /**
- * The stores the DSL uses, served by Sluice: set {@code dsl.store.suppliers.class} to this class. It
- * works in Kafka Streams' own runtime as well as in Sluice's.
+ * The stores the DSL uses, served by Sluice: set {@code dsl.store.suppliers.class} to this class (or to
+ * {@link InMemory} for in-memory stores). It works in Kafka Streams' own runtime as well as in Sluice's.
  *
- * <p>Key-value stores (plain, timestamped and headers-aware, as {@code dsl.store.format} asks) are
- * Sluice's persistent transactional stores. Window and session stores are, for now, Kafka Streams'
- * own RocksDB stores ({@link BuiltInDslStoreSuppliers.RocksDBDslStoreSuppliers}), until Sluice's
- * window and session stores are available through this class.
+ * <p>Served by Sluice's persistent transactional stores: key-value stores (plain, timestamped and
+ * headers-aware, as {@code dsl.store.format} asks), window stores (plain and timestamped, including the
+ * duplicate-retaining stores of stream-stream joins) and session stores.
+ *
+ * <p>Still Kafka Streams' own RocksDB stores ({@link BuiltInDslStoreSuppliers.RocksDBDslStoreSuppliers}):
+ * window and session stores of emit-final aggregations ({@link EmitStrategy#onWindowClose()}), which
+ * Kafka Streams builds on time-ordered stores that Sluice does not serve through this class, and window
+ * and session stores in the headers-aware {@code dsl.store.format}.
  */
 public class SluiceDslStoreSuppliers implements DslStoreSuppliers {
 
-    private final DslStoreSuppliers windowAndSessionStores = new BuiltInDslStoreSuppliers.RocksDBDslStoreSuppliers();
+    private final DslStoreSuppliers kafkaStreamsStores = new BuiltInDslStoreSuppliers.RocksDBDslStoreSuppliers();
 
     @Override
     public void configure(final Map<String, ?> configs) {
-        windowAndSessionStores.configure(configs);
+        kafkaStreamsStores.configure(configs);
     }
 
     @Override
@@ -44,11 +50,67 @@ public class SluiceDslStoreSuppliers implements DslStoreSuppliers {
 
     @Override
     public WindowBytesStoreSupplier windowStore(final DslWindowParams params) {
-        return windowAndSessionStores.windowStore(params);
+        final DslStoreFormat format = windowFormat(params);
+        if (emitsOnWindowClose(params.emitStrategy()) || format == DslStoreFormat.HEADERS) {
+            return kafkaStreamsStores.windowStore(params);
+        }
+        return format == DslStoreFormat.TIMESTAMPED
+            ? SluiceStores.persistentTimestampedWindowStore(params.name(), params.retentionPeriod(),
+                params.windowSize(), params.retainDuplicates())
+            : SluiceStores.persistentWindowStore(params.name(), params.retentionPeriod(), params.windowSize(),
+                params.retainDuplicates());
     }
 
     @Override
     public SessionBytesStoreSupplier sessionStore(final DslSessionParams params) {
-        return windowAndSessionStores.sessionStore(params);
+        if (emitsOnWindowClose(params.emitStrategy()) || params.storeFormat() == DslStoreFormat.HEADERS) {
+            return kafkaStreamsStores.sessionStore(params);
+        }
+        return SluiceStores.persistentSessionStore(params.name(), params.retentionPeriod());
+    }
+
+    static boolean emitsOnWindowClose(final EmitStrategy emitStrategy) {
+        return emitStrategy != null && emitStrategy.type() == EmitStrategy.StrategyType.ON_WINDOW_CLOSE;
+    }
+
+    /** The value layout the DSL asks for; parameters built without a format say it with {@code isTimestamped}. */
+    private static DslStoreFormat windowFormat(final DslWindowParams params) {
+        if (params.dslStoreFormat() != null) {
+            return params.dslStoreFormat();
+        }
+        return params.isTimestamped() ? DslStoreFormat.TIMESTAMPED : DslStoreFormat.PLAIN;
+    }
+
+    /**
+     * Sluice's in-memory stores for the DSL, parallel to {@link BuiltInDslStoreSuppliers.InMemoryDslStoreSuppliers}
+     * and, like it, plain key-value, window and session stores whatever {@code dsl.store.format} says (Kafka
+     * Streams' builders adapt them). Emit-final window and session stores stay Kafka Streams' in-memory
+     * stores, whose time-first iteration those aggregations rely on.
+     */
+    public static class InMemory implements DslStoreSuppliers {
+
+        private final DslStoreSuppliers kafkaStreamsStores = new BuiltInDslStoreSuppliers.InMemoryDslStoreSuppliers();
+
+        @Override
+        public KeyValueBytesStoreSupplier keyValueStore(final DslKeyValueParams params) {
+            return SluiceStores.inMemoryKeyValueStore(params.name());
+        }
+
+        @Override
+        public WindowBytesStoreSupplier windowStore(final DslWindowParams params) {
+            if (emitsOnWindowClose(params.emitStrategy())) {
+                return kafkaStreamsStores.windowStore(params);
+            }
+            return SluiceStores.inMemoryWindowStore(params.name(), params.retentionPeriod(), params.windowSize(),
+                params.retainDuplicates());
+        }
+
+        @Override
+        public SessionBytesStoreSupplier sessionStore(final DslSessionParams params) {
+            if (emitsOnWindowClose(params.emitStrategy())) {
+                return kafkaStreamsStores.sessionStore(params);
+            }
+            return SluiceStores.inMemorySessionStore(params.name(), params.retentionPeriod());
+        }
     }
 }

@@ -3,11 +3,13 @@ package dev.sluice.streams.state;
 import dev.sluice.streams.state.internals.KeyValueLayout;
 import dev.sluice.streams.state.internals.SluiceKeyValueBytesStoreSupplier;
 import dev.sluice.streams.state.internals.SluiceSessionBytesStoreSupplier;
+import dev.sluice.streams.state.internals.SluiceVersionedBytesStoreSupplier;
 import dev.sluice.streams.state.internals.SluiceWindowBytesStoreSupplier;
 import java.time.Duration;
 import org.apache.kafka.streams.state.KeyValueBytesStoreSupplier;
 import org.apache.kafka.streams.state.SessionBytesStoreSupplier;
 import org.apache.kafka.streams.state.Stores;
+import org.apache.kafka.streams.state.VersionedBytesStoreSupplier;
 import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
 
 /**
@@ -94,5 +96,25 @@ public final class SluiceStores {
      */
     public static SessionBytesStoreSupplier inMemorySessionStore(final String name, final Duration retentionPeriod) {
         return SluiceSessionBytesStoreSupplier.inMemory(name, retentionPeriod);
+    }
+
+    /**
+     * A persistent versioned key-value store; like {@link Stores#persistentVersionedKeyValueStore(String, Duration)}.
+     * Pass it to {@link Stores#versionedKeyValueStoreBuilder}.
+     */
+    public static VersionedBytesStoreSupplier persistentVersionedKeyValueStore(final String name,
+                                                                               final Duration historyRetention) {
+        return SluiceVersionedBytesStoreSupplier.persistent(name, historyRetention);
+    }
+
+    /**
+     * A persistent versioned key-value store; like
+     * {@link Stores#persistentVersionedKeyValueStore(String, Duration, Duration)}. Sluice's versioned store is
+     * not segmented, so the segment interval is only checked.
+     */
+    public static VersionedBytesStoreSupplier persistentVersionedKeyValueStore(final String name,
+                                                                               final Duration historyRetention,
+                                                                               final Duration segmentInterval) {
+        return SluiceVersionedBytesStoreSupplier.persistent(name, historyRetention, segmentInterval);
     }
 }

@@ -7,6 +7,7 @@ import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.kstream.Windowed;
 import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.internals.WithRetentionPeriod;
 import org.apache.kafka.streams.state.ReadOnlySessionStore;
 import org.apache.kafka.streams.state.SessionStore;
 
@@ -18,7 +19,8 @@ import org.apache.kafka.streams.state.SessionStore;
  * which only Kafka Streams' emit-final stores need. The state store contract is
  * {@link SluiceStateStore}'s.
  */
-public class SluiceSessionBytesStore extends SluiceStateStore<NativeSessionStore> implements SessionStore<Bytes, byte[]> {
+public class SluiceSessionBytesStore extends SluiceStateStore<NativeSessionStore> implements SessionStore<Bytes, byte[]>,
+    WithRetentionPeriod {
 
     private final long retentionPeriod;
     private final long segmentInterval;
@@ -104,6 +106,12 @@ public class SluiceSessionBytesStore extends SluiceStateStore<NativeSessionStore
     @Override
     public KeyValueIterator<Windowed<Bytes>, byte[]> backwardFetch(final Bytes keyFrom, final Bytes keyTo) {
         return findSessions(keyFrom, keyTo, 0, Long.MAX_VALUE, true, false);
+    }
+
+    /** Read by Kafka Streams' state manager, as from its own window and session stores. */
+    @Override
+    public long retentionPeriod() {
+        return retentionPeriod;
     }
 
     @Override

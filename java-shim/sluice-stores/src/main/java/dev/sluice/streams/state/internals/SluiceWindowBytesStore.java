@@ -7,6 +7,7 @@ import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.kstream.Windowed;
 import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.internals.WithRetentionPeriod;
 import org.apache.kafka.streams.state.ReadOnlyWindowStore;
 import org.apache.kafka.streams.state.WindowStore;
 import org.apache.kafka.streams.state.WindowStoreIterator;
@@ -17,7 +18,8 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
  * RocksDB window store returns, in its order; windows expire with stream time after the retention
  * period. The state store contract is {@link SluiceStateStore}'s.
  */
-public class SluiceWindowBytesStore extends SluiceStateStore<NativeWindowStore> implements WindowStore<Bytes, byte[]> {
+public class SluiceWindowBytesStore extends SluiceStateStore<NativeWindowStore> implements WindowStore<Bytes, byte[]>,
+    WithRetentionPeriod {
 
     private final WindowStoreOptions options;
 
@@ -90,6 +92,12 @@ public class SluiceWindowBytesStore extends SluiceStateStore<NativeWindowStore> 
     @Override
     public KeyValueIterator<Windowed<Bytes>, byte[]> backwardAll() {
         return all(true, false);
+    }
+
+    /** Read by Kafka Streams' state manager, as from its own window and session stores. */
+    @Override
+    public long retentionPeriod() {
+        return options.retentionPeriod();
     }
 
     @Override
