@@ -39,7 +39,14 @@ final class SluiceCoverage {
     }
 
     /** The test's name suffix: on Sluice's stores, partly, or not at all. */
-    static String label(final Set<StoreKind> kinds) {
+    static String label(final Set<StoreKind> storeKinds) {
+        // Suppression buffers come from no supplier: always Kafka Streams', never a fallback.
+        final Set<StoreKind> kinds = EnumSet.copyOf(storeKinds);
+        final String buffer = kinds.remove(StoreKind.SUPPRESSION_BUFFER) ? " + Kafka Streams' suppression buffer" : "";
+        return supplierLabel(kinds) + buffer;
+    }
+
+    private static String supplierLabel(final Set<StoreKind> kinds) {
         final Set<StoreKind> fallback = kinds.stream().filter(kind -> !serves(kind)).collect(Collectors.toCollection(() -> EnumSet.noneOf(StoreKind.class)));
         if (fallback.isEmpty()) {
             return "[Sluice stores: " + kinds + "]";
