@@ -1,18 +1,16 @@
 //! Session store: a property test against a model of Kafka Streams' segmented session
 //! store, plus retention and restore edge cases.
 
+mod store_support;
+
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use proptest::prelude::*;
 use sluice_core::store::format::ordered_bytes::upper_range;
 use sluice_core::store::format::session_key::SessionKeyLayout;
-use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
-use sluice_core::store::session::{SessionRecord, SessionRecords, SessionStore, SessionStoreOptions};
-use sluice_core::store::{
-    CommitMetadata, InMemoryKeyValueStore, IsolationLevel, KeyValueStore, Order, RocksDbKeyValueStore, TopicPartition,
-};
-use tempfile::TempDir;
+use sluice_core::store::session::{SessionRecord, SessionStore, SessionStoreOptions};
+use sluice_core::store::{IsolationLevel, Order};
+use store_support::{changelog_offset, key, memory_kv, order, unwrap_all, TempRocksDb};
 
 const RETENTION: i64 = 100;
 const INTERVAL: i64 = 30;
@@ -20,18 +18,11 @@ const UNCOMMITTED: IsolationLevel = IsolationLevel::ReadUncommitted;
 const OPTIONS: SessionStoreOptions = SessionStoreOptions { retention_period: RETENTION, segment_interval: INTERVAL };
 
 fn memory_store() -> SessionStore {
-    let kv: Arc<dyn KeyValueStore> = Arc::new(InMemoryKeyValueStore::new("session"));
-    SessionStore::open(kv, OPTIONS).unwrap()
+    SessionStore::open(memory_kv("session"), OPTIONS).unwrap()
 }
 
 fn commit(store: &SessionStore, offset: i64) {
-    store
-        .commit(&CommitMetadata::with_offsets([(TopicPartition::new("session-changelog", 0), Some(offset))]))
-        .unwrap();
-}
-
-fn sessions(iter: SessionRecords) -> Vec<SessionRecord> {
-    iter.map(Result::unwrap).collect()
+    store.commit(&changelog_offset("session-changelog", offset)).unwrap();
 }
 
 type Sessions = BTreeMap<(Vec<u8>, i64, i64), Vec<u8>>;
@@ -132,14 +123,6 @@ enum Op {
     FindInRange { key_from: Option<Vec<u8>>, key_to: Option<Vec<u8>>, earliest_end: i64, latest_start: i64, order: Order },
 }
 
-fn key() -> impl Strategy<Value = Vec<u8>> {
-    prop::collection::vec(prop::sample::select(vec![0x00u8, 0x01, 0x61, 0x62, 0x7f, 0x80, 0xff]), 1..=3)
-}
-
-fn order() -> impl Strategy<Value = Order> {
-    prop_oneof![Just(Order::Forward), Just(Order::Reverse)]
-}
-
 fn op() -> impl Strategy<Value = Op> {
     let time = 0i64..320;
     let length = prop_oneof![Just(0i64), 0i64..50];
@@ -184,12 +167,12 @@ fn run(store: &SessionStore, model: &mut Model, ops: Vec<Op>) -> Result<(), Test
                 prop_assert_eq!(actual, model.fetch_session(&key, start, start + length), "fetch_session step {}", index);
             }
             Op::FindSessions { key, earliest_end, latest_start, order } => {
-                let actual = sessions(store.find_sessions(&key, earliest_end, latest_start, order, UNCOMMITTED).unwrap());
+                let actual = unwrap_all(store.find_sessions(&key, earliest_end, latest_start, order, UNCOMMITTED).unwrap());
                 let expected = model.find(Some(&key), Some(&key), earliest_end, latest_start, order, false);
                 prop_assert_eq!(actual, expected, "find_sessions step {}", index);
             }
             Op::FindInRange { key_from, key_to, earliest_end, latest_start, order } => {
-                let actual = sessions(
+                let actual = unwrap_all(
                     store
                         .find_sessions_in_range(key_from.as_deref(), key_to.as_deref(), earliest_end, latest_start, order, UNCOMMITTED)
                         .unwrap(),
@@ -219,10 +202,8 @@ proptest! {
 
     #[test]
     fn session_store_on_rocksdb_matches_the_model(ops in prop::collection::vec(op(), 1..60)) {
-        let dir = TempDir::new().unwrap();
-        let resources = RocksDbResources::new(&RocksDbConfig::default());
-        let kv: Arc<dyn KeyValueStore> = Arc::new(RocksDbKeyValueStore::open("session", dir.path(), &resources).unwrap());
-        let store = SessionStore::open(kv, OPTIONS).unwrap();
+        let rocksdb = TempRocksDb::new();
+        let store = SessionStore::open(rocksdb.open("session"), OPTIONS).unwrap();
         let mut model = Model::new();
         run(&store, &mut model, ops)?;
     }
@@ -236,7 +217,7 @@ fn sessions_expire_one_retention_period_behind_the_latest_end() {
     assert_eq!(store.fetch_session(b"k", 0, 10, UNCOMMITTED).unwrap(), Some(b"old".to_vec()));
     store.put(b"other", 110, 110, Some(b"x".to_vec())).unwrap();
     assert_eq!(store.fetch_session(b"k", 0, 10, UNCOMMITTED).unwrap(), None);
-    let live: Vec<_> = sessions(store.fetch(b"k", Order::Forward, UNCOMMITTED).unwrap()).into_iter().map(|s| s.end).collect();
+    let live: Vec<_> = unwrap_all(store.fetch(b"k", Order::Forward, UNCOMMITTED).unwrap()).into_iter().map(|s| s.end).collect();
     assert_eq!(live, vec![109]);
 }
 
@@ -247,7 +228,7 @@ fn find_sessions_returns_sessions_overlapping_the_search_range() {
     store.put(b"k", 10, 20, Some(b"b".to_vec())).unwrap();
     store.put(b"k", 30, 40, Some(b"c".to_vec())).unwrap();
     let found = |earliest_end, latest_start, order| -> Vec<i64> {
-        sessions(store.find_sessions(b"k", earliest_end, latest_start, order, UNCOMMITTED).unwrap()).iter().map(|s| s.start).collect()
+        unwrap_all(store.find_sessions(b"k", earliest_end, latest_start, order, UNCOMMITTED).unwrap()).iter().map(|s| s.start).collect()
     };
     assert_eq!(found(6, 30, Order::Forward), vec![10, 30]);
     assert_eq!(found(6, 29, Order::Forward), vec![10]);
@@ -287,6 +268,6 @@ fn restore_reads_key_first_session_keys() {
         ])
         .unwrap();
     assert_eq!(store.observed_stream_time(), 200);
-    let restored = sessions(store.fetch(b"k", Order::Forward, UNCOMMITTED).unwrap());
+    let restored = unwrap_all(store.fetch(b"k", Order::Forward, UNCOMMITTED).unwrap());
     assert_eq!(restored, vec![SessionRecord { key: b"k".to_vec(), start: 190, end: 200, value: b"live".to_vec() }]);
 }

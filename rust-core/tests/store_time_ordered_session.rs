@@ -2,19 +2,17 @@
 //! `RocksDBTimeOrderedSessionStore`, with and without its key-first index, including the
 //! all-keys `findSessions(earliestSessionEndTime, latestSessionEndTime)`.
 
+mod store_support;
+
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use proptest::prelude::*;
 use sluice_core::store::format::ordered_bytes::upper_range;
 use sluice_core::store::format::session_key::SessionKeyLayout;
-use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
-use sluice_core::store::session::{SessionRecord, SessionRecords, SessionStoreOptions};
+use sluice_core::store::session::{SessionRecord, SessionStoreOptions};
 use sluice_core::store::time_ordered_session::TimeOrderedSessionStore;
-use sluice_core::store::{
-    CommitMetadata, InMemoryKeyValueStore, IsolationLevel, KeyValueStore, Order, RocksDbKeyValueStore, TopicPartition,
-};
-use tempfile::TempDir;
+use sluice_core::store::{IsolationLevel, Order};
+use store_support::{changelog_offset, key, memory_kv, order, unwrap_all, TempRocksDb};
 
 const RETENTION: i64 = 100;
 const INTERVAL: i64 = 30;
@@ -22,18 +20,11 @@ const UNCOMMITTED: IsolationLevel = IsolationLevel::ReadUncommitted;
 const OPTIONS: SessionStoreOptions = SessionStoreOptions { retention_period: RETENTION, segment_interval: INTERVAL };
 
 fn memory_store(with_index: bool) -> TimeOrderedSessionStore {
-    let kv: Arc<dyn KeyValueStore> = Arc::new(InMemoryKeyValueStore::new("time-ordered-session"));
-    TimeOrderedSessionStore::open(kv, OPTIONS, with_index).unwrap()
+    TimeOrderedSessionStore::open(memory_kv("time-ordered-session"), OPTIONS, with_index).unwrap()
 }
 
 fn commit(store: &TimeOrderedSessionStore, offset: i64) {
-    store
-        .commit(&CommitMetadata::with_offsets([(TopicPartition::new("session-changelog", 0), Some(offset))]))
-        .unwrap();
-}
-
-fn sessions(iter: SessionRecords) -> Vec<SessionRecord> {
-    iter.map(Result::unwrap).collect()
+    store.commit(&changelog_offset("session-changelog", offset)).unwrap();
 }
 
 type Sessions = BTreeMap<(Vec<u8>, i64, i64), Vec<u8>>;
@@ -164,14 +155,6 @@ enum Op {
     FindEndingIn { earliest_end: i64, latest_end: i64 },
 }
 
-fn key() -> impl Strategy<Value = Vec<u8>> {
-    prop::collection::vec(prop::sample::select(vec![0x00u8, 0x01, 0x61, 0x62, 0x7f, 0x80, 0xff]), 1..=3)
-}
-
-fn order() -> impl Strategy<Value = Order> {
-    prop_oneof![Just(Order::Forward), Just(Order::Reverse)]
-}
-
 fn op() -> impl Strategy<Value = Op> {
     let time = 0i64..320;
     let length = prop_oneof![Just(0i64), 0i64..50];
@@ -220,12 +203,12 @@ fn run(store: &TimeOrderedSessionStore, model: &mut Model, ops: Vec<Op>) -> Resu
                 prop_assert_eq!(actual, model.fetch_session(&key, start, start + length), "fetch_session step {}", index);
             }
             Op::FindSessions { key, earliest_end, latest_start, order } => {
-                let actual = sessions(store.find_sessions(&key, earliest_end, latest_start, order, UNCOMMITTED).unwrap());
+                let actual = unwrap_all(store.find_sessions(&key, earliest_end, latest_start, order, UNCOMMITTED).unwrap());
                 let expected = model.find(Some(&key), Some(&key), earliest_end, latest_start, order, false);
                 prop_assert_eq!(actual, expected, "find_sessions step {}", index);
             }
             Op::FindInRange { key_from, key_to, earliest_end, latest_start, order } => {
-                let actual = sessions(
+                let actual = unwrap_all(
                     store
                         .find_sessions_in_range(key_from.as_deref(), key_to.as_deref(), earliest_end, latest_start, order, UNCOMMITTED)
                         .unwrap(),
@@ -234,7 +217,7 @@ fn run(store: &TimeOrderedSessionStore, model: &mut Model, ops: Vec<Op>) -> Resu
                 prop_assert_eq!(actual, expected, "find_sessions_in_range step {}", index);
             }
             Op::FindEndingIn { earliest_end, latest_end } => {
-                let actual = sessions(store.find_sessions_ending_in(earliest_end, latest_end, UNCOMMITTED).unwrap());
+                let actual = unwrap_all(store.find_sessions_ending_in(earliest_end, latest_end, UNCOMMITTED).unwrap());
                 prop_assert_eq!(actual, model.find_ending_in(earliest_end, latest_end), "find_sessions_ending_in step {}", index);
             }
         }
@@ -259,10 +242,8 @@ proptest! {
 
     #[test]
     fn time_ordered_session_store_on_rocksdb_matches_the_model(with_index: bool, ops in prop::collection::vec(op(), 1..60)) {
-        let dir = TempDir::new().unwrap();
-        let resources = RocksDbResources::new(&RocksDbConfig::default());
-        let kv: Arc<dyn KeyValueStore> = Arc::new(RocksDbKeyValueStore::open("session", dir.path(), &resources).unwrap());
-        let store = TimeOrderedSessionStore::open(kv, OPTIONS, with_index).unwrap();
+        let rocksdb = TempRocksDb::new();
+        let store = TimeOrderedSessionStore::open(rocksdb.open("session"), OPTIONS, with_index).unwrap();
         let mut model = Model::new(with_index);
         run(&store, &mut model, ops)?;
     }
@@ -275,7 +256,7 @@ fn find_sessions_ending_in_comes_out_by_end_then_start_then_key() {
     store.put(b"a", 8, 10, Some(b"a-late-start".to_vec())).unwrap();
     store.put(b"c", 0, 40, Some(b"c".to_vec())).unwrap();
     store.put(b"a", 0, 50, Some(b"outside".to_vec())).unwrap();
-    let found: Vec<_> = sessions(store.find_sessions_ending_in(10, 40, UNCOMMITTED).unwrap())
+    let found: Vec<_> = unwrap_all(store.find_sessions_ending_in(10, 40, UNCOMMITTED).unwrap())
         .into_iter()
         .map(|s| (s.key, s.start, s.end))
         .collect();
@@ -289,10 +270,10 @@ fn find_sessions_ending_in_still_sees_expired_sessions_of_stored_segments() {
     // Stream time jumps far ahead without a live write: nothing is dropped.
     store.remove(b"gone", 5000, 5000).unwrap();
     assert_eq!(store.fetch_session(b"k", 0, 10, UNCOMMITTED).unwrap(), None);
-    assert_eq!(sessions(store.find_sessions_ending_in(0, 100, UNCOMMITTED).unwrap()).len(), 1);
+    assert_eq!(unwrap_all(store.find_sessions_ending_in(0, 100, UNCOMMITTED).unwrap()).len(), 1);
     // A live write drops the expired segments.
     store.put(b"k", 4990, 5000, Some(b"new".to_vec())).unwrap();
-    assert!(sessions(store.find_sessions_ending_in(0, 100, UNCOMMITTED).unwrap()).is_empty());
+    assert!(unwrap_all(store.find_sessions_ending_in(0, 100, UNCOMMITTED).unwrap()).is_empty());
 }
 
 #[test]
@@ -305,7 +286,7 @@ fn restore_writes_base_and_index_keys_from_key_first_changelog_keys() {
         ])
         .unwrap();
     assert_eq!(store.observed_stream_time(), 200);
-    let restored = sessions(store.fetch(b"k", Order::Forward, UNCOMMITTED).unwrap());
+    let restored = unwrap_all(store.fetch(b"k", Order::Forward, UNCOMMITTED).unwrap());
     assert_eq!(restored, vec![SessionRecord { key: b"k".to_vec(), start: 190, end: 200, value: b"live".to_vec() }]);
-    assert_eq!(sessions(store.find_sessions_ending_in(0, 300, UNCOMMITTED).unwrap()).len(), 1);
+    assert_eq!(unwrap_all(store.find_sessions_ending_in(0, 300, UNCOMMITTED).unwrap()).len(), 1);
 }

@@ -2,19 +2,17 @@
 //! `RocksDBTimeOrderedWindowStore`, with and without its key-first index, plus retention
 //! and restore edge cases.
 
+mod store_support;
+
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use proptest::prelude::*;
 use sluice_core::store::format::ordered_bytes::upper_range;
 use sluice_core::store::format::window_key::WindowKeyLayout;
-use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
 use sluice_core::store::time_ordered_window::TimeOrderedWindowStore;
-use sluice_core::store::window::{WindowStoreOptions, WindowValues, WindowedRecord, WindowedRecords};
-use sluice_core::store::{
-    CommitMetadata, InMemoryKeyValueStore, IsolationLevel, KeyValueStore, Order, RocksDbKeyValueStore, TopicPartition,
-};
-use tempfile::TempDir;
+use sluice_core::store::window::{WindowStoreOptions, WindowedRecord};
+use sluice_core::store::{IsolationLevel, Order};
+use store_support::{changelog_offset, key, memory_kv, order, unwrap_all, TempRocksDb};
 
 const RETENTION: i64 = 100;
 const INTERVAL: i64 = 30;
@@ -25,22 +23,11 @@ fn options(retain_duplicates: bool) -> WindowStoreOptions {
 }
 
 fn memory_store(retain_duplicates: bool, with_index: bool) -> TimeOrderedWindowStore {
-    let kv: Arc<dyn KeyValueStore> = Arc::new(InMemoryKeyValueStore::new("time-ordered-window"));
-    TimeOrderedWindowStore::open(kv, options(retain_duplicates), with_index).unwrap()
+    TimeOrderedWindowStore::open(memory_kv("time-ordered-window"), options(retain_duplicates), with_index).unwrap()
 }
 
 fn commit(store: &TimeOrderedWindowStore, offset: i64) {
-    store
-        .commit(&CommitMetadata::with_offsets([(TopicPartition::new("window-changelog", 0), Some(offset))]))
-        .unwrap();
-}
-
-fn records(iter: WindowedRecords) -> Vec<WindowedRecord> {
-    iter.map(Result::unwrap).collect()
-}
-
-fn values(iter: WindowValues) -> Vec<(i64, Vec<u8>)> {
-    iter.map(Result::unwrap).collect()
+    store.commit(&changelog_offset("window-changelog", offset)).unwrap();
 }
 
 type Records = BTreeMap<(Vec<u8>, i64, i32), Vec<u8>>;
@@ -181,15 +168,6 @@ enum Op {
     Fetch { key: Vec<u8>, start: i64 },
 }
 
-fn key() -> impl Strategy<Value = Vec<u8>> {
-    // Bytes around the ones the key-range bounds treat specially (0x00, 0x7f, 0xff).
-    prop::collection::vec(prop::sample::select(vec![0x00u8, 0x01, 0x61, 0x62, 0x7f, 0x80, 0xff]), 1..=3)
-}
-
-fn order() -> impl Strategy<Value = Order> {
-    prop_oneof![Just(Order::Forward), Just(Order::Reverse)]
-}
-
 fn op() -> impl Strategy<Value = Op> {
     let time = 0i64..320;
     prop_oneof![
@@ -222,23 +200,23 @@ fn run(store: &TimeOrderedWindowStore, model: &mut Model, ops: Vec<Op>) -> Resul
                 (model.records, model.stream_time) = model.committed.clone();
             }
             Op::FetchKey { key, from, to, order } => {
-                let actual = values(store.fetch_key(&key, from, to, order, UNCOMMITTED).unwrap());
+                let actual = unwrap_all(store.fetch_key(&key, from, to, order, UNCOMMITTED).unwrap());
                 prop_assert_eq!(actual, model.fetch_key(&key, from, to, order), "fetch_key step {}", index);
             }
             Op::FetchKeyRange { key_from, key_to, from, to, order } => {
-                let actual = records(
+                let actual = unwrap_all(
                     store.fetch_key_range(key_from.as_deref(), key_to.as_deref(), from, to, order, UNCOMMITTED).unwrap(),
                 );
                 let expected = model.fetch_key_range(key_from.as_deref(), key_to.as_deref(), from, to, order);
                 prop_assert_eq!(actual, expected, "fetch_key_range step {}", index);
             }
             Op::FetchAll { from, to, order } => {
-                let actual = records(store.fetch_all(from, to, order, UNCOMMITTED).unwrap());
+                let actual = unwrap_all(store.fetch_all(from, to, order, UNCOMMITTED).unwrap());
                 prop_assert_eq!(actual, model.fetch_all(from, to, order), "fetch_all step {}", index);
             }
             Op::All { order } => {
                 let expected = model.fetch_all(0, i64::MAX, order);
-                prop_assert_eq!(records(store.all(order, UNCOMMITTED).unwrap()), expected, "all step {}", index);
+                prop_assert_eq!(unwrap_all(store.all(order, UNCOMMITTED).unwrap()), expected, "all step {}", index);
             }
             Op::Fetch { key, start } => {
                 prop_assert_eq!(store.fetch(&key, start, UNCOMMITTED).unwrap(), model.fetch(&key, start), "fetch step {}", index);
@@ -273,10 +251,8 @@ proptest! {
         with_index: bool,
         ops in prop::collection::vec(op(), 1..60),
     ) {
-        let dir = TempDir::new().unwrap();
-        let resources = RocksDbResources::new(&RocksDbConfig::default());
-        let kv: Arc<dyn KeyValueStore> = Arc::new(RocksDbKeyValueStore::open("window", dir.path(), &resources).unwrap());
-        let store = TimeOrderedWindowStore::open(kv, options(retain_duplicates), with_index).unwrap();
+        let rocksdb = TempRocksDb::new();
+        let store = TimeOrderedWindowStore::open(rocksdb.open("window"), options(retain_duplicates), with_index).unwrap();
         let mut model = Model::new(retain_duplicates, with_index);
         run(&store, &mut model, ops)?;
     }
@@ -288,13 +264,13 @@ fn fetch_all_comes_out_by_window_start_then_key() {
     store.put(b"b", Some(b"b10".to_vec()), 10).unwrap();
     store.put(b"a", Some(b"a20".to_vec()), 20).unwrap();
     store.put(b"a", Some(b"a10".to_vec()), 10).unwrap();
-    let starts_and_keys: Vec<_> = records(store.fetch_all(0, 100, Order::Forward, UNCOMMITTED).unwrap())
+    let starts_and_keys: Vec<_> = unwrap_all(store.fetch_all(0, 100, Order::Forward, UNCOMMITTED).unwrap())
         .into_iter()
         .map(|r| (r.window_start, r.key))
         .collect();
     assert_eq!(starts_and_keys, vec![(10, b"a".to_vec()), (10, b"b".to_vec()), (20, b"a".to_vec())]);
     // Through the index, a key range comes out by key first.
-    let by_key: Vec<_> = records(store.fetch_key_range(None, None, 0, 100, Order::Forward, UNCOMMITTED).unwrap())
+    let by_key: Vec<_> = unwrap_all(store.fetch_key_range(None, None, 0, 100, Order::Forward, UNCOMMITTED).unwrap())
         .into_iter()
         .map(|r| (r.window_start, r.key))
         .collect();
@@ -313,8 +289,8 @@ fn a_window_exactly_one_retention_period_old_is_still_visible() {
 
 #[test]
 fn deleting_a_window_deletes_its_index_entry() {
-    let kv = Arc::new(InMemoryKeyValueStore::new("time-ordered-window"));
-    let store = TimeOrderedWindowStore::open(kv.clone() as Arc<dyn KeyValueStore>, options(false), true).unwrap();
+    let kv = memory_kv("time-ordered-window");
+    let store = TimeOrderedWindowStore::open(kv.clone(), options(false), true).unwrap();
     store.put(b"k", Some(b"v".to_vec()), 10).unwrap();
     commit(&store, 1);
     let entries = || kv.approximate_num_entries(IsolationLevel::ReadCommitted).unwrap();
@@ -335,7 +311,7 @@ fn restore_writes_base_and_index_keys_from_key_first_changelog_keys() {
         ])
         .unwrap();
     assert_eq!(store.observed_stream_time(), 250);
-    assert_eq!(values(store.fetch_key(b"k", 0, 300, Order::Forward, UNCOMMITTED).unwrap()), vec![(250, b"live".to_vec())]);
-    assert_eq!(records(store.fetch_all(0, 300, Order::Forward, UNCOMMITTED).unwrap()).len(), 1);
+    assert_eq!(unwrap_all(store.fetch_key(b"k", 0, 300, Order::Forward, UNCOMMITTED).unwrap()), vec![(250, b"live".to_vec())]);
+    assert_eq!(unwrap_all(store.fetch_all(0, 300, Order::Forward, UNCOMMITTED).unwrap()).len(), 1);
     assert!(store.restore(vec![(b"short".to_vec(), None)]).is_err());
 }

@@ -1,31 +1,26 @@
 //! Versioned store: a property test against a model of Kafka Streams' versioned key-value
 //! store contract, plus put return codes, grace and history retention edge cases.
 
+mod store_support;
+
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use proptest::prelude::*;
-use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
 use sluice_core::store::versioned::{
     VersionedRecord, VersionedStore, PUT_RETURN_CODE_NOT_PUT, PUT_RETURN_CODE_VALID_TO_UNDEFINED,
 };
-use sluice_core::store::{
-    CommitMetadata, InMemoryKeyValueStore, IsolationLevel, KeyValueStore, Order, RocksDbKeyValueStore, TopicPartition,
-};
-use tempfile::TempDir;
+use sluice_core::store::{IsolationLevel, Order};
+use store_support::{changelog_offset, memory_kv, order, TempRocksDb};
 
 const HISTORY: i64 = 50;
 const UNCOMMITTED: IsolationLevel = IsolationLevel::ReadUncommitted;
 
 fn memory_store() -> VersionedStore {
-    let kv: Arc<dyn KeyValueStore> = Arc::new(InMemoryKeyValueStore::new("versioned"));
-    VersionedStore::open(kv, HISTORY).unwrap()
+    VersionedStore::open(memory_kv("versioned"), HISTORY).unwrap()
 }
 
 fn commit(store: &VersionedStore, offset: i64) {
-    store
-        .commit(&CommitMetadata::with_offsets([(TopicPartition::new("versioned-changelog", 0), Some(offset))]))
-        .unwrap();
+    store.commit(&changelog_offset("versioned-changelog", offset)).unwrap();
 }
 
 fn record(value: &[u8], timestamp: i64, valid_to: Option<i64>) -> VersionedRecord {
@@ -142,10 +137,6 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn order() -> impl Strategy<Value = Order> {
-    prop_oneof![Just(Order::Forward), Just(Order::Reverse)]
-}
-
 fn isolation() -> impl Strategy<Value = IsolationLevel> {
     prop_oneof![Just(IsolationLevel::ReadCommitted), Just(IsolationLevel::ReadUncommitted)]
 }
@@ -215,10 +206,8 @@ proptest! {
 
     #[test]
     fn versioned_store_on_rocksdb_matches_the_model(ops in prop::collection::vec(op(), 1..80)) {
-        let dir = TempDir::new().unwrap();
-        let resources = RocksDbResources::new(&RocksDbConfig::default());
-        let kv: Arc<dyn KeyValueStore> = Arc::new(RocksDbKeyValueStore::open("versioned", dir.path(), &resources).unwrap());
-        let store = VersionedStore::open(kv, HISTORY).unwrap();
+        let rocksdb = TempRocksDb::new();
+        let store = VersionedStore::open(rocksdb.open("versioned"), HISTORY).unwrap();
         let mut model = Model::new();
         run(&store, &mut model, ops)?;
     }
@@ -271,8 +260,8 @@ fn tombstones_end_a_version_and_hide_the_key() {
 
 #[test]
 fn expired_history_is_deleted_from_the_underlying_store() {
-    let kv = Arc::new(InMemoryKeyValueStore::new("versioned"));
-    let store = VersionedStore::open(kv.clone() as Arc<dyn KeyValueStore>, HISTORY).unwrap();
+    let kv = memory_kv("versioned");
+    let store = VersionedStore::open(kv.clone(), HISTORY).unwrap();
     for timestamp in [10, 20, 30] {
         store.put(b"k", Some(timestamp.to_string().into_bytes()), timestamp).unwrap();
     }

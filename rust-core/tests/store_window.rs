@@ -1,18 +1,16 @@
 //! Window store: a property test against a model of Kafka Streams' segmented window store,
 //! plus retention, transaction and reopen edge cases.
 
+mod store_support;
+
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use proptest::prelude::*;
 use sluice_core::store::format::ordered_bytes::upper_range;
 use sluice_core::store::format::window_key::WindowKeyLayout;
-use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
 use sluice_core::store::window::{default_segment_interval, WindowStore, WindowStoreOptions, WindowedRecord};
-use sluice_core::store::{
-    CommitMetadata, InMemoryKeyValueStore, IsolationLevel, KeyValueStore, Order, RocksDbKeyValueStore, TopicPartition,
-};
-use tempfile::TempDir;
+use sluice_core::store::{IsolationLevel, Order};
+use store_support::{changelog_offset, key, memory_kv, order, unwrap_all, TempRocksDb};
 
 const RETENTION: i64 = 100;
 const INTERVAL: i64 = 30;
@@ -23,22 +21,11 @@ fn options(retain_duplicates: bool) -> WindowStoreOptions {
 }
 
 fn memory_store(retain_duplicates: bool) -> WindowStore {
-    let kv: Arc<dyn KeyValueStore> = Arc::new(InMemoryKeyValueStore::new("window"));
-    WindowStore::open(kv, options(retain_duplicates)).unwrap()
+    WindowStore::open(memory_kv("window"), options(retain_duplicates)).unwrap()
 }
 
 fn commit(store: &WindowStore, offset: i64) {
-    store
-        .commit(&CommitMetadata::with_offsets([(TopicPartition::new("window-changelog", 0), Some(offset))]))
-        .unwrap();
-}
-
-fn records(iter: sluice_core::store::window::WindowedRecords) -> Vec<WindowedRecord> {
-    iter.map(Result::unwrap).collect()
-}
-
-fn values(iter: sluice_core::store::window::WindowValues) -> Vec<(i64, Vec<u8>)> {
-    iter.map(Result::unwrap).collect()
+    store.commit(&changelog_offset("window-changelog", offset)).unwrap();
 }
 
 /// What Kafka Streams' RocksDB window store holds and answers, written from its contract.
@@ -167,15 +154,6 @@ enum Op {
     Fetch { key: Vec<u8>, start: i64 },
 }
 
-fn key() -> impl Strategy<Value = Vec<u8>> {
-    // Bytes around the ones the key-range bounds treat specially (0x00, 0x7f, 0xff).
-    prop::collection::vec(prop::sample::select(vec![0x00u8, 0x01, 0x61, 0x62, 0x7f, 0x80, 0xff]), 1..=3)
-}
-
-fn order() -> impl Strategy<Value = Order> {
-    prop_oneof![Just(Order::Forward), Just(Order::Reverse)]
-}
-
 fn op() -> impl Strategy<Value = Op> {
     let time = 0i64..320;
     prop_oneof![
@@ -207,18 +185,18 @@ fn run(store: &WindowStore, model: &mut Model, ops: Vec<Op>) -> Result<(), TestC
                 (model.records, model.stream_time) = model.committed.clone();
             }
             Op::FetchKey { key, from, to, order } => {
-                let actual = values(store.fetch_key(&key, from, to, order, UNCOMMITTED).unwrap());
+                let actual = unwrap_all(store.fetch_key(&key, from, to, order, UNCOMMITTED).unwrap());
                 prop_assert_eq!(actual, model.fetch_key(&key, from, to, order), "fetch_key step {}", index);
             }
             Op::FetchKeyRange { key_from, key_to, from, to, order } => {
-                let actual = records(
+                let actual = unwrap_all(
                     store.fetch_key_range(key_from.as_deref(), key_to.as_deref(), from, to, order, UNCOMMITTED).unwrap(),
                 );
                 let expected = model.fetch_key_range(key_from.as_deref(), key_to.as_deref(), from, to, order);
                 prop_assert_eq!(actual, expected, "fetch_key_range step {}", index);
             }
             Op::All { order } => {
-                prop_assert_eq!(records(store.all(order, UNCOMMITTED).unwrap()), model.all(order), "all step {}", index);
+                prop_assert_eq!(unwrap_all(store.all(order, UNCOMMITTED).unwrap()), model.all(order), "all step {}", index);
             }
             Op::Fetch { key, start } => {
                 prop_assert_eq!(store.fetch(&key, start, UNCOMMITTED).unwrap(), model.fetch(&key, start), "fetch step {}", index);
@@ -245,10 +223,8 @@ proptest! {
 
     #[test]
     fn window_store_on_rocksdb_matches_the_model(retain_duplicates: bool, ops in prop::collection::vec(op(), 1..60)) {
-        let dir = TempDir::new().unwrap();
-        let resources = RocksDbResources::new(&RocksDbConfig::default());
-        let kv: Arc<dyn KeyValueStore> = Arc::new(RocksDbKeyValueStore::open("window", dir.path(), &resources).unwrap());
-        let store = WindowStore::open(kv, options(retain_duplicates)).unwrap();
+        let rocksdb = TempRocksDb::new();
+        let store = WindowStore::open(rocksdb.open("window"), options(retain_duplicates)).unwrap();
         let mut model = Model::new(retain_duplicates);
         run(&store, &mut model, ops)?;
     }
@@ -260,7 +236,7 @@ fn a_key_range_misses_what_kafka_streams_upper_bound_misses() {
     // `[0] ‖ ts(1) ‖ seq` sorts above the bound `[0, 0] ‖ ts(1) ‖ MAX`; `[0] ‖ ts(0) ‖ seq` below.
     store.put(&[0x00], Some(b"v".to_vec()), 1).unwrap();
     store.put(&[0x00], Some(b"w".to_vec()), 0).unwrap();
-    let upto_00 = records(store.fetch_key_range(None, Some(&[0x00, 0x00]), 0, 1, Order::Forward, UNCOMMITTED).unwrap());
+    let upto_00 = unwrap_all(store.fetch_key_range(None, Some(&[0x00, 0x00]), 0, 1, Order::Forward, UNCOMMITTED).unwrap());
     assert_eq!(upto_00.iter().map(|r| r.window_start).collect::<Vec<_>>(), vec![0]);
 }
 
@@ -281,7 +257,7 @@ fn windows_expire_exactly_one_retention_period_behind_stream_time() {
     assert_eq!(store.fetch(b"k", 10, UNCOMMITTED).unwrap(), Some(b"old".to_vec()));
     store.put(b"other", Some(b"x".to_vec()), 110).unwrap();
     assert_eq!(store.fetch(b"k", 10, UNCOMMITTED).unwrap(), None);
-    assert_eq!(values(store.fetch_key(b"k", 0, 200, Order::Forward, UNCOMMITTED).unwrap()), vec![(109, b"new".to_vec())]);
+    assert_eq!(unwrap_all(store.fetch_key(b"k", 0, 200, Order::Forward, UNCOMMITTED).unwrap()), vec![(109, b"new".to_vec())]);
 }
 
 #[test]
@@ -293,7 +269,7 @@ fn writes_to_expired_segments_are_dropped_but_live_segments_accept_old_windows()
     store.put(b"a", Some(b"kept".to_vec()), 95).unwrap();
     // Segment of 80 is 2: dropped.
     store.put(b"b", Some(b"dropped".to_vec()), 80).unwrap();
-    assert!(records(store.all(Order::Forward, UNCOMMITTED).unwrap()).iter().all(|r| r.key == b"k"));
+    assert!(unwrap_all(store.all(Order::Forward, UNCOMMITTED).unwrap()).iter().all(|r| r.key == b"k"));
     assert_eq!(store.observed_stream_time(), 200);
 }
 
@@ -301,8 +277,8 @@ fn writes_to_expired_segments_are_dropped_but_live_segments_accept_old_windows()
 fn a_fetch_ending_before_the_retention_horizon_is_empty() {
     let store = memory_store(false);
     store.put(b"k", Some(b"v".to_vec()), 150).unwrap();
-    assert!(values(store.fetch_key(b"k", 0, 50, Order::Forward, UNCOMMITTED).unwrap()).is_empty());
-    assert!(records(store.fetch_all(0, 50, Order::Reverse, UNCOMMITTED).unwrap()).is_empty());
+    assert!(unwrap_all(store.fetch_key(b"k", 0, 50, Order::Forward, UNCOMMITTED).unwrap()).is_empty());
+    assert!(unwrap_all(store.fetch_all(0, 50, Order::Reverse, UNCOMMITTED).unwrap()).is_empty());
 }
 
 #[test]
@@ -311,9 +287,9 @@ fn duplicates_are_kept_in_insertion_order_and_null_is_ignored() {
     store.put(b"k", Some(b"1".to_vec()), 5).unwrap();
     store.put(b"k", Some(b"2".to_vec()), 5).unwrap();
     store.put(b"k", None, 5).unwrap();
-    let forward = values(store.fetch_key(b"k", 0, 10, Order::Forward, UNCOMMITTED).unwrap());
+    let forward = unwrap_all(store.fetch_key(b"k", 0, 10, Order::Forward, UNCOMMITTED).unwrap());
     assert_eq!(forward, vec![(5, b"1".to_vec()), (5, b"2".to_vec())]);
-    let backward = values(store.fetch_key(b"k", 0, 10, Order::Reverse, UNCOMMITTED).unwrap());
+    let backward = unwrap_all(store.fetch_key(b"k", 0, 10, Order::Reverse, UNCOMMITTED).unwrap());
     assert_eq!(backward, vec![(5, b"2".to_vec()), (5, b"1".to_vec())]);
 }
 
@@ -345,12 +321,8 @@ fn rollback_returns_to_the_committed_stream_time() {
 
 #[test]
 fn a_reopened_store_resumes_its_committed_stream_time() {
-    let dir = TempDir::new().unwrap();
-    let resources = RocksDbResources::new(&RocksDbConfig::default());
-    let open = || -> WindowStore {
-        let kv: Arc<dyn KeyValueStore> = Arc::new(RocksDbKeyValueStore::open("window", dir.path(), &resources).unwrap());
-        WindowStore::open(kv, options(false)).unwrap()
-    };
+    let rocksdb = TempRocksDb::new();
+    let open = || WindowStore::open(rocksdb.open("window"), options(false)).unwrap();
     {
         let store = open();
         store.put(b"k", Some(b"old".to_vec()), 10).unwrap();
@@ -359,7 +331,7 @@ fn a_reopened_store_resumes_its_committed_stream_time() {
     }
     let store = open();
     assert_eq!(store.observed_stream_time(), 300);
-    assert_eq!(values(store.fetch_key(b"k", 0, 400, Order::Forward, UNCOMMITTED).unwrap()), vec![(300, b"new".to_vec())]);
+    assert_eq!(unwrap_all(store.fetch_key(b"k", 0, 400, Order::Forward, UNCOMMITTED).unwrap()), vec![(300, b"new".to_vec())]);
 }
 
 #[test]
@@ -375,6 +347,6 @@ fn restore_advances_stream_time_before_applying_the_batch() {
         ])
         .unwrap();
     assert_eq!(store.observed_stream_time(), 250);
-    assert_eq!(values(store.fetch_key(b"k", 0, 300, Order::Forward, UNCOMMITTED).unwrap()), vec![(250, b"b".to_vec())]);
+    assert_eq!(unwrap_all(store.fetch_key(b"k", 0, 300, Order::Forward, UNCOMMITTED).unwrap()), vec![(250, b"b".to_vec())]);
     assert!(store.restore(vec![(b"short".to_vec(), None)]).is_err());
 }
