@@ -36,8 +36,7 @@ use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
 use sluice_core::engine::topology::SubtopologyDescription;
 use sluice_core::engine::{
-    Engine, EngineConfig, ProcessorError, TaskContext, TaskId, TaskProcessor,
-    TopologyDescription,
+    Engine, EngineConfig, ProcessorError, TaskContext, TaskId, TaskProcessor, TopologyDescription,
 };
 use sluice_core::kafka::{ConsumedRecord, ProducedRecord};
 
@@ -163,7 +162,9 @@ fn copy_producer(transactional_id: Option<&str>) -> BaseProducer {
     }
     let producer: BaseProducer = config.create().expect("copy producer");
     if transactional_id.is_some() {
-        producer.init_transactions(TIMEOUT).expect("init transactions");
+        producer
+            .init_transactions(TIMEOUT)
+            .expect("init transactions");
     }
     producer
 }
@@ -181,7 +182,11 @@ fn copy_loop(input: &str, records: u64, transactional: bool) -> (Instant, u64) {
         .set("auto.offset.reset", "earliest")
         .set(
             "isolation.level",
-            if transactional { "read_committed" } else { "read_uncommitted" },
+            if transactional {
+                "read_committed"
+            } else {
+                "read_uncommitted"
+            },
         )
         .create()
         .expect("copy consumer");
@@ -310,8 +315,13 @@ fn run_engine(
     records: u64,
 ) -> u64 {
     let state = tempfile::tempdir().expect("state dir");
-    let engine = Engine::start(engine_config(application_id, state.path()), topology, factory, None)
-        .expect("engine starts");
+    let engine = Engine::start(
+        engine_config(application_id, state.path()),
+        topology,
+        factory,
+        None,
+    )
+    .expect("engine starts");
     let deadline = Instant::now() + Duration::from_secs(3600);
     while processed.load(Ordering::Relaxed) < records {
         assert!(!engine.has_failed(), "engine thread stopped");
@@ -350,7 +360,13 @@ fn engine_pass_through(input: &str, records: u64) -> (Instant, u64) {
             })
         }
     };
-    let done = run_engine(&topology, &application_id, Arc::new(factory), &processed, records);
+    let done = run_engine(
+        &topology,
+        &application_id,
+        Arc::new(factory),
+        &processed,
+        records,
+    );
     (*first_record.get().expect("records were processed"), done)
 }
 
@@ -387,9 +403,15 @@ fn main() {
 
     let outcomes = [
         measure("copy loop, plain", || copy_loop(&input, records, false)),
-        measure("copy loop, transactional", || copy_loop(&input, records, true)),
-        measure("engine pass-through, EOS", || engine_pass_through(&input, records)),
-        measure("engine keyed counter, EOS", || engine_counter(&input, records)),
+        measure("copy loop, transactional", || {
+            copy_loop(&input, records, true)
+        }),
+        measure("engine pass-through, EOS", || {
+            engine_pass_through(&input, records)
+        }),
+        measure("engine keyed counter, EOS", || {
+            engine_counter(&input, records)
+        }),
     ];
     let limit = outcomes[1].records_per_second();
 
