@@ -227,6 +227,21 @@ impl EngineConfig {
         )
     }
 
+    /// The consumer of the global stores, outside any group.
+    pub fn global_consumer_config(&self) -> ClientConfig {
+        self.clients.client_config(
+            ClientRole::GlobalConsumer,
+            &[
+                (
+                    "client.id",
+                    format!("{}-global-consumer", self.application_id),
+                ),
+                ("isolation.level", self.isolation_level()),
+                ("auto.offset.reset", "earliest".into()),
+            ],
+        )
+    }
+
     /// The producer of a thread; transactional when `transactional_id` is given.
     pub fn producer_config(
         &self,

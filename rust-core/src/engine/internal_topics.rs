@@ -15,7 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::error::{Error, Result};
 use crate::engine::topology::{
-    changelog_topic_name, repartition_topic_name, StoreDescription, TaskId, TopologyDescription,
+    changelog_topic_name, repartition_topic_name, GlobalStoreDescription, StoreDescription, TaskId,
+    TopologyDescription,
 };
 use crate::kafka::{Admin, TopicSpec};
 use crate::store::TopicPartition;
@@ -25,6 +26,17 @@ use crate::store::TopicPartition;
 pub struct ResolvedTopology {
     /// The sub-topologies, in description order.
     pub subtopologies: Vec<ResolvedSubtopology>,
+    /// The global stores.
+    pub global_stores: Vec<ResolvedGlobalStore>,
+}
+
+/// A global store with the partition count of its topic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedGlobalStore {
+    /// The store as described.
+    pub description: GlobalStoreDescription,
+    /// Partitions of its topic; the store holds all of them.
+    pub partitions: i32,
 }
 
 /// A sub-topology with full topic names.
@@ -93,13 +105,11 @@ pub fn prepare(
     admin: &Admin,
     replication_factor: i32,
 ) -> Result<ResolvedTopology> {
-    if let Some(global) = topology.global_stores.first() {
-        return Err(Error::Topology(format!(
-            "global store {} (topic {}): global stores are not supported by the engine yet",
-            global.name, global.topic
-        )));
-    }
-    let mut topics: Vec<String> = Vec::new();
+    let mut topics: Vec<String> = topology
+        .global_stores
+        .iter()
+        .map(|g| g.topic.clone())
+        .collect();
     for sub in &topology.subtopologies {
         topics.extend(sub.source_topics.iter().cloned());
         for repartition in &sub.repartition_source_topics {
@@ -223,7 +233,29 @@ pub fn plan(
             }
         }
     }
-    Ok((ResolvedTopology { subtopologies }, missing))
+    let global_stores = topology
+        .global_stores
+        .iter()
+        .map(
+            |global| match existing.get(&global.topic).copied().flatten() {
+                Some(partitions) => Ok(ResolvedGlobalStore {
+                    description: global.clone(),
+                    partitions,
+                }),
+                None => Err(Error::Topology(format!(
+                    "topic {} of global store {} does not exist",
+                    global.topic, global.name
+                ))),
+            },
+        )
+        .collect::<Result<Vec<_>>>()?;
+    Ok((
+        ResolvedTopology {
+            subtopologies,
+            global_stores,
+        },
+        missing,
+    ))
 }
 
 fn spec(
@@ -435,6 +467,33 @@ mod tests {
             -1,
         );
         assert!(matches!(wrong, Err(Error::Topology(m)) if m.contains("app-counts-changelog")));
+    }
+
+    #[test]
+    fn a_global_store_takes_every_partition_of_its_existing_topic() {
+        let mut topology = counter_topology();
+        topology.global_stores =
+            vec![serde_json::from_str(r#"{"name":"labels","topic":"labels-topic"}"#).unwrap()];
+        let (resolved, specs) = plan(
+            "app",
+            &topology,
+            &existing(&[("input", Some(3)), ("labels-topic", Some(5))]),
+            -1,
+        )
+        .unwrap();
+        assert_eq!(resolved.global_stores[0].partitions, 5);
+        assert!(resolved.global_stores[0].description.persistent);
+        assert!(
+            specs.iter().all(|s| s.name != "labels-topic"),
+            "never created"
+        );
+        let missing = plan(
+            "app",
+            &topology,
+            &existing(&[("input", Some(3)), ("labels-topic", None)]),
+            -1,
+        );
+        assert!(matches!(missing, Err(Error::Topology(m)) if m.contains("labels-topic")));
     }
 
     #[test]

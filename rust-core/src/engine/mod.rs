@@ -8,12 +8,14 @@
 //! - [`processor`]: the [`TaskProcessor`] contract.
 //! - [`task`]: a task, its stores and its consumed offsets.
 //! - [`restore`]: bringing stores to the end of their changelogs.
+//! - [`global`]: global stores, their restore and the global thread.
 //! - `thread`: one group member — poll loop, commit barrier, rebalance handling.
 //! - [`runtime`]: the [`Engine`] instance and its threads.
 //! - [`metrics`], [`error`], `process_id`.
 
 pub mod config;
 pub mod error;
+pub mod global;
 pub mod internal_topics;
 pub mod metrics;
 pub mod processor;

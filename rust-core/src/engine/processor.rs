@@ -6,12 +6,13 @@
 //! repartition records, and one changelog record per store write. Changelog records are the
 //! processor's to emit, as Kafka Streams' change-logging store layers emit them.
 
+use crate::engine::global::{GlobalStore, GlobalStores};
 use crate::engine::task::TaskStore;
 use crate::engine::topology::TaskId;
 use crate::kafka::{ConsumedRecord, ProducedRecord};
 use crate::store::format::changelog::RecordContext;
 use crate::store::format::FormatError;
-use crate::store::KeyValueStore;
+use crate::store::{KeyValueStore, ReadView};
 
 /// A boxed error a processor may fail with.
 pub type ProcessorError = Box<dyn std::error::Error + Send + Sync>;
@@ -43,15 +44,25 @@ where
     }
 }
 
-/// A task's view of itself while processing: its id and its stores.
+/// A task's view of itself while processing: its id, its stores and the global stores.
 pub struct TaskContext<'a> {
     task: TaskId,
     stores: &'a [TaskStore],
+    globals: &'a GlobalStores,
 }
 
 impl<'a> TaskContext<'a> {
-    pub(crate) fn new(task: TaskId, stores: &'a [TaskStore]) -> Self {
-        TaskContext { task, stores }
+    pub(crate) fn new(task: TaskId, stores: &'a [TaskStore], globals: &'a GlobalStores) -> Self {
+        TaskContext {
+            task,
+            stores,
+            globals,
+        }
+    }
+
+    /// The global store called `name`, read-only: only the global thread writes it.
+    pub fn global_store(&self, name: &str) -> Option<ReadView> {
+        self.globals.get(name).map(GlobalStore::reader)
     }
 
     /// The task being run.

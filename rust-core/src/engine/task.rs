@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::engine::error::{Error, Result};
+use crate::engine::global::GlobalStores;
 use crate::engine::internal_topics::{ResolvedStore, ResolvedSubtopology};
 use crate::engine::processor::{TaskContext, TaskProcessor};
 use crate::engine::topology::TaskId;
@@ -72,7 +73,9 @@ impl TaskStore {
     }
 }
 
-fn open_store(
+/// Opens the store `name` in `dir` (in memory without one); a persistent store that does not
+/// open because it is corrupt is wiped and opened empty, for restore to rebuild.
+pub(crate) fn open_store(
     name: &str,
     dir: Option<&Path>,
     resources: &RocksDbResources,
@@ -136,13 +139,18 @@ impl Task {
         self.restoring.is_empty()
     }
 
-    /// Runs the processor on `records` and remembers how far the inputs were consumed.
-    pub fn process(&mut self, records: Vec<ConsumedRecord>) -> Result<Vec<ProducedRecord>> {
+    /// Runs the processor on `records` (it may read `globals`) and remembers how far the
+    /// inputs were consumed.
+    pub fn process(
+        &mut self,
+        records: Vec<ConsumedRecord>,
+        globals: &GlobalStores,
+    ) -> Result<Vec<ProducedRecord>> {
         for record in &records {
             self.consumed
                 .insert(record.topic_partition(), record.offset + 1);
         }
-        let context = TaskContext::new(self.id, &self.stores);
+        let context = TaskContext::new(self.id, &self.stores, globals);
         self.processor
             .process(&context, records)
             .map_err(|source| Error::Processor {

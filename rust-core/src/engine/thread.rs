@@ -23,6 +23,7 @@ use rdkafka::topic_partition_list::Offset;
 
 use crate::engine::config::EngineConfig;
 use crate::engine::error::{Error, Result};
+use crate::engine::global::GlobalStores;
 use crate::engine::internal_topics::ResolvedTopology;
 use crate::engine::metrics::EngineMetrics;
 use crate::engine::processor::ProcessorFactory;
@@ -52,6 +53,9 @@ pub(crate) struct ThreadShared {
     pub metrics: Arc<EngineMetrics>,
     pub process_id: String,
     pub stop: Arc<AtomicBool>,
+    pub globals: Arc<GlobalStores>,
+    /// This thread's part of `statestore.uncommitted.max.bytes`.
+    pub uncommitted_bytes_share: Option<u64>,
 }
 
 type MainConsumer = GroupConsumer<ThreadListener>;
@@ -334,7 +338,7 @@ impl TaskManager {
                 continue;
             }
             self.shared.metrics.processed(batch.len() as u64);
-            let outputs = task.process(batch)?;
+            let outputs = task.process(batch, &self.shared.globals)?;
             for record in &outputs {
                 if let Err(failure) = self.producer.send(record) {
                     return self.recover(consumer, failure);
@@ -353,9 +357,7 @@ impl TaskManager {
 
     fn maybe_commit(&mut self, consumer: &MainConsumer) -> Result<()> {
         let due = self.time_to_commit().is_zero();
-        let over_budget = self.shared.config.uncommitted_max_bytes.is_some_and(|max| {
-            // The budget is the instance's; each thread keeps to its share.
-            let share = max / self.shared.config.num_stream_threads as u64;
+        let over_budget = self.shared.uncommitted_bytes_share.is_some_and(|share| {
             self.tasks
                 .values()
                 .map(Task::uncommitted_bytes)

@@ -83,13 +83,21 @@ fn yes() -> bool {
     true
 }
 
-/// A global store.
+/// A global store: a full copy of one topic on every instance, kept up to date by the
+/// instance's global thread and read by every task (a `GlobalKTable`'s store). The topic
+/// is its changelog: records go into the store as they are, converted to `value_layout`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GlobalStoreDescription {
     /// Store name.
     pub name: String,
     /// The topic it is loaded from.
     pub topic: String,
+    /// RocksDB (true) or in-memory (false).
+    #[serde(default = "yes")]
+    pub persistent: bool,
+    /// How the topic's records map to store values.
+    #[serde(default)]
+    pub value_layout: ValueLayout,
 }
 
 /// Value layouts of key-value stores (see [`StoreValueLayout`]).

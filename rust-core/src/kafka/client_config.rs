@@ -8,6 +8,7 @@
 //! | `consumer.` | the main and the restore consumer |
 //! | `main.consumer.` | the group consumer that reads sources (wins over `consumer.`) |
 //! | `restore.consumer.` | the changelog reader (wins over `consumer.`) |
+//! | `global.consumer.` | the global stores' consumer (wins over `consumer.`) |
 //! | `producer.` | the producer |
 //! | `admin.` | the admin client |
 //!
@@ -25,6 +26,8 @@ pub enum ClientRole {
     MainConsumer,
     /// The consumer reading changelogs during restore.
     RestoreConsumer,
+    /// The consumer loading and updating global stores.
+    GlobalConsumer,
     /// The producer writing sinks, repartition topics and changelogs.
     Producer,
     /// The admin client.
@@ -36,6 +39,7 @@ impl ClientRole {
         match self {
             ClientRole::MainConsumer => &["consumer.", "main.consumer."],
             ClientRole::RestoreConsumer => &["consumer.", "restore.consumer."],
+            ClientRole::GlobalConsumer => &["consumer.", "global.consumer."],
             ClientRole::Producer => &["producer."],
             ClientRole::Admin => &["admin."],
         }
@@ -58,6 +62,7 @@ impl ClientProperties {
         let all_prefixes = [
             ClientRole::MainConsumer,
             ClientRole::RestoreConsumer,
+            ClientRole::GlobalConsumer,
             ClientRole::Producer,
             ClientRole::Admin,
         ]

@@ -8,9 +8,11 @@
 //! - [`producer`]: the (transactional) producer, which learns from delivery reports where
 //!   each record landed.
 //! - [`changelog`]: the restore consumer, reading changelog partitions up to their end.
+//! - [`assigned`]: a consumer reading given partitions indefinitely (global stores).
 //! - [`error`]: how a Kafka failure is classified (fenced, abortable, fatal).
 
 pub mod admin;
+pub mod assigned;
 pub mod changelog;
 pub mod client_config;
 pub mod error;
@@ -19,6 +21,7 @@ pub mod producer;
 pub mod records;
 
 pub use admin::{Admin, TopicSpec};
+pub use assigned::AssignedConsumer;
 pub use changelog::{ChangelogEvent, ChangelogReader};
 pub use client_config::{ClientProperties, ClientRole};
 pub use error::{KafkaFailure, TransactionFailure};
