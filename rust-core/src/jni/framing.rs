@@ -209,25 +209,42 @@ mod tests {
         batch.extend_from_slice(&9i64.to_be_bytes());
         assert_eq!(
             timestamped_entries(&batch).unwrap(),
-            vec![(b"k".to_vec(), Some(b"v".to_vec()), -7), (b"k".to_vec(), None, 9)]
+            vec![
+                (b"k".to_vec(), Some(b"v".to_vec()), -7),
+                (b"k".to_vec(), None, 9)
+            ]
         );
         assert!(timestamped_entries(&batch[..batch.len() - 1]).is_err());
     }
 
     #[test]
     fn versioned_records_frame_timestamp_valid_to_and_value() {
-        let latest = VersionedRecord { value: b"v".to_vec(), timestamp: 5, valid_to: None };
+        let latest = VersionedRecord {
+            value: b"v".to_vec(),
+            timestamp: 5,
+            valid_to: None,
+        };
         assert_eq!(
             versioned_record(&latest),
             [&5i64.to_be_bytes()[..], &(-1i64).to_be_bytes(), b"v"].concat()
         );
-        let older = VersionedRecord { value: Vec::new(), timestamp: 1, valid_to: Some(5) };
-        assert_eq!(versioned_record(&older), [1i64.to_be_bytes(), 5i64.to_be_bytes()].concat());
+        let older = VersionedRecord {
+            value: Vec::new(),
+            timestamp: 1,
+            valid_to: Some(5),
+        };
+        assert_eq!(
+            versioned_record(&older),
+            [1i64.to_be_bytes(), 5i64.to_be_bytes()].concat()
+        );
     }
 
     #[test]
     fn windowed_entry_keys_end_with_their_window() {
-        assert_eq!(window_entry_key(b"k".to_vec(), 1), [b"k".as_slice(), &1i64.to_be_bytes()].concat());
+        assert_eq!(
+            window_entry_key(b"k".to_vec(), 1),
+            [b"k".as_slice(), &1i64.to_be_bytes()].concat()
+        );
         assert_eq!(
             session_entry_key(b"k".to_vec(), 1, 2),
             [b"k".as_slice(), &1i64.to_be_bytes(), &2i64.to_be_bytes()].concat()

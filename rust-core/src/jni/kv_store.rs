@@ -174,9 +174,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueSto
 /// Opens a scan of `[from, to]` (null = open end; empty when `from > to`), ascending or
 /// descending, and returns its iterator handle.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_range<
-    'local,
->(
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_range<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
@@ -301,10 +299,8 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueSto
     _class: JClass<'local>,
     handle: jlong,
 ) {
-    env.with_env(|_env| -> Result<(), NativeError> {
-        Ok(STORES.get(handle)?.rollback()?)
-    })
-    .resolve::<ThrowJavaException>()
+    env.with_env(|_env| -> Result<(), NativeError> { Ok(STORES.get(handle)?.rollback()?) })
+        .resolve::<ThrowJavaException>()
 }
 
 #[unsafe(no_mangle)]
@@ -325,9 +321,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueSto
 /// Closes the store, discarding staged writes, and releases its handle; a second close does
 /// nothing. Scans still open keep what they read from alive until they are closed.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_close<
-    'local,
->(
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_close<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,

@@ -17,9 +17,10 @@ use crate::store::session::{SessionRecords, SessionStore, SessionStoreOptions};
 use crate::store::KeyValueIterator;
 
 fn framed(sessions: SessionRecords) -> KeyValueIterator {
-    KeyValueIterator::new(sessions.map(|session| {
-        session.map(|s| (session_entry_key(s.key, s.start, s.end), s.value))
-    }))
+    KeyValueIterator::new(
+        sessions
+            .map(|session| session.map(|s| (session_entry_key(s.key, s.start, s.end), s.value))),
+    )
 }
 
 /// Opens a session store over the key-value store `kv_store`, which it then owns entirely.
@@ -190,10 +191,8 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeSessionStor
     _class: JClass<'local>,
     handle: jlong,
 ) {
-    env.with_env(|_env| -> Result<(), NativeError> {
-        Ok(SESSION_STORES.get(handle)?.rollback()?)
-    })
-    .resolve::<ThrowJavaException>()
+    env.with_env(|_env| -> Result<(), NativeError> { Ok(SESSION_STORES.get(handle)?.rollback()?) })
+        .resolve::<ThrowJavaException>()
 }
 
 /// Releases the handle; a second release does nothing.

@@ -28,9 +28,7 @@ fn framed<'local>(
 /// Opens a versioned store keeping `history_retention` ms of history over the key-value
 /// store `kv_store`, which it then owns entirely.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeVersionedStore_open<
-    'local,
->(
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeVersionedStore_open<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     kv_store: jlong,

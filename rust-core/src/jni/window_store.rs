@@ -19,9 +19,9 @@ use crate::store::window::{WindowStore, WindowStoreOptions, WindowedRecords};
 use crate::store::KeyValueIterator;
 
 fn framed(records: WindowedRecords) -> KeyValueIterator {
-    KeyValueIterator::new(records.map(|record| {
-        record.map(|r| (window_entry_key(r.key, r.window_start), r.value))
-    }))
+    KeyValueIterator::new(
+        records.map(|record| record.map(|r| (window_entry_key(r.key, r.window_start), r.value))),
+    )
 }
 
 /// Opens a window store over the key-value store `kv_store`, which it then owns entirely.
@@ -101,7 +101,13 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore
     env.with_env(|env| -> Result<jlong, NativeError> {
         let store = WINDOW_STORES.get(handle)?;
         let key = read_bytes(env, &key, "key")?;
-        let values = store.fetch_key(&key, time_from, time_to, order(reverse), isolation(read_committed))?;
+        let values = store.fetch_key(
+            &key,
+            time_from,
+            time_to,
+            order(reverse),
+            isolation(read_committed),
+        )?;
         Ok(register_scan(KeyValueIterator::new(values.map(|value| {
             value.map(|(window_start, value)| (window_entry_key(Vec::new(), window_start), value))
         }))))
@@ -153,16 +159,16 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore
 ) -> jlong {
     env.with_env(|_env| -> Result<jlong, NativeError> {
         let store = WINDOW_STORES.get(handle)?;
-        Ok(register_scan(framed(store.all(order(reverse), isolation(read_committed))?)))
+        Ok(register_scan(framed(
+            store.all(order(reverse), isolation(read_committed))?,
+        )))
     })
     .resolve::<ThrowJavaException>()
 }
 
 /// Applies changelog records framed as entries (window-key keys, null values deleting).
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore_restore<
-    'local,
->(
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore_restore<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
@@ -185,18 +191,14 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore
     _class: JClass<'local>,
     handle: jlong,
 ) {
-    env.with_env(|_env| -> Result<(), NativeError> {
-        Ok(WINDOW_STORES.get(handle)?.rollback()?)
-    })
-    .resolve::<ThrowJavaException>()
+    env.with_env(|_env| -> Result<(), NativeError> { Ok(WINDOW_STORES.get(handle)?.rollback()?) })
+        .resolve::<ThrowJavaException>()
 }
 
 /// Releases the handle; a second release does nothing. The key-value store underneath is
 /// closed through its own handle.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore_release<
-    'local,
->(
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore_release<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
