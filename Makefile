@@ -4,7 +4,7 @@ CARGO_TARGET_DIR ?= $(HOME)/.cache/sluice/cargo-target
 export CARGO_TARGET_DIR
 MVN := mvn -B -ntp -Dcargo.target.dir=$(CARGO_TARGET_DIR)
 
-.PHONY: test demo broker build compat bench bench-engine
+.PHONY: test demo broker build compat bench bench-engine bench-stores
 
 ## test: build everything and run every test, with a summary line
 test:
@@ -25,23 +25,22 @@ compat: build
 	    dev.sluice.compat.kafkastreams.CompatMain $(COMPAT_HARNESS)/target $(COMPAT_HARNESS)/target/classes \
 	    $(COMPAT_HARNESS)/target/compat-run compat-tests/REPORT.md
 
-## bench: every benchmark
-bench: bench-engine
+## bench: every benchmark, each beside its Apache Kafka Streams or plain-client counterpart
+bench: bench-stores bench-engine
 
 ## bench-engine: engine throughput and CPU beside an rdkafka copy loop, on a broker it starts itself
 ## (SLUICE_BENCH_RECORDS, default 5000000)
 bench-engine:
+	@scripts/check-tools
 	compat-tests/local-broker/with-broker cargo bench --profile release -p sluice-core --bench engine_throughput
+
+## bench-stores: JMH get/put/range of Sluice's RocksDB key-value store against Kafka Streams' RocksDBStore
+## (a few minutes; JMH options with JMH_ARGS, e.g. JMH_ARGS="-f 1 -i 10")
+bench-stores:
+	@scripts/check-tools
+	$(MVN) -Pbenchmarks -DskipTests $(if $(JMH_ARGS),-Djmh.args="$(JMH_ARGS)") -pl compat-tests/store-differential -am verify
 
 ## build: the native library and every jar, installed into the local Maven repository
 build:
 	@scripts/check-tools
 	$(MVN) -q install -DskipTests
-
-.PHONY: bench bench-stores
-## bench-stores: JMH get/put/range of Sluice's RocksDB key-value store against Kafka Streams' RocksDBStore
-## (a few minutes; JMH options with JMH_ARGS, e.g. JMH_ARGS="-f 1 -i 10")
-bench: bench-stores
-bench-stores:
-	@scripts/check-tools
-	$(MVN) -Pbenchmarks -DskipTests $(if $(JMH_ARGS),-Djmh.args="$(JMH_ARGS)") -pl compat-tests/store-differential -am verify
