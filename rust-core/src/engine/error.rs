@@ -1,6 +1,7 @@
 //! The engine's error type.
 
 use std::fmt;
+use std::path::Path;
 
 use crate::kafka::{KafkaFailure, TransactionFailure};
 
@@ -43,6 +44,21 @@ pub enum Error {
 }
 
 impl Error {
+    /// The directory of the corrupt store this error reports, raised by the engine's own
+    /// store calls or by a task processor's. Kafka Streams' `TaskCorruptedException`: the
+    /// store must be wiped and restored, and the thread goes on.
+    pub(crate) fn corrupt_store(&self) -> Option<&Path> {
+        let source = match self {
+            Error::Store { source, .. } => source,
+            Error::Processor { source, .. } => source.downcast_ref::<crate::store::Error>()?,
+            _ => return None,
+        };
+        match source {
+            crate::store::Error::Corrupt { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+
     pub(crate) fn store(context: impl Into<String>, source: crate::store::Error) -> Self {
         Error::Store {
             context: context.into(),

@@ -10,6 +10,7 @@ pub struct EngineMetrics {
     early_commits: AtomicU64,
     aborted_transactions: AtomicU64,
     rejoins: AtomicU64,
+    corrupted_stores: AtomicU64,
 }
 
 /// A snapshot of [`EngineMetrics`].
@@ -25,6 +26,8 @@ pub struct MetricsSnapshot {
     pub aborted_transactions: u64,
     /// Times a thread closed its tasks dirty and rejoined the group (fenced).
     pub rejoins: u64,
+    /// Stores found corrupt while processing, wiped and restored from their changelog.
+    pub corrupted_stores: u64,
 }
 
 impl EngineMetrics {
@@ -36,6 +39,7 @@ impl EngineMetrics {
             early_commits: self.early_commits.load(Ordering::Relaxed),
             aborted_transactions: self.aborted_transactions.load(Ordering::Relaxed),
             rejoins: self.rejoins.load(Ordering::Relaxed),
+            corrupted_stores: self.corrupted_stores.load(Ordering::Relaxed),
         }
     }
 
@@ -56,5 +60,9 @@ impl EngineMetrics {
 
     pub(crate) fn rejoined(&self) {
         self.rejoins.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn store_corrupted(&self) {
+        self.corrupted_stores.fetch_add(1, Ordering::Relaxed);
     }
 }

@@ -59,6 +59,11 @@ impl TaskStore {
         })
     }
 
+    /// True when the store lives in `dir`.
+    pub fn is_in(&self, dir: &Path) -> bool {
+        self.dir.as_deref() == Some(dir)
+    }
+
     /// Replaces the store by an empty one, deleting its directory.
     pub fn wipe(&mut self, resources: &RocksDbResources) -> Result<()> {
         self.store

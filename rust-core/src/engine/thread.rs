@@ -11,9 +11,11 @@
 //! transaction is aborted and every task rolls back its overlays and rewinds to the
 //! committed offsets; a fenced producer closes the tasks dirty and rejoins the group.
 //! At-least-once takes the same path without the transaction, committing the consumed
-//! offsets through the consumer after the stores.
+//! offsets through the consumer after the stores. A store found corrupt while its task
+//! processes is wiped and restored, the other tasks rewinding to the last commit.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -35,7 +37,7 @@ use crate::kafka::{
     ChangelogReader, ConsumedRecord, GroupConsumer, KafkaFailure, RebalanceListener,
     StreamsProducer, TransactionFailure,
 };
-use crate::store::rocks::RocksDbResources;
+use crate::store::rocks::{destroy_store_dir, RocksDbResources};
 use crate::store::TopicPartition;
 
 /// Longest wait of one poll while idle; bounds how late a stop request is noticed.
@@ -242,25 +244,71 @@ impl TaskManager {
             .copied()
             .collect();
         for id in new {
-            let subtopology = self
-                .shared
-                .topology
-                .subtopology(id.subtopology)
-                .expect("tasks come from the topology");
-            let mut task = Task::open(
-                id,
-                subtopology,
-                &self.shared.config.application_dir(),
-                &self.shared.resources,
-                self.shared.factory.create(id),
-            )?;
-            self.restorer.begin(&mut task, &self.shared.resources)?;
-            if !task.is_running() {
-                self.pause(consumer, id)?;
-            }
-            self.tasks.insert(id, task);
+            self.open_task(consumer, id)?;
         }
         Ok(())
+    }
+
+    /// Opens task `id` and starts restoring its stores; its inputs wait until they are.
+    fn open_task(&mut self, consumer: &MainConsumer, id: TaskId) -> Result<()> {
+        let subtopology = self
+            .shared
+            .topology
+            .subtopology(id.subtopology)
+            .expect("tasks come from the topology");
+        let mut task = Task::open(
+            id,
+            subtopology,
+            &self.shared.config.application_dir(),
+            &self.shared.resources,
+            self.shared.factory.create(id),
+        )?;
+        self.restorer.begin(&mut task, &self.shared.resources)?;
+        if !task.is_running() {
+            self.pause(consumer, id)?;
+        }
+        self.tasks.insert(id, task);
+        Ok(())
+    }
+
+    /// A store of task `id` was found corrupt while it processed (Kafka Streams'
+    /// `TaskCorruptedException`). The task is closed dirty and only that store is wiped;
+    /// the open transaction, which holds unfinished work of every task, is aborted and
+    /// every task rewinds to the last commit; then the task is reopened, restoring the
+    /// wiped store from its changelog before it processes again. The thread goes on.
+    fn revive_corrupted(
+        &mut self,
+        consumer: &MainConsumer,
+        id: TaskId,
+        error: Error,
+    ) -> Result<()> {
+        let Some(corrupt) = error.corrupt_store().map(Path::to_path_buf) else {
+            return Err(error);
+        };
+        let owned = self
+            .tasks
+            .get(&id)
+            .is_some_and(|task| task.stores.iter().any(|s| s.is_in(&corrupt)));
+        if !owned {
+            // Not one of the task's own stores: nothing this task's changelogs can rebuild.
+            return Err(error);
+        }
+        self.shared.metrics.store_corrupted();
+        let mut task = self.tasks.remove(&id).expect("checked above");
+        self.restorer.forget(&mut task)?;
+        task.rollback()?;
+        task.close()?;
+        destroy_store_dir(&corrupt)
+            .map_err(|e| Error::store(format!("wiping corrupt store of task {id}"), e))?;
+        if let Err(failure) = self.producer.abort() {
+            return self.recover(consumer, failure);
+        }
+        self.shared.metrics.aborted();
+        for task in self.tasks.values_mut() {
+            task.rollback()?;
+        }
+        self.open_task(consumer, id)?;
+        self.rewind_to_committed(consumer)
     }
 
     fn on_revoked(
@@ -338,7 +386,13 @@ impl TaskManager {
                 continue;
             }
             self.shared.metrics.processed(batch.len() as u64);
-            let outputs = task.process(batch, &self.shared.globals)?;
+            let outputs = match task.process(batch, &self.shared.globals) {
+                Ok(outputs) => outputs,
+                Err(error) if error.corrupt_store().is_some() => {
+                    return self.revive_corrupted(consumer, id, error)
+                }
+                Err(error) => return Err(error),
+            };
             for record in &outputs {
                 if let Err(failure) = self.producer.send(record) {
                     return self.recover(consumer, failure);
