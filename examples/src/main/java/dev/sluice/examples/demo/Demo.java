@@ -2,6 +2,7 @@ package dev.sluice.examples.demo;
 
 import dev.sluice.examples.wordcount.WordCount;
 import dev.sluice.examples.wordcount.WordCountRun;
+import dev.sluice.streams.state.SluiceDslStoreSuppliers;
 import dev.sluice.streams.testing.broker.LocalKafkaBroker;
 import java.util.List;
 import java.util.Map;
@@ -31,10 +32,12 @@ public final class Demo {
             broker.createTopic(WordCount.OUTPUT_TOPIC, 2);
 
             System.out.println("Running WordCount (" + StreamsConfig.EXACTLY_ONCE_V2
-                + ") on Apache Kafka Streams' runtime; input:");
+                + ") on Apache Kafka Streams' runtime with Sluice's transactional stores; input:");
             LINES.forEach(line -> System.out.println("  " + line));
-            final Map<String, Long> counts = new WordCountRun(broker.bootstrapServers(), WordCount.INPUT_TOPIC, WordCount.OUTPUT_TOPIC)
-                .run(StreamsConfig.EXACTLY_ONCE_V2, LINES);
+            final WordCountRun.Result result = new WordCountRun(broker.bootstrapServers(), WordCount.INPUT_TOPIC,
+                WordCount.OUTPUT_TOPIC).run(StreamsConfig.EXACTLY_ONCE_V2, SluiceDslStoreSuppliers.class, LINES);
+            final Map<String, Long> counts = result.counts();
+            System.out.println("Sluice stores the application opened: " + result.sluiceStoresOpened());
 
             System.out.println("Committed counts on " + WordCount.OUTPUT_TOPIC + ":");
             counts.forEach((word, count) -> System.out.printf("  %-8s %d%n", word, count));

@@ -9,6 +9,7 @@ import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.TopologyConfig;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.Materialized;
@@ -29,12 +30,12 @@ public final class WordCount {
     private WordCount() {
     }
 
-    public static Topology topology() {
-        return topology(INPUT_TOPIC, OUTPUT_TOPIC);
-    }
-
-    public static Topology topology(final String inputTopic, final String outputTopic) {
-        final StreamsBuilder builder = new StreamsBuilder();
+    /**
+     * The topology, built with {@code config} so that DSL settings such as
+     * {@code dsl.store.suppliers.class} apply to its stores.
+     */
+    public static Topology topology(final String inputTopic, final String outputTopic, final Properties config) {
+        final StreamsBuilder builder = new StreamsBuilder(new TopologyConfig(new StreamsConfig(config)));
         builder.stream(inputTopic, Consumed.with(Serdes.String(), Serdes.String()))
             .flatMapValues(line -> Arrays.asList(line.toLowerCase(Locale.ROOT).split("\\W+")))
             .filter((key, word) -> !word.isEmpty())
@@ -50,7 +51,7 @@ public final class WordCount {
         final Properties props = new Properties();
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "wordcount");
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, args.length > 0 ? args[0] : "localhost:9092");
-        final KafkaStreams streams = new KafkaStreams(topology(), props);
+        final KafkaStreams streams = new KafkaStreams(topology(INPUT_TOPIC, OUTPUT_TOPIC, props), props);
         final CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             streams.close();

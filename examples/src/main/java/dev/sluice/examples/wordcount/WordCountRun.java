@@ -22,7 +22,9 @@ import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
+import dev.sluice.streams.state.internals.NativeHandles;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.state.DslStoreSuppliers;
 
 /**
  * One run of {@link WordCount} against a broker: starts the application, writes lines to its
@@ -50,20 +52,35 @@ public record WordCountRun(String bootstrapServers, String inputTopic, String ou
     }
 
     /**
-     * Runs the application under {@code processingGuarantee} (a {@code processing.guarantee}
-     * value) and returns the latest count per word read from the output topic.
+     * What a run ended with.
+     *
+     * @param counts             the latest count per word read from the output topic
+     * @param sluiceStoresOpened how many of Sluice's native stores were open while the application ran
      */
-    public Map<String, Long> run(final String processingGuarantee, final List<String> lines) {
+    public record Result(Map<String, Long> counts, long sluiceStoresOpened) {
+    }
+
+    /**
+     * Runs the application under {@code processingGuarantee} (a {@code processing.guarantee}
+     * value) with the DSL's stores from {@code storeSuppliers}.
+     */
+    public Result run(final String processingGuarantee,
+                      final Class<? extends DslStoreSuppliers> storeSuppliers,
+                      final List<String> lines) {
         final Map<String, Long> expected = expectedCounts(lines);
-        try (KafkaStreams streams = new KafkaStreams(WordCount.topology(inputTopic, outputTopic),
-                streamsConfig(processingGuarantee, temporaryStateDir()))) {
+        final Properties config = streamsConfig(processingGuarantee, storeSuppliers, temporaryStateDir());
+        final long storesBefore = NativeHandles.liveStores();
+        try (KafkaStreams streams = new KafkaStreams(WordCount.topology(inputTopic, outputTopic, config), config)) {
             streams.start();
             produce(lines);
-            return consumeUntil(expected);
+            final Map<String, Long> counts = consumeUntil(expected);
+            return new Result(counts, NativeHandles.liveStores() - storesBefore);
         }
     }
 
-    private Properties streamsConfig(final String processingGuarantee, final Path stateDir) {
+    private Properties streamsConfig(final String processingGuarantee,
+                                     final Class<? extends DslStoreSuppliers> storeSuppliers,
+                                     final Path stateDir) {
         final Properties props = new Properties();
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "wordcount-" + UUID.randomUUID());
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
@@ -71,6 +88,10 @@ public record WordCountRun(String bootstrapServers, String inputTopic, String ou
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
         props.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+        props.put(StreamsConfig.DSL_STORE_SUPPLIERS_CLASS_CONFIG, storeSuppliers);
+        // Kafka Streams' runtime commits stores during processing under exactly-once only with
+        // this set; Sluice's stores are transactional either way.
+        props.put(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG, true);
         return props;
     }
 
