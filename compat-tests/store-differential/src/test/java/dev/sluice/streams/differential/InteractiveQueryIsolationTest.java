@@ -35,7 +35,7 @@ class InteractiveQueryIsolationTest {
 
     private static final String INPUT = "iq-input";
     private static final String STORE = "iq-counts";
-    private static final Duration COMMIT_INTERVAL = Duration.ofSeconds(8);
+    static final Duration COMMIT_INTERVAL = Duration.ofSeconds(8);
 
     @TempDir
     Path stateDir;
@@ -54,21 +54,8 @@ class InteractiveQueryIsolationTest {
 
     static void assertIsolationLevelsDifferUntilTheCommit(final LocalKafkaBroker broker, final Properties props)
             throws InterruptedException {
-        broker.createTopic(INPUT, 1);
-        props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, COMMIT_INTERVAL.toMillis());
-        // Without a cache the count's write reaches the store as the record is processed.
-        props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
-        StoreStack.SLUICE.configure(props);
-        final App app = App.dsl(builder -> builder.stream(INPUT, Consumed.with(Serdes.String(), Serdes.String()))
-            .groupByKey()
-            .count(Materialized.<String, Long, KeyValueStore<Bytes, byte[]>>as(STORE)));
-
-        try (KafkaStreams streams = new KafkaStreams(app.build(new StreamsConfig(props), StoreStack.SLUICE), props)) {
-            BrokerRun.startAndAwaitRunning(streams);
-            assertTrue(StoreImplementationQuery.bottomStoreClass(streams, STORE).startsWith("dev.sluice."));
-
-            BrokerRun.produce(broker.bootstrapServers(), new InputScript().pipe(INPUT, "gate", "opened", 1_000));
-            final long produced = System.nanoTime();
+        try (KafkaStreams streams = startCounting(broker, props)) {
+            final long produced = produceOneRecord(broker);
             awaitCount(streams, IsolationLevel.READ_UNCOMMITTED, Duration.ofSeconds(30));
             final Long committedWhileUncommittedSeen = count(streams, IsolationLevel.READ_COMMITTED);
             final long processedAfterMs = Duration.ofNanos(System.nanoTime() - produced).toMillis();
@@ -84,7 +71,34 @@ class InteractiveQueryIsolationTest {
         }
     }
 
-    private static void awaitCount(final KafkaStreams streams, final IsolationLevel isolation, final Duration timeout)
+    /** Starts a count of {@link #INPUT} by key into {@link #STORE} on Sluice's stores, committing every {@link #COMMIT_INTERVAL}. */
+    static KafkaStreams startCounting(final LocalKafkaBroker broker, final Properties props) throws InterruptedException {
+        broker.createTopic(INPUT, 1);
+        props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, COMMIT_INTERVAL.toMillis());
+        // Without a cache the count's write reaches the store as the record is processed.
+        props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
+        StoreStack.SLUICE.configure(props);
+        final App app = App.dsl(builder -> builder.stream(INPUT, Consumed.with(Serdes.String(), Serdes.String()))
+            .groupByKey()
+            .count(Materialized.<String, Long, KeyValueStore<Bytes, byte[]>>as(STORE)));
+        final KafkaStreams streams = new KafkaStreams(app.build(new StreamsConfig(props), StoreStack.SLUICE), props);
+        try {
+            BrokerRun.startAndAwaitRunning(streams);
+            assertTrue(StoreImplementationQuery.bottomStoreClass(streams, STORE).startsWith("dev.sluice."));
+            return streams;
+        } catch (final RuntimeException | InterruptedException | AssertionError e) {
+            streams.close();
+            throw e;
+        }
+    }
+
+    /** Produces the record whose count the queries look for; returns when, in {@link System#nanoTime()}. */
+    static long produceOneRecord(final LocalKafkaBroker broker) {
+        BrokerRun.produce(broker.bootstrapServers(), new InputScript().pipe(INPUT, "gate", "opened", 1_000));
+        return System.nanoTime();
+    }
+
+    static void awaitCount(final KafkaStreams streams, final IsolationLevel isolation, final Duration timeout)
             throws InterruptedException {
         final long deadline = System.nanoTime() + timeout.toNanos();
         while (count(streams, isolation) == null) {
@@ -96,7 +110,7 @@ class InteractiveQueryIsolationTest {
         assertEquals(1L, count(streams, isolation));
     }
 
-    private static Long count(final KafkaStreams streams, final IsolationLevel isolation) {
+    static Long count(final KafkaStreams streams, final IsolationLevel isolation) {
         final QueryResult<Long> result = streams.query(StateQueryRequest.inStore(STORE)
                 .withQuery(KeyQuery.<String, Long>withKey("gate"))
                 .withIsolationLevel(isolation))

@@ -18,7 +18,9 @@ import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
  *
  * <p>Served by Sluice's persistent transactional stores: key-value stores (plain, timestamped and
  * headers-aware, as {@code dsl.store.format} asks), window stores (plain and timestamped, including the
- * duplicate-retaining stores of stream-stream joins) and session stores.
+ * duplicate-retaining stores of stream-stream joins) and session stores. In Kafka Streams' own runtime
+ * under exactly-once they are transactional only with {@code enable.transactional.statestores=true}
+ * (see {@link SluiceStores}).
  *
  * <p>Still Kafka Streams' own RocksDB stores ({@link BuiltInDslStoreSuppliers.RocksDBDslStoreSuppliers}):
  * window and session stores of emit-final aggregations ({@link EmitStrategy#onWindowClose()}), which

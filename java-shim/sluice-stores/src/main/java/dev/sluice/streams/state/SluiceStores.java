@@ -18,7 +18,10 @@ import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
  * for example {@code Stores.keyValueStoreBuilder(SluiceStores.persistentKeyValueStore("counts"), ...)}.
  *
  * <p>Every store is transactional: writes become durable at commit, together with the changelog
- * offsets they correspond to. Persistent stores live in {@code <state dir>/<task>/rocksdb/<name>} and
+ * offsets they correspond to. The exception is Kafka Streams' own runtime under exactly-once with
+ * {@code enable.transactional.statestores} false (its default): that runtime then commits stores only
+ * when a task closes, so the stores run non-transactionally there, as Kafka Streams' own do, and each
+ * write is durable at once. Persistent stores live in {@code <state dir>/<task>/rocksdb/<name>} and
  * share one RocksDB memory budget per application instance, set with the {@code sluice.rocksdb.*}
  * configuration keys.
  */

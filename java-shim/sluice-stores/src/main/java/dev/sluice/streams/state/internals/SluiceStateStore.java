@@ -27,9 +27,17 @@ import org.apache.kafka.streams.state.internals.StoreQueryUtils;
  * {@link #rollback()} drops them; closing closes the iterators handed out and releases every native
  * object. Subclasses add the reads and writes of their store shape.
  *
+ * <p>Where the runtime will not commit stores while their task runs (see {@link TransactionalStoresSetting}),
+ * each write is committed as it is made, and the commit clears the stored changelog offsets: the data is
+ * then ahead of any offset, and after a crash Kafka Streams finds none and rebuilds the task's state, as
+ * it does for its own non-transactional stores. Closing a task still commits the offsets.
+ *
  * @param <N> the native store
  */
 public abstract class SluiceStateStore<N extends NativeTransactionalStore> implements StateStore, AutoCloseable {
+
+    /** The framing of no offsets: a commit with it removes every stored offset. */
+    private static final byte[] NO_OFFSETS = EntryFraming.offsets(Map.of());
 
     private final String name;
     private final KeyValueBackend backend;
@@ -39,6 +47,7 @@ public abstract class SluiceStateStore<N extends NativeTransactionalStore> imple
     private volatile N store;
     private StateStoreContext context;
     private boolean consistencyEnabled;
+    private boolean transactional;
 
     SluiceStateStore(final String name, final KeyValueBackend backend, final int iteratorChunkBytes) {
         this.name = Objects.requireNonNull(name, "name cannot be null");
@@ -63,7 +72,7 @@ public abstract class SluiceStateStore<N extends NativeTransactionalStore> imple
             throw new IllegalStateException("Store " + name + " is already initialised");
         }
         final Map<String, Object> appConfigs = context.appConfigs();
-        TransactionalStoresSetting.warnIfDisabled(appConfigs);
+        transactional = TransactionalStoresSetting.committedWhileRunning(appConfigs);
         consistencyEnabled = StreamsConfig.InternalConfig.getBoolean(appConfigs,
             StreamsConfig.InternalConfig.IQ_CONSISTENCY_OFFSET_VECTOR_ENABLED, false);
         this.context = context;
@@ -156,9 +165,17 @@ public abstract class SluiceStateStore<N extends NativeTransactionalStore> imple
         return iterators.track(name, scan, iteratorChunkBytes);
     }
 
-    /** Records a write of the record being processed in the interactive-query position. */
+    /**
+     * Records a write of the record being processed in the interactive-query position, and commits it
+     * right away when the store runs non-transactionally.
+     */
     void recordWrite() {
-        position.recordWrite(context);
+        if (transactional) {
+            position.recordWrite(context);
+        } else {
+            open().commit(NO_OFFSETS, null);
+            position.recordCommittedWrite(context);
+        }
     }
 
     /** The native store; {@link InvalidStateStoreException} once closed. */
@@ -177,6 +194,9 @@ public abstract class SluiceStateStore<N extends NativeTransactionalStore> imple
         }
         if (!batch.isEmpty()) {
             restore(open(), batch);
+            if (!transactional) {
+                commit(Map.of());
+            }
         }
     }
 }

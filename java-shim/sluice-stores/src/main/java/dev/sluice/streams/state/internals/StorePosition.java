@@ -30,6 +30,11 @@ final class StorePosition {
         StoreQueryUtils.updatePosition(staged, context);
     }
 
+    /** Records the position of the record being processed, after a write committed at once. */
+    synchronized void recordCommittedWrite(final StateStoreContext context) {
+        StoreQueryUtils.updatePosition(committed, context);
+    }
+
     /** Records the position a restored changelog record carries. */
     synchronized void recordRestored(final ConsumerRecord<byte[], byte[]> record, final boolean consistencyEnabled) {
         ChangelogRecordDeserializationHelper.applyChecksAndUpdatePosition(record, consistencyEnabled, staged);

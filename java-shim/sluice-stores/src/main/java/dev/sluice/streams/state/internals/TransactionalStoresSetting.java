@@ -7,9 +7,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Sluice stores are always transactional, whatever {@code enable.transactional.statestores} says.
- * Kafka Streams' stores read the key from the application config when they are initialised; Sluice's
- * do the same, and say once per JVM that a false value does not turn buffering off.
+ * Whether the runtime will commit Sluice's stores while their task runs, read from the application
+ * config the way Kafka Streams' own stores read it when they are initialised.
+ *
+ * <p>Kafka Streams 4.4's runtime commits stores at every commit under at-least-once, but under
+ * exactly-once only when {@code enable.transactional.statestores} is true; otherwise it commits them
+ * only when a task closes. A store that held its writes back until a commit would then hold them
+ * for the life of the task, so in that configuration Sluice's stores run non-transactionally, as Kafka
+ * Streams' own do there.
  */
 final class TransactionalStoresSetting {
 
@@ -19,12 +24,22 @@ final class TransactionalStoresSetting {
     private TransactionalStoresSetting() {
     }
 
-    static void warnIfDisabled(final Map<String, Object> appConfigs) {
-        final Object value = appConfigs.get(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG);
-        final boolean enabled = value != null && Boolean.parseBoolean(String.valueOf(value));
-        if (!enabled && WARNED.compareAndSet(false, true)) {
-            LOG.warn("{} is false, but Sluice state stores are always transactional: they buffer each commit's "
-                + "writes and release them only when the commit succeeds.", StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG);
+    /** True when commits will reach the stores; false (with one warning per JVM) when they will not. */
+    static boolean committedWhileRunning(final Map<String, Object> appConfigs) {
+        final boolean exactlyOnce = StreamsConfig.EXACTLY_ONCE_V2.equals(
+            String.valueOf(appConfigs.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG)));
+        final Object flag = appConfigs.get(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG);
+        final boolean transactionalFlag = flag != null && Boolean.parseBoolean(String.valueOf(flag));
+        if (!exactlyOnce || transactionalFlag) {
+            return true;
         }
+        if (WARNED.compareAndSet(false, true)) {
+            LOG.warn("Kafka Streams' runtime commits state stores under {} only when {}=true, so Sluice's stores run "
+                    + "non-transactionally, like Kafka Streams' own: each write is durable and visible to READ_COMMITTED "
+                    + "at once, and a crash wipes the task's state. Set {}=true to make them transactional.",
+                StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG,
+                StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG);
+        }
+        return false;
     }
 }
