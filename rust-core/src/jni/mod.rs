@@ -10,7 +10,8 @@
 //! - [`framing`] and [`chunks`]: the byte layouts that batch many entries into one crossing;
 //! - [`reads`]: isolation, direction and scan handles, shared by every store's reads;
 //! - one module per Java class with native methods. Window, session and versioned stores
-//!   are opened over a key-value store handle, which keeps offsets, position and lifetime.
+//!   are opened over a key-value store handle, which keeps offsets, position and lifetime;
+//!   [`layered_store`] holds their shared lifecycle (restore, rollback, release).
 
 mod arrays;
 mod checks;
@@ -20,6 +21,7 @@ mod framing;
 mod handles;
 mod kv_iterator;
 mod kv_store;
+mod layered_store;
 mod reads;
 mod registry;
 mod rocksdb_resources;

@@ -11,27 +11,18 @@ use once_cell::sync::Lazy;
 use super::chunks::ChunkedScan;
 use super::errors::{NativeError, ThrowJavaException};
 use super::handles::HandleTable;
+use super::layered_store::LayeredStore;
 use crate::store::rocks::RocksDbResources;
-use crate::store::session::SessionStore;
-use crate::store::versioned::VersionedStore;
-use crate::store::window::WindowStore;
 use crate::store::KeyValueStore;
 
 /// Open key-value stores.
 pub(crate) static STORES: Lazy<HandleTable<dyn KeyValueStore>> =
     Lazy::new(|| HandleTable::new("state store"));
 
-/// Window stores, each over a key-value store of [`STORES`] that its Java owner closes.
-pub(crate) static WINDOW_STORES: Lazy<HandleTable<WindowStore>> =
-    Lazy::new(|| HandleTable::new("window store"));
-
-/// Session stores, each over a key-value store of [`STORES`].
-pub(crate) static SESSION_STORES: Lazy<HandleTable<SessionStore>> =
-    Lazy::new(|| HandleTable::new("session store"));
-
-/// Versioned stores, each over a key-value store of [`STORES`].
-pub(crate) static VERSIONED_STORES: Lazy<HandleTable<VersionedStore>> =
-    Lazy::new(|| HandleTable::new("versioned store"));
+/// Window, session and versioned stores, each over a key-value store of [`STORES`] that its
+/// Java owner closes.
+pub(crate) static LAYERED_STORES: Lazy<HandleTable<dyn LayeredStore>> =
+    Lazy::new(|| HandleTable::new("layered state store"));
 
 /// Open scans. A scan is read by one Java iterator at a time; the mutex only guards against
 /// a misbehaving caller sharing it.
@@ -58,9 +49,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeHandles_liv
     env: EnvUnowned<'local>,
     _class: JClass<'local>,
 ) -> jlong {
-    count(env, || {
-        STORES.len() + WINDOW_STORES.len() + SESSION_STORES.len() + VERSIONED_STORES.len()
-    })
+    count(env, || STORES.len() + LAYERED_STORES.len())
 }
 
 #[unsafe(no_mangle)]

@@ -1,8 +1,7 @@
 //! `dev.sluice.streams.state.internals.NativeSessionStore`: [`SessionStore`]s behind `long`
 //! handles, opened over a key-value store handle like the window stores (see
-//! `window_store`). Scans frame each session as a windowed entry (see [`framing`]).
-
-use std::sync::Arc;
+//! `window_store`). Scans frame each session as a windowed entry (see
+//! [`framing`](super::framing)).
 
 use jni::objects::{JByteArray, JClass};
 use jni::sys::{jboolean, jlong};
@@ -10,9 +9,10 @@ use jni::EnvUnowned;
 
 use super::arrays::{new_optional_byte_array, read_bytes, read_optional_bytes};
 use super::errors::{NativeError, ThrowJavaException};
-use super::framing::{self, session_entry_key};
+use super::framing::session_entry_key;
+use super::layered_store::{layered, register_layered};
 use super::reads::{isolation, order, register_scan};
-use super::registry::{SESSION_STORES, STORES};
+use super::registry::STORES;
 use crate::store::session::{SessionRecords, SessionStore, SessionStoreOptions};
 use crate::store::KeyValueIterator;
 
@@ -38,7 +38,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeSessionStor
             segment_interval,
         };
         let store = SessionStore::open(STORES.get(kv_store)?, options)?;
-        Ok(SESSION_STORES.insert(Arc::new(store)))
+        Ok(register_layered(store))
     })
     .resolve::<ThrowJavaException>()
 }
@@ -55,7 +55,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeSessionStor
     value: JByteArray<'local>,
 ) {
     env.with_env(|env| -> Result<(), NativeError> {
-        let store = SESSION_STORES.get(handle)?;
+        let store = layered::<SessionStore>(handle)?;
         let key = read_bytes(env, &key, "key")?;
         let value = read_optional_bytes(env, &value)?;
         Ok(store.put(&key, start, end, value)?)
@@ -73,7 +73,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeSessionStor
     end: jlong,
 ) {
     env.with_env(|env| -> Result<(), NativeError> {
-        let store = SESSION_STORES.get(handle)?;
+        let store = layered::<SessionStore>(handle)?;
         let key = read_bytes(env, &key, "key")?;
         Ok(store.remove(&key, start, end)?)
     })
@@ -93,7 +93,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeSessionStor
     read_committed: jboolean,
 ) -> JByteArray<'local> {
     env.with_env(|env| -> Result<JByteArray<'local>, NativeError> {
-        let store = SESSION_STORES.get(handle)?;
+        let store = layered::<SessionStore>(handle)?;
         let key = read_bytes(env, &key, "key")?;
         let value = store.fetch_session(&key, start, end, isolation(read_committed))?;
         new_optional_byte_array(env, value.as_deref())
@@ -118,7 +118,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeSessionStor
     read_committed: jboolean,
 ) -> jlong {
     env.with_env(|env| -> Result<jlong, NativeError> {
-        let store = SESSION_STORES.get(handle)?;
+        let store = layered::<SessionStore>(handle)?;
         let key_from = read_optional_bytes(env, &key_from)?;
         let key_to = read_optional_bytes(env, &key_to)?;
         let sessions = store.find_sessions_in_range(
@@ -150,7 +150,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeSessionStor
     read_committed: jboolean,
 ) -> jlong {
     env.with_env(|env| -> Result<jlong, NativeError> {
-        let store = SESSION_STORES.get(handle)?;
+        let store = layered::<SessionStore>(handle)?;
         let key = read_bytes(env, &key, "key")?;
         let sessions = store.find_sessions(
             &key,
@@ -160,53 +160,6 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeSessionStor
             isolation(read_committed),
         )?;
         Ok(register_scan(framed(sessions)))
-    })
-    .resolve::<ThrowJavaException>()
-}
-
-/// Applies changelog records framed as entries (session-key keys, null values deleting).
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeSessionStore_restore<
-    'local,
->(
-    mut env: EnvUnowned<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-    batch: JByteArray<'local>,
-) {
-    env.with_env(|env| -> Result<(), NativeError> {
-        let store = SESSION_STORES.get(handle)?;
-        let batch = read_bytes(env, &batch, "batch")?;
-        Ok(store.restore(framing::entries(&batch)?)?)
-    })
-    .resolve::<ThrowJavaException>()
-}
-
-/// Drops the staged writes and returns to the committed stream time.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeSessionStore_rollback<
-    'local,
->(
-    mut env: EnvUnowned<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-) {
-    env.with_env(|_env| -> Result<(), NativeError> { Ok(SESSION_STORES.get(handle)?.rollback()?) })
-        .resolve::<ThrowJavaException>()
-}
-
-/// Releases the handle; a second release does nothing.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeSessionStore_release<
-    'local,
->(
-    mut env: EnvUnowned<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-) {
-    env.with_env(|_env| -> Result<(), NativeError> {
-        SESSION_STORES.remove(handle);
-        Ok(())
     })
     .resolve::<ThrowJavaException>()
 }

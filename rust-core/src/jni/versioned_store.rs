@@ -2,8 +2,6 @@
 //! `long` handles, opened over a key-value store handle like the window stores (see
 //! `window_store`). Reads return framed versioned records (see [`framing`]) or null.
 
-use std::sync::Arc;
-
 use jni::objects::{JByteArray, JClass};
 use jni::sys::{jboolean, jlong};
 use jni::{Env, EnvUnowned};
@@ -11,8 +9,9 @@ use jni::{Env, EnvUnowned};
 use super::arrays::{new_byte_array, read_bytes, read_optional_bytes};
 use super::errors::{NativeError, ThrowJavaException};
 use super::framing;
+use super::layered_store::{layered, register_layered};
 use super::reads::isolation;
-use super::registry::{STORES, VERSIONED_STORES};
+use super::registry::STORES;
 use crate::store::versioned::{VersionedRecord, VersionedStore};
 
 fn framed<'local>(
@@ -36,7 +35,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeVersionedSt
 ) -> jlong {
     env.with_env(|_env| -> Result<jlong, NativeError> {
         let store = VersionedStore::open(STORES.get(kv_store)?, history_retention)?;
-        Ok(VERSIONED_STORES.insert(Arc::new(store)))
+        Ok(register_layered(store))
     })
     .resolve::<ThrowJavaException>()
 }
@@ -53,7 +52,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeVersionedSt
     timestamp: jlong,
 ) -> jlong {
     env.with_env(|env| -> Result<jlong, NativeError> {
-        let store = VERSIONED_STORES.get(handle)?;
+        let store = layered::<VersionedStore>(handle)?;
         let key = read_bytes(env, &key, "key")?;
         let value = read_optional_bytes(env, &value)?;
         Ok(store.put(&key, value, timestamp)?)
@@ -73,7 +72,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeVersionedSt
     timestamp: jlong,
 ) -> JByteArray<'local> {
     env.with_env(|env| -> Result<JByteArray<'local>, NativeError> {
-        let store = VERSIONED_STORES.get(handle)?;
+        let store = layered::<VersionedStore>(handle)?;
         let key = read_bytes(env, &key, "key")?;
         let previous = store.delete(&key, timestamp)?;
         framed(env, previous)
@@ -91,7 +90,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeVersionedSt
     read_committed: jboolean,
 ) -> JByteArray<'local> {
     env.with_env(|env| -> Result<JByteArray<'local>, NativeError> {
-        let store = VERSIONED_STORES.get(handle)?;
+        let store = layered::<VersionedStore>(handle)?;
         let key = read_bytes(env, &key, "key")?;
         let latest = store.get(&key, isolation(read_committed))?;
         framed(env, latest)
@@ -112,59 +111,10 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeVersionedSt
     read_committed: jboolean,
 ) -> JByteArray<'local> {
     env.with_env(|env| -> Result<JByteArray<'local>, NativeError> {
-        let store = VERSIONED_STORES.get(handle)?;
+        let store = layered::<VersionedStore>(handle)?;
         let key = read_bytes(env, &key, "key")?;
         let version = store.get_as_of(&key, as_of, isolation(read_committed))?;
         framed(env, version)
-    })
-    .resolve::<ThrowJavaException>()
-}
-
-/// Applies changelog records framed as timestamped entries, without a grace period.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeVersionedStore_restore<
-    'local,
->(
-    mut env: EnvUnowned<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-    batch: JByteArray<'local>,
-) {
-    env.with_env(|env| -> Result<(), NativeError> {
-        let store = VERSIONED_STORES.get(handle)?;
-        let batch = read_bytes(env, &batch, "batch")?;
-        Ok(store.restore(framing::timestamped_entries(&batch)?)?)
-    })
-    .resolve::<ThrowJavaException>()
-}
-
-/// Drops the staged writes and returns to the committed stream time.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeVersionedStore_rollback<
-    'local,
->(
-    mut env: EnvUnowned<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-) {
-    env.with_env(|_env| -> Result<(), NativeError> {
-        Ok(VERSIONED_STORES.get(handle)?.rollback()?)
-    })
-    .resolve::<ThrowJavaException>()
-}
-
-/// Releases the handle; a second release does nothing.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeVersionedStore_release<
-    'local,
->(
-    mut env: EnvUnowned<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-) {
-    env.with_env(|_env| -> Result<(), NativeError> {
-        VERSIONED_STORES.remove(handle);
-        Ok(())
     })
     .resolve::<ThrowJavaException>()
 }

@@ -3,8 +3,10 @@
 //!
 //! A window store is opened over a key-value store handle (see `kv_store`), which keeps
 //! the data, the changelog offsets and the position; the Java owner commits, reads offsets
-//! and closes through that handle, and through this one everything window-shaped.
-//! Scans frame each record as a windowed entry (see [`framing`]).
+//! and closes through that handle, restores, rolls back and releases through the entry
+//! points every layered store shares (see `layered_store`), and through this one everything
+//! window-shaped. Scans frame each record as a windowed entry (see
+//! [`framing`](super::framing)).
 
 use jni::objects::{JByteArray, JClass};
 use jni::sys::{jboolean, jlong};
@@ -12,9 +14,10 @@ use jni::EnvUnowned;
 
 use super::arrays::{new_optional_byte_array, read_bytes, read_optional_bytes};
 use super::errors::{NativeError, ThrowJavaException};
-use super::framing::{self, window_entry_key};
+use super::framing::window_entry_key;
+use super::layered_store::{layered, register_layered};
 use super::reads::{isolation, order, register_scan};
-use super::registry::{STORES, WINDOW_STORES};
+use super::registry::STORES;
 use crate::store::window::{WindowStore, WindowStoreOptions, WindowedRecords};
 use crate::store::KeyValueIterator;
 
@@ -41,7 +44,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore
             retain_duplicates,
         };
         let store = WindowStore::open(STORES.get(kv_store)?, options)?;
-        Ok(WINDOW_STORES.insert(std::sync::Arc::new(store)))
+        Ok(register_layered(store))
     })
     .resolve::<ThrowJavaException>()
 }
@@ -56,7 +59,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore
     window_start: jlong,
 ) {
     env.with_env(|env| -> Result<(), NativeError> {
-        let store = WINDOW_STORES.get(handle)?;
+        let store = layered::<WindowStore>(handle)?;
         let key = read_bytes(env, &key, "key")?;
         let value = read_optional_bytes(env, &value)?;
         Ok(store.put(&key, value, window_start)?)
@@ -75,7 +78,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore
     read_committed: jboolean,
 ) -> JByteArray<'local> {
     env.with_env(|env| -> Result<JByteArray<'local>, NativeError> {
-        let store = WINDOW_STORES.get(handle)?;
+        let store = layered::<WindowStore>(handle)?;
         let key = read_bytes(env, &key, "key")?;
         let value = store.fetch(&key, window_start, isolation(read_committed))?;
         new_optional_byte_array(env, value.as_deref())
@@ -99,7 +102,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore
     read_committed: jboolean,
 ) -> jlong {
     env.with_env(|env| -> Result<jlong, NativeError> {
-        let store = WINDOW_STORES.get(handle)?;
+        let store = layered::<WindowStore>(handle)?;
         let key = read_bytes(env, &key, "key")?;
         let values = store.fetch_key(
             &key,
@@ -132,7 +135,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore
     read_committed: jboolean,
 ) -> jlong {
     env.with_env(|env| -> Result<jlong, NativeError> {
-        let store = WINDOW_STORES.get(handle)?;
+        let store = layered::<WindowStore>(handle)?;
         let key_from = read_optional_bytes(env, &key_from)?;
         let key_to = read_optional_bytes(env, &key_to)?;
         let records = store.fetch_key_range(
@@ -158,54 +161,10 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore
     read_committed: jboolean,
 ) -> jlong {
     env.with_env(|_env| -> Result<jlong, NativeError> {
-        let store = WINDOW_STORES.get(handle)?;
+        let store = layered::<WindowStore>(handle)?;
         Ok(register_scan(framed(
             store.all(order(reverse), isolation(read_committed))?,
         )))
-    })
-    .resolve::<ThrowJavaException>()
-}
-
-/// Applies changelog records framed as entries (window-key keys, null values deleting).
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore_restore<'local>(
-    mut env: EnvUnowned<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-    batch: JByteArray<'local>,
-) {
-    env.with_env(|env| -> Result<(), NativeError> {
-        let store = WINDOW_STORES.get(handle)?;
-        let batch = read_bytes(env, &batch, "batch")?;
-        Ok(store.restore(framing::entries(&batch)?)?)
-    })
-    .resolve::<ThrowJavaException>()
-}
-
-/// Drops the staged writes and returns to the committed stream time.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore_rollback<
-    'local,
->(
-    mut env: EnvUnowned<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-) {
-    env.with_env(|_env| -> Result<(), NativeError> { Ok(WINDOW_STORES.get(handle)?.rollback()?) })
-        .resolve::<ThrowJavaException>()
-}
-
-/// Releases the handle; a second release does nothing. The key-value store underneath is
-/// closed through its own handle.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore_release<'local>(
-    mut env: EnvUnowned<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-) {
-    env.with_env(|_env| -> Result<(), NativeError> {
-        WINDOW_STORES.remove(handle);
-        Ok(())
     })
     .resolve::<ThrowJavaException>()
 }

@@ -5,9 +5,10 @@ import org.apache.kafka.streams.errors.InvalidStateStoreException;
 
 /**
  * A native window, session or versioned store opened over a native key-value store that holds its
- * data. Offsets, position and commit go through the key-value store; the layered handle serves the
- * store-shaped operations. Closing releases the layered handle, then closes the key-value store; any
- * call after close raises {@link InvalidStateStoreException}.
+ * data. Offsets, position and commit go through the key-value store; restore, rollback and release are
+ * the same native calls for every kind; subclasses add the store-shaped operations. Closing releases
+ * the layered handle, then closes the key-value store; any call after close raises
+ * {@link InvalidStateStoreException}.
  */
 abstract class LayeredNativeStore implements NativeTransactionalStore {
 
@@ -16,11 +17,11 @@ abstract class LayeredNativeStore implements NativeTransactionalStore {
     }
 
     private final NativeKeyValueStore data;
-    private volatile long handle;
+    private final NativeHandle handle;
 
     LayeredNativeStore(final NativeKeyValueStore data, final long handle) {
         this.data = data;
-        this.handle = handle;
+        this.handle = new NativeHandle(handle, "Store " + data.name() + " is currently closed.");
     }
 
     /** Opens the layered store over {@code data}, or closes {@code data} when that fails. */
@@ -52,9 +53,18 @@ abstract class LayeredNativeStore implements NativeTransactionalStore {
         return data.committedPosition();
     }
 
+    /**
+     * Applies changelog records framed as the kind expects: {@link EntryFraming} entries for window and
+     * session stores, timestamped entries for versioned stores.
+     */
+    void restore(final byte[] batch) {
+        restore(handle(), batch);
+    }
+
+    /** Drops the staged writes, and what the layered store derived from them. */
     @Override
     public void rollback() {
-        rollbackLayer(handle());
+        rollback(handle());
     }
 
     @Override
@@ -64,32 +74,24 @@ abstract class LayeredNativeStore implements NativeTransactionalStore {
 
     @Override
     public void close() {
-        final long open;
-        synchronized (this) {
-            open = handle;
-            handle = 0;
-        }
-        if (open == 0) {
+        final long open = handle.take();
+        if (open == NativeHandle.TAKEN) {
             return;
         }
         try {
-            releaseLayer(open);
+            release(open);
         } finally {
             data.close();
         }
     }
 
     final long handle() {
-        final long open = handle;
-        if (open == 0) {
-            throw new InvalidStateStoreException("Store " + data.name() + " is currently closed.");
-        }
-        return open;
+        return handle.open();
     }
 
-    /** Drops the staged writes, and what the layered store derived from them. */
-    abstract void rollbackLayer(long handle);
+    private static native void restore(long handle, byte[] batch);
 
-    /** Releases the layered handle. */
-    abstract void releaseLayer(long handle);
+    private static native void rollback(long handle);
+
+    private static native void release(long handle);
 }

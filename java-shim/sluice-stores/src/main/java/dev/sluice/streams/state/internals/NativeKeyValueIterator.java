@@ -24,9 +24,8 @@ final class NativeKeyValueIterator implements KeyValueIterator<Bytes, byte[]> {
     /** Default chunk size: large enough to amortise the call, small enough to stay in cache. */
     static final int DEFAULT_CHUNK_BYTES = 16 * 1024;
 
-    private final String storeName;
     private final Consumer<NativeKeyValueIterator> onClose;
-    private volatile long handle;
+    private final NativeHandle handle;
     private byte[] chunk;
     private ByteBuffer reader;
     private int unreadInChunk;
@@ -35,22 +34,19 @@ final class NativeKeyValueIterator implements KeyValueIterator<Bytes, byte[]> {
 
     NativeKeyValueIterator(final String storeName, final long handle, final int chunkBytes,
                            final Consumer<NativeKeyValueIterator> onClose) {
-        this.storeName = storeName;
-        this.handle = handle;
+        this.handle = new NativeHandle(handle, "Iterator of store " + storeName + " has closed.");
         this.chunk = new byte[chunkBytes];
         this.onClose = onClose;
     }
 
     @Override
     public boolean hasNext() {
-        if (handle == 0) {
-            throw new InvalidStateStoreException("Iterator of store " + storeName + " has closed.");
-        }
+        final long open = handle.open();
         if (next != null) {
             return true;
         }
         if (unreadInChunk == 0 && !exhausted) {
-            fetchChunk();
+            fetchChunk(open);
         }
         if (unreadInChunk == 0) {
             return false;
@@ -80,22 +76,18 @@ final class NativeKeyValueIterator implements KeyValueIterator<Bytes, byte[]> {
 
     @Override
     public void close() {
-        final long open;
-        synchronized (this) {
-            open = handle;
-            handle = 0;
-        }
-        if (open != 0) {
+        final long open = handle.take();
+        if (open != NativeHandle.TAKEN) {
             close(open);
             onClose.accept(this);
         }
     }
 
-    private void fetchChunk() {
-        int written = nextChunk(handle, chunk);
+    private void fetchChunk(final long open) {
+        int written = nextChunk(open, chunk);
         if (written < 0) {
             chunk = new byte[Math.max(-written, chunk.length * 2)];
-            written = nextChunk(handle, chunk);
+            written = nextChunk(open, chunk);
         }
         if (written == 0) {
             exhausted = true;

@@ -18,11 +18,11 @@ final class NativeKeyValueStore implements NativeTransactionalStore {
 
     private final String name;
     private final AutoCloseable onClose;
-    private volatile long handle;
+    private final NativeHandle handle;
 
     private NativeKeyValueStore(final String name, final long handle, final AutoCloseable onClose) {
         this.name = name;
-        this.handle = handle;
+        this.handle = new NativeHandle(handle, "Store " + name + " is currently closed.");
         this.onClose = onClose;
     }
 
@@ -102,8 +102,8 @@ final class NativeKeyValueStore implements NativeTransactionalStore {
 
     @Override
     public long approximateNumUncommittedBytes() {
-        final long open = handle;
-        return open == 0 ? 0 : approximateNumUncommittedBytes(open);
+        final long open = handle.openOrZero();
+        return open == NativeHandle.TAKEN ? 0 : approximateNumUncommittedBytes(open);
     }
 
     String name() {
@@ -117,12 +117,8 @@ final class NativeKeyValueStore implements NativeTransactionalStore {
 
     @Override
     public void close() {
-        final long open;
-        synchronized (this) {
-            open = handle;
-            handle = 0;
-        }
-        if (open == 0) {
+        final long open = handle.take();
+        if (open == NativeHandle.TAKEN) {
             return;
         }
         try {
@@ -137,11 +133,7 @@ final class NativeKeyValueStore implements NativeTransactionalStore {
     }
 
     private long handle() {
-        final long open = handle;
-        if (open == 0) {
-            throw new InvalidStateStoreException("Store " + name + " is currently closed.");
-        }
-        return open;
+        return handle.open();
     }
 
     private static native long openRocksDb(String name, String directory, long resources);

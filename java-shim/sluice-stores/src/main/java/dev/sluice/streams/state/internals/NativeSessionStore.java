@@ -40,21 +40,6 @@ final class NativeSessionStore extends LayeredNativeStore {
         return findSessions(handle(), keyFrom, keyTo, earliestEnd, latestStart, reverse, readCommitted);
     }
 
-    /** Applies changelog records framed as {@link EntryFraming} entries. */
-    void restore(final byte[] batch) {
-        restore(handle(), batch);
-    }
-
-    @Override
-    void rollbackLayer(final long handle) {
-        rollback(handle);
-    }
-
-    @Override
-    void releaseLayer(final long handle) {
-        release(handle);
-    }
-
     private static native long open(long kvStore, long retentionPeriod, long segmentInterval);
 
     private static native void put(long handle, byte[] key, long start, long end, byte[] value);
@@ -68,10 +53,4 @@ final class NativeSessionStore extends LayeredNativeStore {
 
     private static native long findSessions(long handle, byte[] keyFrom, byte[] keyTo, long earliestEnd,
                                             long latestStart, boolean reverse, boolean readCommitted);
-
-    private static native void restore(long handle, byte[] batch);
-
-    private static native void rollback(long handle);
-
-    private static native void release(long handle);
 }

@@ -30,21 +30,6 @@ final class NativeVersionedStore extends LayeredNativeStore {
         return getAsOf(handle(), key, asOf, readCommitted);
     }
 
-    /** Applies changelog records framed as {@link EntryFraming} timestamped entries. */
-    void restore(final byte[] batch) {
-        restore(handle(), batch);
-    }
-
-    @Override
-    void rollbackLayer(final long handle) {
-        rollback(handle);
-    }
-
-    @Override
-    void releaseLayer(final long handle) {
-        release(handle);
-    }
-
     private static native long open(long kvStore, long historyRetention);
 
     private static native long put(long handle, byte[] key, byte[] value, long timestamp);
@@ -54,10 +39,4 @@ final class NativeVersionedStore extends LayeredNativeStore {
     private static native byte[] get(long handle, byte[] key, boolean readCommitted);
 
     private static native byte[] getAsOf(long handle, byte[] key, long asOf, boolean readCommitted);
-
-    private static native void restore(long handle, byte[] batch);
-
-    private static native void rollback(long handle);
-
-    private static native void release(long handle);
 }

@@ -38,21 +38,6 @@ final class NativeWindowStore extends LayeredNativeStore {
         return all(handle(), reverse, readCommitted);
     }
 
-    /** Applies changelog records framed as {@link EntryFraming} entries. */
-    void restore(final byte[] batch) {
-        restore(handle(), batch);
-    }
-
-    @Override
-    void rollbackLayer(final long handle) {
-        rollback(handle);
-    }
-
-    @Override
-    void releaseLayer(final long handle) {
-        release(handle);
-    }
-
     private static native long open(long kvStore, long retentionPeriod, long segmentInterval, boolean retainDuplicates);
 
     private static native void put(long handle, byte[] key, byte[] value, long windowStart);
@@ -66,10 +51,4 @@ final class NativeWindowStore extends LayeredNativeStore {
                                           boolean reverse, boolean readCommitted);
 
     private static native long all(long handle, boolean reverse, boolean readCommitted);
-
-    private static native void restore(long handle, byte[] batch);
-
-    private static native void rollback(long handle);
-
-    private static native void release(long handle);
 }

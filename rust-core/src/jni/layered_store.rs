@@ -1,0 +1,171 @@
+//! `dev.sluice.streams.state.internals.LayeredNativeStore`: the lifecycle every store layered
+//! over a key-value store shares, once for all kinds.
+//!
+//! Window, session and versioned stores live in one handle table as [`LayeredStore`] trait
+//! objects. Restore, rollback and release are the same entry points whatever the kind; the
+//! kind's own entry points look their store up with [`layered`], which refuses a handle of
+//! another kind. Commit, offsets, position and closing go through the key-value store
+//! underneath (see `kv_store`).
+
+use std::any::{type_name, Any};
+use std::sync::Arc;
+
+use jni::objects::{JByteArray, JClass};
+use jni::sys::jlong;
+use jni::EnvUnowned;
+
+use super::arrays::read_bytes;
+use super::errors::{JavaException, NativeError, ThrowJavaException};
+use super::framing;
+use super::registry::LAYERED_STORES;
+use crate::store::session::SessionStore;
+use crate::store::versioned::VersionedStore;
+use crate::store::window::WindowStore;
+
+/// A store of any kind as `Any`, so a handle's kind-specific entry points can recover it.
+pub(crate) trait IntoAny {
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
+}
+
+impl<T: Any + Send + Sync> IntoAny for T {
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
+        self
+    }
+}
+
+/// What the shared lifecycle entry points need of a layered store.
+pub(crate) trait LayeredStore: IntoAny + Send + Sync {
+    /// Applies a changelog batch, framed as Java frames this kind's records.
+    fn restore(&self, batch: &[u8]) -> Result<(), NativeError>;
+
+    /// Drops the staged writes and what the store derived from them.
+    fn rollback(&self) -> Result<(), NativeError>;
+}
+
+impl LayeredStore for WindowStore {
+    fn restore(&self, batch: &[u8]) -> Result<(), NativeError> {
+        Ok(WindowStore::restore(self, framing::entries(batch)?)?)
+    }
+
+    fn rollback(&self) -> Result<(), NativeError> {
+        Ok(WindowStore::rollback(self)?)
+    }
+}
+
+impl LayeredStore for SessionStore {
+    fn restore(&self, batch: &[u8]) -> Result<(), NativeError> {
+        Ok(SessionStore::restore(self, framing::entries(batch)?)?)
+    }
+
+    fn rollback(&self) -> Result<(), NativeError> {
+        Ok(SessionStore::rollback(self)?)
+    }
+}
+
+impl LayeredStore for VersionedStore {
+    fn restore(&self, batch: &[u8]) -> Result<(), NativeError> {
+        Ok(VersionedStore::restore(
+            self,
+            framing::timestamped_entries(batch)?,
+        )?)
+    }
+
+    fn rollback(&self) -> Result<(), NativeError> {
+        Ok(VersionedStore::rollback(self)?)
+    }
+}
+
+/// Registers a layered store, returning its handle.
+pub(crate) fn register_layered<T: LayeredStore + 'static>(store: T) -> jlong {
+    LAYERED_STORES.insert(Arc::new(store))
+}
+
+/// The store of kind `T` behind `handle`; `InvalidStateStoreException` once it was released
+/// or when the handle belongs to another kind.
+pub(crate) fn layered<T: LayeredStore + 'static>(handle: jlong) -> Result<Arc<T>, NativeError> {
+    LAYERED_STORES
+        .get(handle)?
+        .into_any()
+        .downcast::<T>()
+        .map_err(|_| {
+            NativeError::new(
+                JavaException::InvalidStateStore,
+                format!("handle {handle} is not a {}", type_name::<T>()),
+            )
+        })
+}
+
+/// Applies changelog records framed as the store's kind expects.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_LayeredNativeStore_restore<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    batch: JByteArray<'local>,
+) {
+    env.with_env(|env| -> Result<(), NativeError> {
+        let store = LAYERED_STORES.get(handle)?;
+        store.restore(&read_bytes(env, &batch, "batch")?)
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Drops the staged writes and returns to the committed stream time.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_LayeredNativeStore_rollback<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    env.with_env(|_env| -> Result<(), NativeError> { LAYERED_STORES.get(handle)?.rollback() })
+        .resolve::<ThrowJavaException>()
+}
+
+/// Releases the handle; a second release does nothing. The key-value store underneath is
+/// closed through its own handle.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_LayeredNativeStore_release<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    env.with_env(|_env| -> Result<(), NativeError> {
+        LAYERED_STORES.remove(handle);
+        Ok(())
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::window::WindowStoreOptions;
+    use crate::store::{InMemoryKeyValueStore, KeyValueStore};
+
+    fn window_store() -> WindowStore {
+        let options = WindowStoreOptions {
+            retention_period: 60_000,
+            segment_interval: 10_000,
+            retain_duplicates: false,
+        };
+        let data: Arc<dyn KeyValueStore> = Arc::new(InMemoryKeyValueStore::new("w"));
+        WindowStore::open(data, options).unwrap()
+    }
+
+    #[test]
+    fn a_handle_finds_its_own_kind_only() {
+        let handle = register_layered(window_store());
+        assert!(layered::<WindowStore>(handle).is_ok());
+        let error = layered::<SessionStore>(handle).err().unwrap();
+        assert_eq!(error.exception(), JavaException::InvalidStateStore);
+        LAYERED_STORES.remove(handle);
+        let error = layered::<WindowStore>(handle).err().unwrap();
+        assert_eq!(error.exception(), JavaException::InvalidStateStore);
+    }
+}
