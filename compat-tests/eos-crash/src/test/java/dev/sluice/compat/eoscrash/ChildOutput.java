@@ -1,0 +1,78 @@
+package dev.sluice.compat.eoscrash;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.kafka.streams.KafkaStreams;
+
+/**
+ * The lines the child prints about itself and their reading by the test: state changes and each
+ * store partition's restoration.
+ */
+final class ChildOutput {
+
+    private static final String RUNNING = "EOS-STATE RUNNING";
+    private static final Pattern RESTORE_START = Pattern.compile("EOS-RESTORE-START store=(\\S+) partition=(\\d+) from=(\\d+) to=(\\d+)");
+    private static final Pattern RESTORE_END = Pattern.compile("EOS-RESTORE-END store=(\\S+) partition=(\\d+) restored=(\\d+)");
+
+    private ChildOutput() {
+    }
+
+    static void state(final KafkaStreams.State state) {
+        System.out.println("EOS-STATE " + state);
+    }
+
+    static void restoreStart(final String store, final int partition, final long from, final long to) {
+        System.out.printf("EOS-RESTORE-START store=%s partition=%d from=%d to=%d%n", store, partition, from, to);
+    }
+
+    static void restoreEnd(final String store, final int partition, final long restored) {
+        System.out.printf("EOS-RESTORE-END store=%s partition=%d restored=%d%n", store, partition, restored);
+    }
+
+    static boolean reachedRunning(final List<String> lines) {
+        return lines.contains(RUNNING);
+    }
+
+    /** The restorations one life of the child began, in order; killed ones count the records they set out to restore. */
+    static List<Restore> restores(final List<String> lines) {
+        final Map<String, Restore> byStorePartition = new LinkedHashMap<>();
+        final List<Restore> restores = new ArrayList<>();
+        for (final String line : lines) {
+            final Matcher start = RESTORE_START.matcher(line);
+            if (start.matches()) {
+                final Restore restore = new Restore(start.group(1), Integer.parseInt(start.group(2)),
+                    Long.parseLong(start.group(3)), Long.parseLong(start.group(4)));
+                byStorePartition.put(restore.storePartition(), restore);
+                restores.add(restore);
+            }
+            final Matcher end = RESTORE_END.matcher(line);
+            if (end.matches()) {
+                final Restore restore = byStorePartition.get(end.group(1) + "-" + end.group(2));
+                if (restore != null) {
+                    restores.set(restores.lastIndexOf(restore), restore.ended(Long.parseLong(end.group(3))));
+                }
+            }
+        }
+        return restores;
+    }
+
+    /** One restoration of a store partition from its changelog, from offset {@code from} to {@code to}. */
+    record Restore(String store, int partition, long from, long to, long restored, boolean finished) {
+
+        Restore(final String store, final int partition, final long from, final long to) {
+            this(store, partition, from, to, to - from, false);
+        }
+
+        Restore ended(final long restoredRecords) {
+            return new Restore(store, partition, from, to, restoredRecords, true);
+        }
+
+        String storePartition() {
+            return store + "-" + partition;
+        }
+    }
+}

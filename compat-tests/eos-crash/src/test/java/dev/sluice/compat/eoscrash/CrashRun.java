@@ -1,0 +1,93 @@
+package dev.sluice.compat.eoscrash;
+
+import dev.sluice.compat.eoscrash.ChildOutput.Restore;
+import dev.sluice.compat.eoscrash.Verifier.Verification;
+import dev.sluice.streams.testing.broker.LocalKafkaBroker;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.Stream;
+
+/**
+ * One crash check: input flows while the application is started and SIGKILLed over and over; then
+ * it runs until it has caught up and the verifier compares committed output with committed input.
+ */
+final class CrashRun {
+
+    private static final Duration RUNNING_TIMEOUT = Duration.ofSeconds(60);
+    private static final Duration CATCH_UP_TIMEOUT = Duration.ofSeconds(90);
+    private static final int KEYS = 20;
+    private static final int PARTITIONS = 3;
+
+    private final LocalKafkaBroker broker;
+    private final CrashSettings settings;
+    private final Path workDir;
+
+    CrashRun(final LocalKafkaBroker broker, final CrashSettings settings, final Path workDir) {
+        this.broker = broker;
+        this.settings = settings;
+        this.workDir = workDir;
+    }
+
+    CrashRunResult run(final StoreSuppliers stores) throws InterruptedException {
+        final long started = System.nanoTime();
+        final Topics topics = new Topics(stores.name().toLowerCase());
+        final Path runDir = workDir.resolve(topics.prefix());
+        deleteRecursively(runDir);
+        broker.createTopic(topics.input(), PARTITIONS);
+        topics.outputs().forEach(topic -> broker.createTopic(topic, PARTITIONS));
+        final List<String> appArguments = List.of(broker.bootstrapServers(), stores.name(), topics.prefix(),
+            runDir.resolve("state").toString(), settings.processingGuarantee());
+
+        final Random random = new Random(settings.seed());
+        final Thread driver = new Thread(new InputDriver(broker.bootstrapServers(), topics.input(), KEYS, settings.records(),
+            settings.inputDuration(), random.nextLong()), "eos-crash-input-driver");
+        driver.start();
+
+        final List<List<Restore>> restoresPerLife = new ArrayList<>();
+        for (int life = 0; life < settings.kills(); life++) {
+            final ChildProcess child = ChildProcess.start(runDir.resolve("life-" + life + ".log"), appArguments);
+            if (!child.awaitRunning(RUNNING_TIMEOUT)) {
+                child.kill();
+                throw new AssertionError("the application did not reach RUNNING; see " + child.log());
+            }
+            Thread.sleep(random.nextInt((int) settings.maxRunBeforeKill().toMillis()));
+            child.kill();
+            restoresPerLife.add(ChildOutput.restores(child.lines()));
+        }
+        driver.join();
+
+        final ChildProcess finalLife = ChildProcess.start(runDir.resolve("life-" + settings.kills() + ".log"), appArguments);
+        final Verification verification;
+        try {
+            // Running first, so that this restart's restoration is seen even when the output is complete already.
+            if (!finalLife.awaitRunning(RUNNING_TIMEOUT)) {
+                throw new AssertionError("the application did not reach RUNNING after the last kill; see " + finalLife.log());
+            }
+            verification = new Verifier(broker.bootstrapServers(), topics).awaitAndVerify(CATCH_UP_TIMEOUT);
+        } finally {
+            finalLife.stop();
+        }
+        restoresPerLife.add(ChildOutput.restores(finalLife.lines()));
+        return new CrashRunResult(stores, settings, restoresPerLife, verification, Duration.ofNanos(System.nanoTime() - started));
+    }
+
+    private static void deleteRecursively(final Path dir) {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (final Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(path);
+            }
+        } catch (final IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,35 @@
+package dev.sluice.compat.eoscrash;
+
+import dev.sluice.compat.eoscrash.ChildOutput.Restore;
+import dev.sluice.compat.eoscrash.Verifier.Verification;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/** What one crash check saw: per life of the application the restorations it began, and the verification. */
+record CrashRunResult(StoreSuppliers stores, CrashSettings settings, List<List<Restore>> restoresPerLife,
+                      Verification verification, Duration duration) {
+
+    /** Records restored by each restart, i.e. every life but the first. */
+    List<Long> restoredPerRestart() {
+        return restoresPerLife.subList(1, restoresPerLife.size()).stream()
+            .map(restores -> restores.stream().mapToLong(Restore::restored).sum())
+            .toList();
+    }
+
+    /**
+     * Restorations that started from the changelog's first offset although an earlier life had already
+     * found records in that changelog: the store had held state and came back empty, it was wiped.
+     */
+    List<Restore> wipes() {
+        final Set<String> seenWithRecords = new HashSet<>();
+        final List<Restore> wipes = new ArrayList<>();
+        for (final List<Restore> life : restoresPerLife) {
+            life.stream().filter(restore -> restore.from() == 0 && seenWithRecords.contains(restore.storePartition())).forEach(wipes::add);
+            life.stream().filter(restore -> restore.to() > 0).forEach(restore -> seenWithRecords.add(restore.storePartition()));
+        }
+        return wipes;
+    }
+}
