@@ -1,7 +1,7 @@
 package dev.sluice.compat.eoscrash;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -39,21 +39,21 @@ final class ChildOutput {
 
     /** The restorations one life of the child began, in order; killed ones count the records they set out to restore. */
     static List<Restore> restores(final List<String> lines) {
-        final Map<String, Restore> byStorePartition = new LinkedHashMap<>();
+        final Map<String, Integer> latestByStorePartition = new HashMap<>();
         final List<Restore> restores = new ArrayList<>();
         for (final String line : lines) {
             final Matcher start = RESTORE_START.matcher(line);
             if (start.matches()) {
                 final Restore restore = new Restore(start.group(1), Integer.parseInt(start.group(2)),
                     Long.parseLong(start.group(3)), Long.parseLong(start.group(4)));
-                byStorePartition.put(restore.storePartition(), restore);
+                latestByStorePartition.put(restore.storePartition(), restores.size());
                 restores.add(restore);
             }
             final Matcher end = RESTORE_END.matcher(line);
             if (end.matches()) {
-                final Restore restore = byStorePartition.get(end.group(1) + "-" + end.group(2));
-                if (restore != null) {
-                    restores.set(restores.lastIndexOf(restore), restore.ended(Long.parseLong(end.group(3))));
+                final Integer index = latestByStorePartition.get(end.group(1) + "-" + end.group(2));
+                if (index != null) {
+                    restores.set(index, restores.get(index).ended(Long.parseLong(end.group(3))));
                 }
             }
         }

@@ -27,6 +27,10 @@ final class ChildProcess {
         final List<String> command = new ArrayList<>(List.of(
             Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "-Xmx256m",
+            // Each life is a few seconds long: the quick compiler and a small collector start it sooner
+            // and leave the shared cores to the broker and the other JVM.
+            "-XX:TieredStopAtLevel=1",
+            "-XX:+UseSerialGC",
             "-cp", System.getProperty("java.class.path"),
             AggregationApp.class.getName()));
         command.addAll(appArguments);

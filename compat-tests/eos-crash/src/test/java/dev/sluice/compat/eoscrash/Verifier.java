@@ -94,7 +94,8 @@ final class Verifier {
                 }
             }
             if (values.size() != outputs.size()) {
-                mismatches.add(topic + " key " + key + ": " + outputs.size() + " outputs for " + values.size() + " input records");
+                mismatches.add(topic + " key " + key + ": " + outputs.size() + " outputs for " + values.size() + " input records"
+                    + (outputs.size() > values.size() ? " (duplicates)" : " (lost records)"));
             }
         });
         return mismatches;
