@@ -53,12 +53,14 @@ final class CrashRun {
         final List<List<Restore>> restoresPerLife = new ArrayList<>();
         for (int life = 0; life < settings.kills(); life++) {
             final ChildProcess child = ChildProcess.start(runDir.resolve("life-" + life + ".log"), appArguments);
-            if (!child.awaitRunning(RUNNING_TIMEOUT)) {
+            try {
+                if (!child.awaitRunning(RUNNING_TIMEOUT)) {
+                    throw new AssertionError("the application did not reach RUNNING; see " + child.log());
+                }
+                Thread.sleep(random.nextInt((int) settings.maxRunBeforeKill().toMillis()));
+            } finally {
                 child.kill();
-                throw new AssertionError("the application did not reach RUNNING; see " + child.log());
             }
-            Thread.sleep(random.nextInt((int) settings.maxRunBeforeKill().toMillis()));
-            child.kill();
             restoresPerLife.add(ChildOutput.restores(child.lines()));
         }
         driver.join();
