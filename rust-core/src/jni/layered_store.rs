@@ -1,10 +1,11 @@
 //! `dev.sluice.streams.state.internals.LayeredNativeStore`: the lifecycle every store layered
 //! over a key-value store shares, once for all kinds.
 //!
-//! Window, session and versioned stores live in one handle table as [`LayeredStore`] trait
-//! objects. Restore, rollback and release are the same entry points whatever the kind; the
-//! kind's own entry points look their store up with [`layered`], which refuses a handle of
-//! another kind. Commit, offsets, position and closing go through the key-value store
+//! Window, session (key-ordered or time-ordered) and versioned stores live in one handle
+//! table as [`LayeredStore`] trait objects. Restore, rollback and release are the same entry
+//! points whatever the kind; the kind's own entry points look their store up with [`layered`]
+//! (one concrete kind) or through a view several kinds offer ([`LayeredStore::session`]),
+//! refusing a handle of another kind. Commit, offsets, position and closing go through the key-value store
 //! underneath (see `kv_store`).
 
 use std::any::{type_name, Any};
@@ -18,7 +19,9 @@ use super::arrays::read_bytes;
 use super::errors::{JavaException, NativeError, ThrowJavaException};
 use super::framing;
 use super::registry::LAYERED_STORES;
+use super::session_store::SessionShape;
 use crate::store::session::SessionStore;
+use crate::store::time_ordered_session::TimeOrderedSessionStore;
 use crate::store::versioned::VersionedStore;
 use crate::store::window::WindowStore;
 
@@ -33,34 +36,46 @@ impl<T: Any + Send + Sync> IntoAny for T {
     }
 }
 
-/// What the shared lifecycle entry points need of a layered store.
+/// What the shared lifecycle entry points need of a layered store, and the view its kind's
+/// entry points use when one Java class serves more than one Rust store.
 pub(crate) trait LayeredStore: IntoAny + Send + Sync {
     /// Applies a changelog batch, framed as Java frames this kind's records.
     fn restore(&self, batch: &[u8]) -> Result<(), NativeError>;
 
     /// Drops the staged writes and what the store derived from them.
     fn rollback(&self) -> Result<(), NativeError>;
-}
 
-impl LayeredStore for WindowStore {
-    fn restore(&self, batch: &[u8]) -> Result<(), NativeError> {
-        Ok(WindowStore::restore(self, framing::entries(batch)?)?)
-    }
-
-    fn rollback(&self) -> Result<(), NativeError> {
-        Ok(WindowStore::rollback(self)?)
+    /// The store as a session store, if it is one (in either key layout).
+    fn session(self: Arc<Self>) -> Option<Arc<dyn SessionShape>> {
+        None
     }
 }
 
-impl LayeredStore for SessionStore {
-    fn restore(&self, batch: &[u8]) -> Result<(), NativeError> {
-        Ok(SessionStore::restore(self, framing::entries(batch)?)?)
-    }
+/// Segmented stores restore framed entries; session stores, in either layout, are also their
+/// own session view.
+macro_rules! segmented_layered_store {
+    ($store:ty $(, $view:ident: $shape:ident)?) => {
+        impl LayeredStore for $store {
+            fn restore(&self, batch: &[u8]) -> Result<(), NativeError> {
+                Ok(<$store>::restore(self, framing::entries(batch)?)?)
+            }
 
-    fn rollback(&self) -> Result<(), NativeError> {
-        Ok(SessionStore::rollback(self)?)
-    }
+            fn rollback(&self) -> Result<(), NativeError> {
+                Ok(<$store>::rollback(self)?)
+            }
+
+            $(
+                fn $view(self: Arc<Self>) -> Option<Arc<dyn $shape>> {
+                    Some(self)
+                }
+            )?
+        }
+    };
 }
+
+segmented_layered_store!(WindowStore);
+segmented_layered_store!(SessionStore, session: SessionShape);
+segmented_layered_store!(TimeOrderedSessionStore, session: SessionShape);
 
 impl LayeredStore for VersionedStore {
     fn restore(&self, batch: &[u8]) -> Result<(), NativeError> {
@@ -145,8 +160,13 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_LayeredNativeStor
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::session::SessionStoreOptions;
     use crate::store::window::WindowStoreOptions;
     use crate::store::{InMemoryKeyValueStore, KeyValueStore};
+
+    fn data() -> Arc<dyn KeyValueStore> {
+        Arc::new(InMemoryKeyValueStore::new("data"))
+    }
 
     fn window_store() -> WindowStore {
         let options = WindowStoreOptions {
@@ -154,9 +174,13 @@ mod tests {
             segment_interval: 10_000,
             retain_duplicates: false,
         };
-        let data: Arc<dyn KeyValueStore> = Arc::new(InMemoryKeyValueStore::new("w"));
-        WindowStore::open(data, options).unwrap()
+        WindowStore::open(data(), options).unwrap()
     }
+
+    const SESSION_OPTIONS: SessionStoreOptions = SessionStoreOptions {
+        retention_period: 60_000,
+        segment_interval: 10_000,
+    };
 
     #[test]
     fn a_handle_finds_its_own_kind_only() {
@@ -167,5 +191,23 @@ mod tests {
         LAYERED_STORES.remove(handle);
         let error = layered::<WindowStore>(handle).err().unwrap();
         assert_eq!(error.exception(), JavaException::InvalidStateStore);
+    }
+
+    #[test]
+    fn both_session_layouts_and_nothing_else_have_the_session_view() {
+        let key_ordered = register_layered(SessionStore::open(data(), SESSION_OPTIONS).unwrap());
+        let time_ordered =
+            register_layered(TimeOrderedSessionStore::open(data(), SESSION_OPTIONS, true).unwrap());
+        let window = register_layered(window_store());
+        assert!(LAYERED_STORES.get(key_ordered).unwrap().session().is_some());
+        assert!(LAYERED_STORES
+            .get(time_ordered)
+            .unwrap()
+            .session()
+            .is_some());
+        assert!(LAYERED_STORES.get(window).unwrap().session().is_none());
+        for handle in [key_ordered, time_ordered, window] {
+            LAYERED_STORES.remove(handle);
+        }
     }
 }

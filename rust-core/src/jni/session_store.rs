@@ -3,18 +3,130 @@
 //! `window_store`). Scans frame each session as a windowed entry (see
 //! [`framing`](super::framing)).
 
+use std::sync::Arc;
+
 use jni::objects::{JByteArray, JClass};
 use jni::sys::{jboolean, jlong};
 use jni::EnvUnowned;
 
 use super::arrays::{new_optional_byte_array, read_bytes, read_optional_bytes};
-use super::errors::{NativeError, ThrowJavaException};
+use super::errors::{JavaException, NativeError, ThrowJavaException};
 use super::framing::session_entry_key;
 use super::layered_store::{layered, register_layered};
 use super::reads::{isolation, order, register_scan};
-use super::registry::STORES;
+use super::registry::{LAYERED_STORES, STORES};
 use crate::store::session::{SessionRecords, SessionStore, SessionStoreOptions};
-use crate::store::KeyValueIterator;
+use crate::store::time_ordered_session::TimeOrderedSessionStore;
+use crate::store::{IsolationLevel, KeyValueIterator, Order, Result as StoreResult};
+
+/// What the entry points below call, served by session stores in either key layout.
+pub(crate) trait SessionShape: Send + Sync {
+    fn put(&self, key: &[u8], start: i64, end: i64, value: Option<Vec<u8>>) -> StoreResult<()>;
+
+    fn remove(&self, key: &[u8], start: i64, end: i64) -> StoreResult<()>;
+
+    fn fetch_session(
+        &self,
+        key: &[u8],
+        start: i64,
+        end: i64,
+        isolation: IsolationLevel,
+    ) -> StoreResult<Option<Vec<u8>>>;
+
+    fn find_sessions(
+        &self,
+        key: &[u8],
+        earliest_end: i64,
+        latest_start: i64,
+        order: Order,
+        isolation: IsolationLevel,
+    ) -> StoreResult<SessionRecords>;
+
+    fn find_sessions_in_range(
+        &self,
+        key_from: Option<&[u8]>,
+        key_to: Option<&[u8]>,
+        earliest_end: i64,
+        latest_start: i64,
+        order: Order,
+        isolation: IsolationLevel,
+    ) -> StoreResult<SessionRecords>;
+}
+
+macro_rules! session_shape {
+    ($store:ty) => {
+        impl SessionShape for $store {
+            fn put(
+                &self,
+                key: &[u8],
+                start: i64,
+                end: i64,
+                value: Option<Vec<u8>>,
+            ) -> StoreResult<()> {
+                <$store>::put(self, key, start, end, value)
+            }
+
+            fn remove(&self, key: &[u8], start: i64, end: i64) -> StoreResult<()> {
+                <$store>::remove(self, key, start, end)
+            }
+
+            fn fetch_session(
+                &self,
+                key: &[u8],
+                start: i64,
+                end: i64,
+                isolation: IsolationLevel,
+            ) -> StoreResult<Option<Vec<u8>>> {
+                <$store>::fetch_session(self, key, start, end, isolation)
+            }
+
+            fn find_sessions(
+                &self,
+                key: &[u8],
+                earliest_end: i64,
+                latest_start: i64,
+                order: Order,
+                isolation: IsolationLevel,
+            ) -> StoreResult<SessionRecords> {
+                <$store>::find_sessions(self, key, earliest_end, latest_start, order, isolation)
+            }
+
+            fn find_sessions_in_range(
+                &self,
+                key_from: Option<&[u8]>,
+                key_to: Option<&[u8]>,
+                earliest_end: i64,
+                latest_start: i64,
+                order: Order,
+                isolation: IsolationLevel,
+            ) -> StoreResult<SessionRecords> {
+                <$store>::find_sessions_in_range(
+                    self,
+                    key_from,
+                    key_to,
+                    earliest_end,
+                    latest_start,
+                    order,
+                    isolation,
+                )
+            }
+        }
+    };
+}
+
+session_shape!(SessionStore);
+session_shape!(TimeOrderedSessionStore);
+
+/// The session store behind `handle`, in either layout; `InvalidStateStoreException` once it
+/// was released or when the handle is another kind's.
+fn session_store(handle: jlong) -> Result<Arc<dyn SessionShape>, NativeError> {
+    LAYERED_STORES.get(handle)?.session().ok_or_else(|| {
+        NativeError::new(
+            JavaException::InvalidStateStore,
+            format!("handle {handle} is not a session store"),
+        )
+    })
+}
 
 fn framed(sessions: SessionRecords) -> KeyValueIterator {
     KeyValueIterator::new(
@@ -43,6 +155,55 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeSessionStor
     .resolve::<ThrowJavaException>()
 }
 
+/// Opens a time-ordered session store (Kafka Streams' store for emit-final session
+/// aggregations) over `kv_store`, keeping a key-first index when `with_index` is set.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeSessionStore_openTimeOrdered<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    kv_store: jlong,
+    retention_period: jlong,
+    segment_interval: jlong,
+    with_index: jboolean,
+) -> jlong {
+    env.with_env(|_env| -> Result<jlong, NativeError> {
+        let options = SessionStoreOptions {
+            retention_period,
+            segment_interval,
+        };
+        let store = TimeOrderedSessionStore::open(STORES.get(kv_store)?, options, with_index)?;
+        Ok(register_layered(store))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Kafka Streams' `findSessions(earliestSessionEndTime, latestSessionEndTime)`: every key's
+/// sessions ending in that range, by end time; only time-ordered stores serve it. Only the
+/// stream thread calls it, so it reads its own staged writes.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeSessionStore_findSessionsEndingIn<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    earliest_end: jlong,
+    latest_end: jlong,
+) -> jlong {
+    env.with_env(|_env| -> Result<jlong, NativeError> {
+        let store = layered::<TimeOrderedSessionStore>(handle)?;
+        let sessions = store.find_sessions_ending_in(
+            earliest_end,
+            latest_end,
+            IsolationLevel::ReadUncommitted,
+        )?;
+        Ok(register_scan(framed(sessions)))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
 /// Stages the session's aggregate; a null `value` deletes the session.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeSessionStore_put<'local>(
@@ -55,7 +216,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeSessionStor
     value: JByteArray<'local>,
 ) {
     env.with_env(|env| -> Result<(), NativeError> {
-        let store = layered::<SessionStore>(handle)?;
+        let store = session_store(handle)?;
         let key = read_bytes(env, &key, "key")?;
         let value = read_optional_bytes(env, &value)?;
         Ok(store.put(&key, start, end, value)?)
@@ -73,7 +234,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeSessionStor
     end: jlong,
 ) {
     env.with_env(|env| -> Result<(), NativeError> {
-        let store = layered::<SessionStore>(handle)?;
+        let store = session_store(handle)?;
         let key = read_bytes(env, &key, "key")?;
         Ok(store.remove(&key, start, end)?)
     })
@@ -93,7 +254,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeSessionStor
     read_committed: jboolean,
 ) -> JByteArray<'local> {
     env.with_env(|env| -> Result<JByteArray<'local>, NativeError> {
-        let store = layered::<SessionStore>(handle)?;
+        let store = session_store(handle)?;
         let key = read_bytes(env, &key, "key")?;
         let value = store.fetch_session(&key, start, end, isolation(read_committed))?;
         new_optional_byte_array(env, value.as_deref())
@@ -118,7 +279,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeSessionStor
     read_committed: jboolean,
 ) -> jlong {
     env.with_env(|env| -> Result<jlong, NativeError> {
-        let store = layered::<SessionStore>(handle)?;
+        let store = session_store(handle)?;
         let key_from = read_optional_bytes(env, &key_from)?;
         let key_to = read_optional_bytes(env, &key_to)?;
         let sessions = store.find_sessions_in_range(
@@ -150,7 +311,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeSessionStor
     read_committed: jboolean,
 ) -> jlong {
     env.with_env(|env| -> Result<jlong, NativeError> {
-        let store = layered::<SessionStore>(handle)?;
+        let store = session_store(handle)?;
         let key = read_bytes(env, &key, "key")?;
         let sessions = store.find_sessions(
             &key,

@@ -1,5 +1,6 @@
 package dev.sluice.streams.state;
 
+import dev.sluice.streams.state.internals.SluiceSessionBytesStoreSupplier;
 import java.util.Map;
 import org.apache.kafka.streams.DslStoreFormat;
 import org.apache.kafka.streams.kstream.EmitStrategy;
@@ -22,10 +23,12 @@ import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
  * under exactly-once they are transactional only with {@code enable.transactional.statestores=true}
  * (see {@link SluiceStores}).
  *
- * <p>Still Kafka Streams' own RocksDB stores ({@link BuiltInDslStoreSuppliers.RocksDBDslStoreSuppliers}):
- * window and session stores of emit-final aggregations ({@link EmitStrategy#onWindowClose()}), which
- * Kafka Streams builds on time-ordered stores that Sluice does not serve through this class, and window
- * and session stores in the headers-aware {@code dsl.store.format}.
+ * <p>Emit-final session aggregations ({@link EmitStrategy#onWindowClose()}) get Sluice's time-ordered
+ * session store, as Kafka Streams gives them its own. Still Kafka Streams' own RocksDB stores
+ * ({@link BuiltInDslStoreSuppliers.RocksDBDslStoreSuppliers}): window stores of emit-final aggregations,
+ * because Kafka Streams puts its time-ordered caching layer only over its own time-ordered window store
+ * and the key-ordered one over any other, whose merge needs key order; and window and session stores in
+ * the headers-aware {@code dsl.store.format}.
  */
 public class SluiceDslStoreSuppliers implements DslStoreSuppliers {
 
@@ -65,8 +68,11 @@ public class SluiceDslStoreSuppliers implements DslStoreSuppliers {
 
     @Override
     public SessionBytesStoreSupplier sessionStore(final DslSessionParams params) {
-        if (emitsOnWindowClose(params.emitStrategy()) || params.storeFormat() == DslStoreFormat.HEADERS) {
+        if (params.storeFormat() == DslStoreFormat.HEADERS) {
             return kafkaStreamsStores.sessionStore(params);
+        }
+        if (emitsOnWindowClose(params.emitStrategy())) {
+            return SluiceSessionBytesStoreSupplier.persistentTimeOrdered(params.name(), params.retentionPeriod());
         }
         return SluiceStores.persistentSessionStore(params.name(), params.retentionPeriod());
     }

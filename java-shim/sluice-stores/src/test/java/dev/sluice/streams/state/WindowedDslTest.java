@@ -27,6 +27,7 @@ import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.TopologyConfig;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.EmitStrategy;
 import org.apache.kafka.streams.kstream.JoinWindows;
 import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.Materialized;
@@ -98,6 +99,14 @@ class WindowedDslTest {
             cases.add(Arguments.of(topology.getKey(), "rocksdb", topology.getValue()));
             cases.add(Arguments.of(topology.getKey(), "in-memory", topology.getValue()));
         }
+        // Only persistent: in memory, emit-final session stores stay Kafka Streams' own.
+        cases.add(Arguments.of("session aggregate, emit final", "rocksdb", (Consumer<StreamsBuilder>) builder ->
+            windowedCount(builder, builder.stream("in", Consumed.with(Serdes.String(), Serdes.String())).groupByKey()
+                .windowedBy(SessionWindows.ofInactivityGapAndGrace(Duration.ofSeconds(3), Duration.ofSeconds(5)))
+                .emitStrategy(EmitStrategy.onWindowClose())
+                .aggregate(() -> "", (key, value, aggregate) -> aggregate + value,
+                    (key, left, right) -> left + right, Materialized.with(Serdes.String(), Serdes.String()))
+                .toStream())));
         return cases.stream();
     }
 

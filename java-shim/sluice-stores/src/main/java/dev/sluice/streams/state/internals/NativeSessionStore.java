@@ -10,9 +10,15 @@ final class NativeSessionStore extends LayeredNativeStore {
         super(data, handle);
     }
 
+    /**
+     * Opens a key-ordered store, or a time-ordered one (Kafka Streams' store for emit-final session
+     * aggregations, which like Kafka Streams' keeps a key index for its key lookups).
+     */
     static NativeSessionStore open(final NativeKeyValueStore data, final long retentionPeriod,
-                                   final long segmentInterval) {
-        return openOver(data, kv -> new NativeSessionStore(data, open(kv, retentionPeriod, segmentInterval)));
+                                   final long segmentInterval, final boolean timeOrdered) {
+        return openOver(data, kv -> new NativeSessionStore(data, timeOrdered
+            ? openTimeOrdered(kv, retentionPeriod, segmentInterval, true)
+            : open(kv, retentionPeriod, segmentInterval)));
     }
 
     /** Stages a session's aggregate; a null value deletes it. */
@@ -41,6 +47,16 @@ final class NativeSessionStore extends LayeredNativeStore {
     }
 
     private static native long open(long kvStore, long retentionPeriod, long segmentInterval);
+
+    /** Every key's sessions ending in the range, by end time, staged writes included; time-ordered stores only. */
+    long findSessionsEndingIn(final long earliestEnd, final long latestEnd) {
+        return findSessionsEndingIn(handle(), earliestEnd, latestEnd);
+    }
+
+    private static native long openTimeOrdered(long kvStore, long retentionPeriod, long segmentInterval,
+                                               boolean withIndex);
+
+    private static native long findSessionsEndingIn(long handle, long earliestEnd, long latestEnd);
 
     private static native void put(long handle, byte[] key, long start, long end, byte[] value);
 

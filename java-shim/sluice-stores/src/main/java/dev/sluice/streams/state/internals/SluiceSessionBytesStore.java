@@ -15,26 +15,37 @@ import org.apache.kafka.streams.state.SessionStore;
  * A transactional session bytes store on Sluice's native segmented session store, the bottom layer
  * under Kafka Streams' metered, caching and change-logging session wrappers. Reads return what Kafka
  * Streams' RocksDB session store returns, in its order; sessions expire with stream time after the
- * retention period. Like that store it does not serve {@code findSessions(earliestEnd, latestEnd)},
- * which only Kafka Streams' emit-final stores need. The state store contract is
- * {@link SluiceStateStore}'s.
+ * retention period. Time-ordered, it is Kafka Streams' time-ordered session store instead, which alone
+ * serves {@code findSessions(earliestEnd, latestEnd)}, the read of emit-final session aggregations. The
+ * state store contract is {@link SluiceStateStore}'s.
  */
 public class SluiceSessionBytesStore extends SluiceStateStore<NativeSessionStore> implements SessionStore<Bytes, byte[]>,
     WithRetentionPeriod {
 
     private final long retentionPeriod;
     private final long segmentInterval;
+    private final boolean timeOrdered;
 
     SluiceSessionBytesStore(final String name, final KeyValueBackend backend, final long retentionPeriod,
-                            final long segmentInterval, final int iteratorChunkBytes) {
+                            final long segmentInterval, final boolean timeOrdered, final int iteratorChunkBytes) {
         super(name, backend, iteratorChunkBytes);
         this.retentionPeriod = retentionPeriod;
         this.segmentInterval = segmentInterval;
+        this.timeOrdered = timeOrdered;
     }
 
     @Override
     NativeSessionStore openOver(final NativeKeyValueStore data) {
-        return NativeSessionStore.open(data, retentionPeriod, segmentInterval);
+        return NativeSessionStore.open(data, retentionPeriod, segmentInterval, timeOrdered);
+    }
+
+    @Override
+    public KeyValueIterator<Windowed<Bytes>, byte[]> findSessions(final long earliestSessionEndTime,
+                                                                  final long latestSessionEndTime) {
+        if (!timeOrdered) {
+            return SessionStore.super.findSessions(earliestSessionEndTime, latestSessionEndTime);
+        }
+        return sessions(open().findSessionsEndingIn(earliestSessionEndTime, latestSessionEndTime));
     }
 
     @Override

@@ -16,20 +16,33 @@ public final class SluiceSessionBytesStoreSupplier implements SessionBytesStoreS
     private final KeyValueBackend backend;
     private final long retentionPeriod;
     private final long segmentInterval;
+    private final boolean timeOrdered;
 
     private SluiceSessionBytesStoreSupplier(final String name, final KeyValueBackend backend,
-                                            final long retentionPeriod, final long segmentInterval) {
+                                            final long retentionPeriod, final long segmentInterval,
+                                            final boolean timeOrdered) {
         this.name = name;
         this.backend = backend;
         this.retentionPeriod = retentionPeriod;
         this.segmentInterval = segmentInterval;
+        this.timeOrdered = timeOrdered;
     }
 
     /** Persistent stores; arguments as {@link Stores#persistentSessionStore}. */
     public static SessionBytesStoreSupplier persistent(final String name, final Duration retentionPeriod) {
         final SessionBytesStoreSupplier validated = Stores.persistentSessionStore(name, retentionPeriod);
         return new SluiceSessionBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB, validated.retentionPeriod(),
-            validated.segmentIntervalMs());
+            validated.segmentIntervalMs(), false);
+    }
+
+    /**
+     * Persistent time-ordered stores, Kafka Streams' stores for emit-final session aggregations: they
+     * serve {@code findSessions(earliestSessionEndTime, latestSessionEndTime)}, by session end. Arguments
+     * as {@link Stores#persistentSessionStore}.
+     */
+    public static SessionBytesStoreSupplier persistentTimeOrdered(final String name, final Duration retentionPeriod) {
+        final SessionBytesStoreSupplier validated = Stores.persistentSessionStore(name, retentionPeriod);
+        return new SluiceSessionBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB, validated.retentionPeriod(), validated.segmentIntervalMs(), true);
     }
 
     /**
@@ -39,7 +52,7 @@ public final class SluiceSessionBytesStoreSupplier implements SessionBytesStoreS
     public static SessionBytesStoreSupplier inMemory(final String name, final Duration retentionPeriod) {
         final long retention = Stores.inMemorySessionStore(name, retentionPeriod).retentionPeriod();
         return new SluiceSessionBytesStoreSupplier(name, KeyValueBackend.IN_MEMORY, retention,
-            SluiceWindowBytesStoreSupplier.defaultSegmentInterval(retention));
+            SluiceWindowBytesStoreSupplier.defaultSegmentInterval(retention), false);
     }
 
     @Override
@@ -49,7 +62,7 @@ public final class SluiceSessionBytesStoreSupplier implements SessionBytesStoreS
 
     @Override
     public SessionStore<Bytes, byte[]> get() {
-        return new SluiceSessionBytesStore(name, backend, retentionPeriod, segmentInterval,
+        return new SluiceSessionBytesStore(name, backend, retentionPeriod, segmentInterval, timeOrdered,
             NativeKeyValueIterator.DEFAULT_CHUNK_BYTES);
     }
 
@@ -71,6 +84,7 @@ public final class SluiceSessionBytesStoreSupplier implements SessionBytesStoreS
     @Override
     public String toString() {
         return "SluiceSessionBytesStoreSupplier{name=" + name + ", retentionPeriod=" + retentionPeriod
-            + ", segmentInterval=" + segmentInterval + ", persistent=" + backend.persistent() + "}";
+            + ", segmentInterval=" + segmentInterval + ", persistent=" + backend.persistent() + ", timeOrdered="
+            + timeOrdered + "}";
     }
 }

@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -56,6 +57,25 @@ class LayeredStoreContractTest {
 
     private SluiceVersionedKeyValueStore versioned() {
         return new StoreFixture(stateDir).init(new SluiceVersionedKeyValueStore("v", KeyValueBackend.ROCKS_DB, 60_000));
+    }
+
+    @Test
+    void onlyTimeOrderedSessionStoresFindEveryKeysSessionsByEndTime() {
+        try (SluiceSessionBytesStore store = (SluiceSessionBytesStore) new StoreFixture(stateDir).init(
+                SluiceSessionBytesStoreSupplier.persistentTimeOrdered("t", RETENTION).get())) {
+            store.put(new Windowed<>(bytes("b"), new SessionWindow(0, 1_000)), value("1"));
+            store.put(new Windowed<>(bytes("a"), new SessionWindow(500, 2_000)), value("2"));
+            store.put(new Windowed<>(bytes("c"), new SessionWindow(3_000, 5_000)), value("3"));
+            final List<String> found = new ArrayList<>();
+            try (KeyValueIterator<Windowed<Bytes>, byte[]> sessions = store.findSessions(0, 2_000)) {
+                sessions.forEachRemaining(session -> found.add(string(session.key.key().get()) + "@"
+                    + session.key.window().end() + "=" + string(session.value)));
+            }
+            assertEquals(List.of("b@1000=1", "a@2000=2"), found);
+        }
+        try (SluiceSessionBytesStore keyOrdered = session(true)) {
+            assertThrows(UnsupportedOperationException.class, () -> keyOrdered.findSessions(0, 2_000));
+        }
     }
 
     @ParameterizedTest(name = "{0}")
