@@ -18,12 +18,14 @@ demo: build
 broker: build
 	compat-tests/local-broker/run-broker
 
-## compat: Kafka Streams' own tests on Apache Kafka Streams and on Sluice; writes compat-tests/REPORT.md
+## compat: Kafka Streams' own tests and the exactly-once crash check, on Apache Kafka Streams and on
+## Sluice; writes compat-tests/REPORT.md
 COMPAT_HARNESS := compat-tests/kafka-streams-suite/harness
 compat: build
+	$(MVN) -q test -pl compat-tests/eos-crash
 	java -cp $(COMPAT_HARNESS)/target/classes:$$(cat $(COMPAT_HARNESS)/target/baseline.classpath) \
 	    dev.sluice.compat.kafkastreams.CompatMain $(COMPAT_HARNESS)/target $(COMPAT_HARNESS)/target/classes \
-	    $(COMPAT_HARNESS)/target/compat-run compat-tests/REPORT.md
+	    $(COMPAT_HARNESS)/target/compat-run compat-tests/REPORT.md compat-tests/eos-crash/target/eos-crash-report.md
 
 ## bench: every benchmark, each beside its Apache Kafka Streams or plain-client counterpart
 bench: bench-stores bench-engine

@@ -20,7 +20,8 @@ class SluiceKeepsBaselinePassesTest {
         final Path target = Path.of(System.getProperty("sluice.compat.classpaths"));
         final Classpaths classpaths = Classpaths.load(target, Path.of(System.getProperty("sluice.compat.classes")));
         final CompatRun.Results results = new CompatRun(classpaths, target.resolve("compat-run")).run();
-        Files.writeString(target.resolve("kafka-streams-suite-report.md"), Report.of(results));
+        Files.writeString(target.resolve("kafka-streams-suite-report.md"), Report.of(results,
+            "## Suite 4: exactly-once crash check\n\nRuns in `compat-tests/eos-crash`; `make compat` puts its results here."));
         results.suites().forEach(suite -> System.out.println(Summary.line(suite)));
 
         for (final SuiteResult suite : results.suites()) {
