@@ -164,10 +164,8 @@ fn a_commit_fires_early_when_uncommitted_bytes_exceed_the_budget() {
     });
     let metrics = engine.metrics();
     assert!(metrics.early_commits > 0, "no early commit: {metrics:?}");
-    assert_eq!(
-        metrics.commits, metrics.early_commits,
-        "every commit was early: {metrics:?}"
-    );
+    // A rebalance may hand tasks over (and commit) meanwhile; the interval never fires.
+    assert_eq!(metrics.interval_commits, 0, "an interval commit: {metrics:?}");
     engine.close().unwrap();
 }
 

@@ -7,10 +7,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct EngineMetrics {
     records_processed: AtomicU64,
     commits: AtomicU64,
+    interval_commits: AtomicU64,
     early_commits: AtomicU64,
     aborted_transactions: AtomicU64,
     rejoins: AtomicU64,
     corrupted_stores: AtomicU64,
+}
+
+/// What started a commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CommitTrigger {
+    /// `commit.interval.ms` passed.
+    Interval,
+    /// The uncommitted-bytes budget ran out first.
+    Budget,
+    /// Tasks are leaving the thread: revoked partitions or a clean close.
+    TaskHandover,
 }
 
 /// A snapshot of [`EngineMetrics`].
@@ -18,8 +30,10 @@ pub struct EngineMetrics {
 pub struct MetricsSnapshot {
     /// Records handed to task processors (including records later rolled back).
     pub records_processed: u64,
-    /// Successful commits.
+    /// Successful commits, whatever started them.
     pub commits: u64,
+    /// Commits started because `commit.interval.ms` passed.
+    pub interval_commits: u64,
     /// Commits started by the uncommitted-bytes budget before the commit interval.
     pub early_commits: u64,
     /// Transactions aborted and rolled back.
@@ -36,6 +50,7 @@ impl EngineMetrics {
         MetricsSnapshot {
             records_processed: self.records_processed.load(Ordering::Relaxed),
             commits: self.commits.load(Ordering::Relaxed),
+            interval_commits: self.interval_commits.load(Ordering::Relaxed),
             early_commits: self.early_commits.load(Ordering::Relaxed),
             aborted_transactions: self.aborted_transactions.load(Ordering::Relaxed),
             rejoins: self.rejoins.load(Ordering::Relaxed),
@@ -47,10 +62,15 @@ impl EngineMetrics {
         self.records_processed.fetch_add(records, Ordering::Relaxed);
     }
 
-    pub(crate) fn committed(&self, early: bool) {
+    pub(crate) fn committed(&self, trigger: CommitTrigger) {
         self.commits.fetch_add(1, Ordering::Relaxed);
-        if early {
-            self.early_commits.fetch_add(1, Ordering::Relaxed);
+        let by_trigger = match trigger {
+            CommitTrigger::Interval => Some(&self.interval_commits),
+            CommitTrigger::Budget => Some(&self.early_commits),
+            CommitTrigger::TaskHandover => None,
+        };
+        if let Some(counter) = by_trigger {
+            counter.fetch_add(1, Ordering::Relaxed);
         }
     }
 

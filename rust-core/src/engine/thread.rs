@@ -27,7 +27,7 @@ use crate::engine::config::EngineConfig;
 use crate::engine::error::{Error, Result};
 use crate::engine::global::GlobalStores;
 use crate::engine::internal_topics::ResolvedTopology;
-use crate::engine::metrics::EngineMetrics;
+use crate::engine::metrics::{CommitTrigger, EngineMetrics};
 use crate::engine::processor::ProcessorFactory;
 use crate::engine::restore::{RestoreListener, Restorer};
 use crate::engine::task::Task;
@@ -322,7 +322,7 @@ impl TaskManager {
             .filter_map(|p| self.shared.topology.task_of(p))
             .collect();
         // Lost partitions belong to someone else already: committing them would be wrong.
-        let clean = !lost && self.commit(consumer, false)?;
+        let clean = !lost && self.commit(consumer, CommitTrigger::TaskHandover)?;
         for id in revoked {
             if let Some(mut task) = self.tasks.remove(&id) {
                 self.restorer.forget(&mut task)?;
@@ -418,14 +418,16 @@ impl TaskManager {
                 .sum::<u64>()
                 > share
         });
-        if due || over_budget {
-            self.commit(consumer, over_budget && !due)?;
+        if due {
+            self.commit(consumer, CommitTrigger::Interval)?;
+        } else if over_budget {
+            self.commit(consumer, CommitTrigger::Budget)?;
         }
         Ok(())
     }
 
     /// The commit barrier. Returns false when the work was rolled back instead.
-    fn commit(&mut self, consumer: &MainConsumer, early: bool) -> Result<bool> {
+    fn commit(&mut self, consumer: &MainConsumer, trigger: CommitTrigger) -> Result<bool> {
         self.last_commit = Instant::now();
         let consumed: BTreeMap<TopicPartition, i64> = self
             .tasks
@@ -449,7 +451,7 @@ impl TaskManager {
                 .commit(&offsets, CommitMode::Sync)
                 .map_err(|e| KafkaFailure::new("committing consumed offsets", e))?;
         }
-        self.shared.metrics.committed(early);
+        self.shared.metrics.committed(trigger);
         Ok(true)
     }
 
@@ -509,7 +511,7 @@ impl TaskManager {
 
     /// Closes every task: committed first when `clean`, rolled back otherwise.
     fn close_all(&mut self, consumer: &MainConsumer, clean: bool) -> Result<()> {
-        let committed = clean && self.commit(consumer, false)?;
+        let committed = clean && self.commit(consumer, CommitTrigger::TaskHandover)?;
         let mut first_error = None;
         for (_, mut task) in std::mem::take(&mut self.tasks) {
             let closed = self
