@@ -11,8 +11,8 @@ import org.apache.kafka.streams.state.SessionBytesStoreSupplier;
 import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
 
 /**
- * DSL store suppliers that serve persistent stores from Sluice's suppliers and in-memory stores from
- * Kafka Streams' own, counting who served what in {@link StoreRouting}.
+ * DSL store suppliers that serve persistent and in-memory stores from Sluice's matching suppliers,
+ * counting who served what in {@link StoreRouting}.
  */
 public class RoutedDslStoreSuppliers implements DslStoreSuppliers {
 
@@ -55,7 +55,7 @@ public class RoutedDslStoreSuppliers implements DslStoreSuppliers {
     }
 
     private <S> S serve(final String kind, final Function<DslStoreSuppliers, S> ask) {
-        if (request == StoreRouting.Request.IN_MEMORY || StoreRouting.insideSluiceSuppliers()) {
+        if (StoreRouting.insideSluiceSuppliers()) {
             return StoreRouting.record(request, kind, ask.apply(apache));
         }
         return StoreRouting.record(request, kind, StoreRouting.withinSluiceSuppliers(() -> ask.apply(sluice())));
@@ -63,7 +63,7 @@ public class RoutedDslStoreSuppliers implements DslStoreSuppliers {
 
     private DslStoreSuppliers sluice() {
         if (sluice == null) {
-            sluice = StoreRouting.newSluiceSuppliers();
+            sluice = StoreRouting.newSluiceSuppliers(request);
             sluice.configure(configs);
         }
         return sluice;

@@ -67,11 +67,12 @@ public final class StoreRouting {
 
     // By name, the way Kafka Streams instantiates dsl.store.suppliers.class: the suite builds and
     // runs its baseline whether or not sluice-stores has DSL suppliers yet.
-    static DslStoreSuppliers newSluiceSuppliers() {
+    static DslStoreSuppliers newSluiceSuppliers(final Request request) {
+        final String className = request == Request.IN_MEMORY ? SLUICE_SUPPLIERS + "$InMemory" : SLUICE_SUPPLIERS;
         try {
-            return Class.forName(SLUICE_SUPPLIERS).asSubclass(DslStoreSuppliers.class).getConstructor().newInstance();
+            return Class.forName(className).asSubclass(DslStoreSuppliers.class).getConstructor().newInstance();
         } catch (final ReflectiveOperationException e) {
-            throw new IllegalStateException("Sluice's DSL store suppliers are not on the class path: " + SLUICE_SUPPLIERS, e);
+            throw new IllegalStateException("Sluice's DSL store suppliers are not on the class path: " + className, e);
         }
     }
 

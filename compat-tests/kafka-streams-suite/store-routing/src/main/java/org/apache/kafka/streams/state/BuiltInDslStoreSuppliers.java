@@ -24,7 +24,7 @@ public class BuiltInDslStoreSuppliers {
         }
     }
 
-    /** In-memory DSL stores: Sluice has no in-memory DSL store suppliers yet, so these stay Apache's. */
+    /** In-memory DSL stores: served by Sluice's in-memory DSL store suppliers. */
     public static class InMemoryDslStoreSuppliers extends RoutedDslStoreSuppliers {
         public InMemoryDslStoreSuppliers() {
             super(StoreRouting.Request.IN_MEMORY);
