@@ -17,18 +17,19 @@ import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
  * The stores the DSL uses, served by Sluice: set {@code dsl.store.suppliers.class} to this class (or to
  * {@link InMemory} for in-memory stores). It works in Kafka Streams' own runtime as well as in Sluice's.
  *
- * <p>Served by Sluice's persistent transactional stores: key-value stores (plain, timestamped and
- * headers-aware, as {@code dsl.store.format} asks), window stores (plain and timestamped, including the
- * duplicate-retaining stores of stream-stream joins) and session stores. In Kafka Streams' own runtime
- * under exactly-once they are transactional only with {@code enable.transactional.statestores=true}
+ * <p>Served by Sluice's persistent transactional stores: key-value, window and session stores, in the
+ * value layout the DSL asks for, headers-aware ones included under {@code dsl.store.format=headers}
+ * (window stores including the duplicate-retaining stores of stream-stream joins). In Kafka Streams' own
+ * runtime under exactly-once they are transactional only with {@code enable.transactional.statestores=true}
  * (see {@link SluiceStores}).
  *
  * <p>Emit-final session aggregations ({@link EmitStrategy#onWindowClose()}) get Sluice's time-ordered
  * session store, as Kafka Streams gives them its own. Still Kafka Streams' own RocksDB stores
  * ({@link BuiltInDslStoreSuppliers.RocksDBDslStoreSuppliers}): window stores of emit-final aggregations,
  * because Kafka Streams puts its time-ordered caching layer only over its own time-ordered window store
- * and the key-ordered one over any other, whose merge needs key order; and window and session stores in
- * the headers-aware {@code dsl.store.format}.
+ * and the key-ordered one over any other, whose merge needs key order; and the session stores of
+ * emit-final aggregations in the headers-aware {@code dsl.store.format}, for which Sluice has no
+ * time-ordered headers-aware session store.
  */
 public class SluiceDslStoreSuppliers implements DslStoreSuppliers {
 
@@ -55,26 +56,36 @@ public class SluiceDslStoreSuppliers implements DslStoreSuppliers {
 
     @Override
     public WindowBytesStoreSupplier windowStore(final DslWindowParams params) {
-        final DslStoreFormat format = windowFormat(params);
-        if (emitsOnWindowClose(params.emitStrategy()) || format == DslStoreFormat.HEADERS) {
+        if (emitsOnWindowClose(params.emitStrategy())) {
             return kafkaStreamsStores.windowStore(params);
         }
-        return format == DslStoreFormat.TIMESTAMPED
-            ? SluiceStores.persistentTimestampedWindowStore(params.name(), params.retentionPeriod(),
-                params.windowSize(), params.retainDuplicates())
-            : SluiceStores.persistentWindowStore(params.name(), params.retentionPeriod(), params.windowSize(),
-                params.retainDuplicates());
+        final DslStoreFormat format = windowFormat(params);
+        switch (format) {
+            case HEADERS:
+                return SluiceStores.persistentTimestampedWindowStoreWithHeaders(params.name(), params.retentionPeriod(),
+                    params.windowSize(), params.retainDuplicates());
+            case TIMESTAMPED:
+                return SluiceStores.persistentTimestampedWindowStore(params.name(), params.retentionPeriod(),
+                    params.windowSize(), params.retainDuplicates());
+            case PLAIN:
+                return SluiceStores.persistentWindowStore(params.name(), params.retentionPeriod(), params.windowSize(),
+                    params.retainDuplicates());
+            default:
+                throw new IllegalArgumentException("Unsupported DSL store format " + format);
+        }
     }
 
     @Override
     public SessionBytesStoreSupplier sessionStore(final DslSessionParams params) {
-        if (params.storeFormat() == DslStoreFormat.HEADERS) {
-            return kafkaStreamsStores.sessionStore(params);
-        }
+        final boolean headersAware = params.storeFormat() == DslStoreFormat.HEADERS;
         if (emitsOnWindowClose(params.emitStrategy())) {
-            return SluiceSessionBytesStoreSupplier.persistentTimeOrdered(params.name(), params.retentionPeriod());
+            return headersAware
+                ? kafkaStreamsStores.sessionStore(params)
+                : SluiceSessionBytesStoreSupplier.persistentTimeOrdered(params.name(), params.retentionPeriod());
         }
-        return SluiceStores.persistentSessionStore(params.name(), params.retentionPeriod());
+        return headersAware
+            ? SluiceStores.persistentSessionStoreWithHeaders(params.name(), params.retentionPeriod())
+            : SluiceStores.persistentSessionStore(params.name(), params.retentionPeriod());
     }
 
     static boolean emitsOnWindowClose(final EmitStrategy emitStrategy) {

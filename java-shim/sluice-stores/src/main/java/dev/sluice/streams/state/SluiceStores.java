@@ -78,6 +78,17 @@ public final class SluiceStores {
     }
 
     /**
+     * A persistent window store that keeps a timestamp and the record headers with every value; like
+     * {@link Stores#persistentTimestampedWindowStoreWithHeaders(String, Duration, Duration, boolean)}.
+     */
+    public static WindowBytesStoreSupplier persistentTimestampedWindowStoreWithHeaders(final String name,
+                                                                                       final Duration retentionPeriod,
+                                                                                       final Duration windowSize,
+                                                                                       final boolean retainDuplicates) {
+        return SluiceWindowBytesStoreSupplier.persistentWithHeaders(name, retentionPeriod, windowSize, retainDuplicates);
+    }
+
+    /**
      * An in-memory window store; like {@link Stores#inMemoryWindowStore(String, Duration, Duration, boolean)}.
      * It iterates in the persistent stores' order (Kafka Streams' in-memory window store iterates by
      * window start first).
@@ -91,6 +102,15 @@ public final class SluiceStores {
     /** A persistent session store; like {@link Stores#persistentSessionStore(String, Duration)}. */
     public static SessionBytesStoreSupplier persistentSessionStore(final String name, final Duration retentionPeriod) {
         return SluiceSessionBytesStoreSupplier.persistent(name, retentionPeriod);
+    }
+
+    /**
+     * A persistent session store that keeps the record headers with every aggregate; like
+     * {@link Stores#persistentSessionStoreWithHeaders(String, Duration)}.
+     */
+    public static SessionBytesStoreSupplier persistentSessionStoreWithHeaders(final String name,
+                                                                              final Duration retentionPeriod) {
+        return SluiceSessionBytesStoreSupplier.persistentWithHeaders(name, retentionPeriod);
     }
 
     /**

@@ -5,13 +5,18 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.sluice.streams.state.internals.SluiceHeadersKeyValueBytesStore;
+import dev.sluice.streams.state.internals.SluiceHeadersSessionBytesStore;
+import dev.sluice.streams.state.internals.SluiceHeadersWindowBytesStore;
 import dev.sluice.streams.state.internals.SluiceKeyValueBytesStore;
 import dev.sluice.streams.state.internals.SluiceTimestampedKeyValueBytesStore;
+import java.time.Duration;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.state.HeadersBytesStoreSupplier;
 import org.apache.kafka.streams.state.KeyValueBytesStoreSupplier;
+import org.apache.kafka.streams.state.SessionBytesStoreSupplier;
 import org.apache.kafka.streams.state.Stores;
+import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
 import org.apache.kafka.streams.state.internals.WrappedStateStore;
 import org.junit.jupiter.api.Test;
 
@@ -32,6 +37,21 @@ class SluiceStoresTest {
         final StateStore built = Stores.timestampedKeyValueStoreWithHeadersBuilder(supplier, Serdes.String(), Serdes.Long())
             .withLoggingDisabled().build();
         assertInstanceOf(SluiceHeadersKeyValueBytesStore.class, innermost(built));
+    }
+
+    @Test
+    void headersWindowAndSessionStoresNeedNoConvertingAdapter() {
+        final WindowBytesStoreSupplier window = SluiceStores.persistentTimestampedWindowStoreWithHeaders("window-headers",
+            Duration.ofMinutes(10), Duration.ofSeconds(10), false);
+        assertInstanceOf(HeadersBytesStoreSupplier.class, window);
+        assertInstanceOf(SluiceHeadersWindowBytesStore.class, innermost(Stores.timestampedWindowStoreWithHeadersBuilder(
+            window, Serdes.String(), Serdes.Long()).withLoggingDisabled().build()));
+
+        final SessionBytesStoreSupplier session =
+            SluiceStores.persistentSessionStoreWithHeaders("session-headers", Duration.ofMinutes(10));
+        assertInstanceOf(HeadersBytesStoreSupplier.class, session);
+        assertInstanceOf(SluiceHeadersSessionBytesStore.class, innermost(Stores.sessionStoreWithHeadersBuilder(
+            session, Serdes.String(), Serdes.Long()).withLoggingDisabled().build()));
     }
 
     @Test

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.streams.state.internals.NativeHandles;
+import dev.sluice.streams.state.internals.SluiceHeadersSessionBytesStore;
+import dev.sluice.streams.state.internals.SluiceHeadersWindowBytesStore;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -46,6 +48,7 @@ import org.apache.kafka.streams.state.ReadOnlyWindowStore;
 import org.apache.kafka.streams.state.Stores;
 import org.apache.kafka.streams.state.VersionedBytesStoreSupplier;
 import org.apache.kafka.streams.state.VersionedKeyValueStore;
+import org.apache.kafka.streams.state.internals.WrappedStateStore;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -67,6 +70,23 @@ class WindowedDslTest {
 
     static Stream<Arguments> topologies() {
         final List<Arguments> cases = new ArrayList<>();
+        for (final Map.Entry<String, Consumer<StreamsBuilder>> topology : onWindowUpdateTopologies().entrySet()) {
+            cases.add(Arguments.of(topology.getKey(), "rocksdb", topology.getValue()));
+            cases.add(Arguments.of(topology.getKey(), "in-memory", topology.getValue()));
+        }
+        // Only persistent: in memory, emit-final session stores stay Kafka Streams' own.
+        cases.add(Arguments.of("session aggregate, emit final", "rocksdb", (Consumer<StreamsBuilder>) builder ->
+            windowedCount(builder, builder.stream("in", Consumed.with(Serdes.String(), Serdes.String())).groupByKey()
+                .windowedBy(SessionWindows.ofInactivityGapAndGrace(Duration.ofSeconds(3), Duration.ofSeconds(5)))
+                .emitStrategy(EmitStrategy.onWindowClose())
+                .aggregate(() -> "", (key, value, aggregate) -> aggregate + value,
+                    (key, left, right) -> left + right, Materialized.with(Serdes.String(), Serdes.String()))
+                .toStream())));
+        return cases.stream();
+    }
+
+    /** The windowed operations that emit on every window update, each by name. */
+    private static Map<String, Consumer<StreamsBuilder>> onWindowUpdateTopologies() {
         final Map<String, Consumer<StreamsBuilder>> topologies = new TreeMap<>();
         topologies.put("tumbling count", builder -> windowedCount(builder,
             builder.stream("in", Consumed.with(Serdes.String(), Serdes.String())).groupByKey()
@@ -95,19 +115,12 @@ class WindowedDslTest {
                     StreamJoined.with(Serdes.String(), Serdes.String(), Serdes.String()))
                 .to("out", Produced.with(Serdes.String(), Serdes.String()));
         });
-        for (final Map.Entry<String, Consumer<StreamsBuilder>> topology : topologies.entrySet()) {
-            cases.add(Arguments.of(topology.getKey(), "rocksdb", topology.getValue()));
-            cases.add(Arguments.of(topology.getKey(), "in-memory", topology.getValue()));
-        }
-        // Only persistent: in memory, emit-final session stores stay Kafka Streams' own.
-        cases.add(Arguments.of("session aggregate, emit final", "rocksdb", (Consumer<StreamsBuilder>) builder ->
-            windowedCount(builder, builder.stream("in", Consumed.with(Serdes.String(), Serdes.String())).groupByKey()
-                .windowedBy(SessionWindows.ofInactivityGapAndGrace(Duration.ofSeconds(3), Duration.ofSeconds(5)))
-                .emitStrategy(EmitStrategy.onWindowClose())
-                .aggregate(() -> "", (key, value, aggregate) -> aggregate + value,
-                    (key, left, right) -> left + right, Materialized.with(Serdes.String(), Serdes.String()))
-                .toStream())));
-        return cases.stream();
+        return topologies;
+    }
+
+    static Stream<Arguments> headersFormatTopologies() {
+        return onWindowUpdateTopologies().entrySet().stream()
+            .map(topology -> Arguments.of(topology.getKey(), topology.getValue()));
     }
 
     private static <V> void windowedCount(final StreamsBuilder builder, final KStream<Windowed<String>, V> windowed) {
@@ -122,9 +135,10 @@ class WindowedDslTest {
                                                  final Consumer<StreamsBuilder> build) {
         final boolean rocksDb = backend.equals("rocksdb");
         final Run reference = run(build, rocksDb ? BuiltInDslStoreSuppliers.RocksDBDslStoreSuppliers.class
-            : BuiltInDslStoreSuppliers.InMemoryDslStoreSuppliers.class, "reference");
+            : BuiltInDslStoreSuppliers.InMemoryDslStoreSuppliers.class, StreamsConfig.DSL_STORE_FORMAT_DEFAULT,
+            "reference");
         final Run sluice = run(build, rocksDb ? SluiceDslStoreSuppliers.class : SluiceDslStoreSuppliers.InMemory.class,
-            "sluice");
+            StreamsConfig.DSL_STORE_FORMAT_DEFAULT, "sluice");
         assertFalse(reference.output.isEmpty());
         assertEquals(reference.output, sluice.output);
         if (rocksDb) {
@@ -137,12 +151,35 @@ class WindowedDslTest {
         assertTrue(sluice.servedBySluice, "the Sluice run uses Sluice's stores");
     }
 
+    @ParameterizedTest(name = "{0} in the headers-aware store format")
+    @MethodSource("headersFormatTopologies")
+    void headersFormatGivesTheSameOutputAndStoresAsKafkaStreamsStores(final String topology,
+                                                                     final Consumer<StreamsBuilder> build) {
+        final Run reference = run(build, BuiltInDslStoreSuppliers.RocksDBDslStoreSuppliers.class,
+            StreamsConfig.DSL_STORE_FORMAT_HEADERS, "reference");
+        final Run sluice = run(build, SluiceDslStoreSuppliers.class, StreamsConfig.DSL_STORE_FORMAT_HEADERS, "sluice");
+        assertFalse(reference.output.isEmpty());
+        assertEquals(reference.output, sluice.output);
+        assertFalse(reference.stores.isEmpty());
+        reference.stores.forEach((name, contents) -> assertFalse(contents.isEmpty(), name + " has contents"));
+        assertEquals(reference.stores, sluice.stores);
+        assertFalse(reference.servedBySluice, "the reference run uses Kafka Streams' stores");
+        assertTrue(sluice.servedBySluice, "the Sluice run uses Sluice's stores");
+        // Sluice's own headers-aware stores, not plain ones behind a converting adapter.
+        assertFalse(sluice.bytesStores.isEmpty());
+        sluice.bytesStores.forEach(store -> assertTrue(
+            store instanceof SluiceHeadersWindowBytesStore || store instanceof SluiceHeadersSessionBytesStore,
+            "headers-aware Sluice store, got " + store.getClass().getName()));
+    }
+
     @Test
     void versionedTableJoinGivesTheSameOutputAndStoreAsKafkaStreamsVersionedStore() {
         final Run reference = run(builder -> versionedJoin(builder,
-            Stores.persistentVersionedKeyValueStore("table", Duration.ofSeconds(20))), null, "reference");
+            Stores.persistentVersionedKeyValueStore("table", Duration.ofSeconds(20))), null,
+            StreamsConfig.DSL_STORE_FORMAT_DEFAULT, "reference");
         final Run sluice = run(builder -> versionedJoin(builder,
-            SluiceStores.persistentVersionedKeyValueStore("table", Duration.ofSeconds(20))), null, "sluice");
+            SluiceStores.persistentVersionedKeyValueStore("table", Duration.ofSeconds(20))), null,
+            StreamsConfig.DSL_STORE_FORMAT_DEFAULT, "sluice");
         assertFalse(reference.output.isEmpty());
         assertEquals(reference.output, sluice.output);
         assertEquals(reference.stores, sluice.stores);
@@ -164,11 +201,13 @@ class WindowedDslTest {
             .to("out", Produced.with(Serdes.String(), Serdes.String()));
     }
 
-    private Run run(final Consumer<StreamsBuilder> build, final Class<?> suppliers, final String name) {
+    private Run run(final Consumer<StreamsBuilder> build, final Class<?> suppliers, final String storeFormat,
+                    final String name) {
         final Properties props = new Properties();
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, "windowed");
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9092");
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.resolve(name).toString());
+        props.put(StreamsConfig.DSL_STORE_FORMAT_CONFIG, storeFormat);
         if (suppliers != null) {
             props.put(StreamsConfig.DSL_STORE_SUPPLIERS_CLASS_CONFIG, suppliers);
         }
@@ -197,10 +236,12 @@ class WindowedDslTest {
             out.readRecordsToList().forEach(record ->
                 output.add(record.key() + "=" + record.value() + "@" + record.timestamp()));
             final Map<String, List<String>> stores = new TreeMap<>();
+            final List<StateStore> bytesStores = new ArrayList<>();
             for (final Map.Entry<String, StateStore> store : driver.getAllStateStores().entrySet()) {
                 stores.put(store.getKey(), contents(store.getValue()));
+                bytesStores.add(bytesStore(store.getValue()));
             }
-            return new Run(output, stores, NativeHandles.liveStores() > nativeStoresBefore);
+            return new Run(output, stores, bytesStores, NativeHandles.liveStores() > nativeStoresBefore);
         }
     }
 
@@ -232,6 +273,15 @@ class WindowedDslTest {
         return contents;
     }
 
-    private record Run(List<String> output, Map<String, List<String>> stores, boolean servedBySluice) {
+    private static StateStore bytesStore(final StateStore store) {
+        StateStore inner = store;
+        while (inner instanceof WrappedStateStore) {
+            inner = ((WrappedStateStore<?, ?, ?>) inner).wrapped();
+        }
+        return inner;
+    }
+
+    private record Run(List<String> output, Map<String, List<String>> stores, List<StateStore> bytesStores,
+                       boolean servedBySluice) {
     }
 }

@@ -1,6 +1,9 @@
 package dev.sluice.streams.state.internals;
 
-/** The value layout a key-value bytes store declares to Kafka Streams' builders. */
+/**
+ * The value layout a bytes store declares to Kafka Streams' builders. Window stores use the same layouts;
+ * {@link #create} builds only the key-value store of each.
+ */
 public enum KeyValueLayout {
     /** Plain values. */
     PLAIN {

@@ -7,32 +7,42 @@ import org.apache.kafka.streams.state.SessionStore;
 import org.apache.kafka.streams.state.Stores;
 
 /**
- * Supplies Sluice session bytes stores of one backend. The factories accept and reject exactly the
- * arguments {@link Stores}' session factories do, by asking Kafka Streams' own factory to validate them.
+ * Supplies Sluice session bytes stores of one backend, plain or headers-aware. The factories accept and
+ * reject exactly the arguments {@link Stores}' session factories do, by asking Kafka Streams' own factory
+ * to validate them.
  */
-public final class SluiceSessionBytesStoreSupplier implements SessionBytesStoreSupplier {
+public class SluiceSessionBytesStoreSupplier implements SessionBytesStoreSupplier {
 
     private final String name;
     private final KeyValueBackend backend;
     private final long retentionPeriod;
     private final long segmentInterval;
     private final boolean timeOrdered;
+    private final boolean headersAware;
 
-    private SluiceSessionBytesStoreSupplier(final String name, final KeyValueBackend backend,
-                                            final long retentionPeriod, final long segmentInterval,
-                                            final boolean timeOrdered) {
+    SluiceSessionBytesStoreSupplier(final String name, final KeyValueBackend backend, final long retentionPeriod,
+                                    final long segmentInterval, final boolean timeOrdered,
+                                    final boolean headersAware) {
         this.name = name;
         this.backend = backend;
         this.retentionPeriod = retentionPeriod;
         this.segmentInterval = segmentInterval;
         this.timeOrdered = timeOrdered;
+        this.headersAware = headersAware;
     }
 
     /** Persistent stores; arguments as {@link Stores#persistentSessionStore}. */
     public static SessionBytesStoreSupplier persistent(final String name, final Duration retentionPeriod) {
         final SessionBytesStoreSupplier validated = Stores.persistentSessionStore(name, retentionPeriod);
         return new SluiceSessionBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB, validated.retentionPeriod(),
-            validated.segmentIntervalMs(), false);
+            validated.segmentIntervalMs(), false, false);
+    }
+
+    /** Persistent headers-aware stores; arguments as {@link Stores#persistentSessionStoreWithHeaders}. */
+    public static SessionBytesStoreSupplier persistentWithHeaders(final String name, final Duration retentionPeriod) {
+        final SessionBytesStoreSupplier validated = Stores.persistentSessionStoreWithHeaders(name, retentionPeriod);
+        return new SluiceHeadersSessionBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB, validated.retentionPeriod(),
+            validated.segmentIntervalMs());
     }
 
     /**
@@ -42,7 +52,7 @@ public final class SluiceSessionBytesStoreSupplier implements SessionBytesStoreS
      */
     public static SessionBytesStoreSupplier persistentTimeOrdered(final String name, final Duration retentionPeriod) {
         final SessionBytesStoreSupplier validated = Stores.persistentSessionStore(name, retentionPeriod);
-        return new SluiceSessionBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB, validated.retentionPeriod(), validated.segmentIntervalMs(), true);
+        return new SluiceSessionBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB, validated.retentionPeriod(), validated.segmentIntervalMs(), true, false);
     }
 
     /**
@@ -52,7 +62,7 @@ public final class SluiceSessionBytesStoreSupplier implements SessionBytesStoreS
     public static SessionBytesStoreSupplier inMemory(final String name, final Duration retentionPeriod) {
         final long retention = Stores.inMemorySessionStore(name, retentionPeriod).retentionPeriod();
         return new SluiceSessionBytesStoreSupplier(name, KeyValueBackend.IN_MEMORY, retention,
-            SluiceWindowBytesStoreSupplier.defaultSegmentInterval(retention), false);
+            SluiceWindowBytesStoreSupplier.defaultSegmentInterval(retention), false, false);
     }
 
     @Override
@@ -62,6 +72,10 @@ public final class SluiceSessionBytesStoreSupplier implements SessionBytesStoreS
 
     @Override
     public SessionStore<Bytes, byte[]> get() {
+        if (headersAware) {
+            return new SluiceHeadersSessionBytesStore(name, backend, retentionPeriod, segmentInterval,
+                NativeKeyValueIterator.DEFAULT_CHUNK_BYTES);
+        }
         return new SluiceSessionBytesStore(name, backend, retentionPeriod, segmentInterval, timeOrdered,
             NativeKeyValueIterator.DEFAULT_CHUNK_BYTES);
     }
@@ -85,6 +99,6 @@ public final class SluiceSessionBytesStoreSupplier implements SessionBytesStoreS
     public String toString() {
         return "SluiceSessionBytesStoreSupplier{name=" + name + ", retentionPeriod=" + retentionPeriod
             + ", segmentInterval=" + segmentInterval + ", persistent=" + backend.persistent() + ", timeOrdered="
-            + timeOrdered + "}";
+            + timeOrdered + ", headersAware=" + headersAware + "}";
     }
 }

@@ -7,22 +7,22 @@ import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
 import org.apache.kafka.streams.state.WindowStore;
 
 /**
- * Supplies Sluice window bytes stores of one backend, plain or timestamped. The factories accept and
- * reject exactly the arguments {@link Stores}' window factories do: they ask Kafka Streams' own factory
- * to validate them and adopt the retention, segment interval and window size it derives.
+ * Supplies Sluice window bytes stores of one backend, plain, timestamped or headers-aware. The factories
+ * accept and reject exactly the arguments {@link Stores}' window factories do: they ask Kafka Streams' own
+ * factory to validate them and adopt the retention, segment interval and window size it derives.
  */
-public final class SluiceWindowBytesStoreSupplier implements WindowBytesStoreSupplier {
+public class SluiceWindowBytesStoreSupplier implements WindowBytesStoreSupplier {
 
     private final String name;
     private final KeyValueBackend backend;
-    private final boolean timestamped;
+    private final KeyValueLayout layout;
     private final WindowStoreOptions options;
 
-    private SluiceWindowBytesStoreSupplier(final String name, final KeyValueBackend backend, final boolean timestamped,
-                                           final WindowStoreOptions options) {
+    SluiceWindowBytesStoreSupplier(final String name, final KeyValueBackend backend, final KeyValueLayout layout,
+                                   final WindowStoreOptions options) {
         this.name = name;
         this.backend = backend;
-        this.timestamped = timestamped;
+        this.layout = layout;
         this.options = options;
     }
 
@@ -32,9 +32,22 @@ public final class SluiceWindowBytesStoreSupplier implements WindowBytesStoreSup
                                                       final boolean timestamped) {
         final WindowBytesStoreSupplier validated =
             Stores.persistentWindowStore(name, retentionPeriod, windowSize, retainDuplicates);
-        return new SluiceWindowBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB, timestamped,
-            new WindowStoreOptions(validated.retentionPeriod(), validated.segmentIntervalMs(), validated.windowSize(),
-                validated.retainDuplicates()));
+        return new SluiceWindowBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB,
+            timestamped ? KeyValueLayout.TIMESTAMPED : KeyValueLayout.PLAIN, optionsOf(validated));
+    }
+
+    /** Persistent headers-aware stores; arguments as {@link Stores#persistentTimestampedWindowStoreWithHeaders}. */
+    public static WindowBytesStoreSupplier persistentWithHeaders(final String name, final Duration retentionPeriod,
+                                                                 final Duration windowSize,
+                                                                 final boolean retainDuplicates) {
+        final WindowBytesStoreSupplier validated =
+            Stores.persistentTimestampedWindowStoreWithHeaders(name, retentionPeriod, windowSize, retainDuplicates);
+        return new SluiceHeadersWindowBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB, optionsOf(validated));
+    }
+
+    private static WindowStoreOptions optionsOf(final WindowBytesStoreSupplier validated) {
+        return new WindowStoreOptions(validated.retentionPeriod(), validated.segmentIntervalMs(),
+            validated.windowSize(), validated.retainDuplicates());
     }
 
     /**
@@ -46,7 +59,7 @@ public final class SluiceWindowBytesStoreSupplier implements WindowBytesStoreSup
         final WindowBytesStoreSupplier validated =
             Stores.inMemoryWindowStore(name, retentionPeriod, windowSize, retainDuplicates);
         final long retention = validated.retentionPeriod();
-        return new SluiceWindowBytesStoreSupplier(name, KeyValueBackend.IN_MEMORY, false,
+        return new SluiceWindowBytesStoreSupplier(name, KeyValueBackend.IN_MEMORY, KeyValueLayout.PLAIN,
             new WindowStoreOptions(retention, defaultSegmentInterval(retention), validated.windowSize(),
                 validated.retainDuplicates()));
     }
@@ -63,9 +76,17 @@ public final class SluiceWindowBytesStoreSupplier implements WindowBytesStoreSup
 
     @Override
     public WindowStore<Bytes, byte[]> get() {
-        return timestamped
-            ? new SluiceTimestampedWindowBytesStore(name, backend, options, NativeKeyValueIterator.DEFAULT_CHUNK_BYTES)
-            : new SluiceWindowBytesStore(name, backend, options, NativeKeyValueIterator.DEFAULT_CHUNK_BYTES);
+        final int chunkBytes = NativeKeyValueIterator.DEFAULT_CHUNK_BYTES;
+        switch (layout) {
+            case HEADERS:
+                return new SluiceHeadersWindowBytesStore(name, backend, options, chunkBytes);
+            case TIMESTAMPED:
+                return new SluiceTimestampedWindowBytesStore(name, backend, options, chunkBytes);
+            case PLAIN:
+                return new SluiceWindowBytesStore(name, backend, options, chunkBytes);
+            default:
+                throw new IllegalStateException("Unsupported value layout " + layout);
+        }
     }
 
     @Override
@@ -95,7 +116,7 @@ public final class SluiceWindowBytesStoreSupplier implements WindowBytesStoreSup
 
     @Override
     public String toString() {
-        return "SluiceWindowBytesStoreSupplier{name=" + name + ", " + options + ", timestamped=" + timestamped
+        return "SluiceWindowBytesStoreSupplier{name=" + name + ", " + options + ", layout=" + layout
             + ", persistent=" + backend.persistent() + "}";
     }
 }
