@@ -1,18 +1,24 @@
 package dev.sluice.streams.testing.broker;
 
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 
 /** Server configuration of a combined broker and controller that is the whole cluster. */
 final class BrokerProperties {
 
     static final int NODE_ID = 1;
     static final String CONTROLLER_LISTENER = "CONTROLLER";
+    /** What makes the process this single node on loopback; options cannot replace these. */
+    static final Set<String> OWN_KEYS = Set.of("process.roles", "node.id", "controller.quorum.voters",
+            "controller.listener.names", "listeners", "advertised.listeners", "listener.security.protocol.map",
+            "inter.broker.listener.name", "log.dirs", "log.dir");
 
     private BrokerProperties() {
     }
 
-    static Properties singleNode(int port, int controllerPort, Path logDir) {
+    static Properties singleNode(int port, int controllerPort, Path logDir, Map<String, String> overrides) {
         Properties props = new Properties();
         props.setProperty("process.roles", "broker,controller");
         props.setProperty("node.id", Integer.toString(NODE_ID));
@@ -37,6 +43,7 @@ final class BrokerProperties {
         props.setProperty("transaction.state.log.num.partitions", "4");
         // Tests start one consumer at a time and should not wait 3 s for late joiners.
         props.setProperty("group.initial.rebalance.delay.ms", "0");
+        props.putAll(overrides);
         return props;
     }
 }

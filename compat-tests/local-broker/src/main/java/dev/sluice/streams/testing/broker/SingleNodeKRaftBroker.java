@@ -56,7 +56,7 @@ final class SingleNodeKRaftBroker implements AutoCloseable {
         int port = clientPort();
         int controllerPort = controllerPort(port);
         Path dir = createDataDir();
-        KafkaConfig config = new KafkaConfig(BrokerProperties.singleNode(port, controllerPort, dir), false);
+        KafkaConfig config = new KafkaConfig(BrokerProperties.singleNode(port, controllerPort, dir, options.serverProperties()), false);
         format(config, dir);
         KafkaRaftServer created = new KafkaRaftServer(config, Time.SYSTEM);
         synchronized (lock) {

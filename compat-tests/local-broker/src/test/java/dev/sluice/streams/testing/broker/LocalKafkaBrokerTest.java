@@ -20,6 +20,7 @@ import java.util.stream.Stream;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.config.ConfigResource;
@@ -50,6 +51,22 @@ class LocalKafkaBrokerTest {
                 ConfigResource compacted = new ConfigResource(ConfigResource.Type.TOPIC, "compacted");
                 assertEquals("compact", admin.describeConfigs(Set.of(compacted)).all().get()
                         .get(compacted).get("cleanup.policy").value());
+            }
+        }
+    }
+
+    @Test
+    void serverPropertiesReplaceTheDefaults() throws Exception {
+        try (LocalKafkaBroker broker = new LocalKafkaBroker(BrokerOptions.defaults().withTmpDir(tmp)
+                .withServerProperty("auto.create.topics.enable", "false")
+                .withServerProperty("transaction.max.timeout.ms", "2147483647"))) {
+            broker.start();
+            try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()))) {
+                String nodeId = Integer.toString(admin.describeCluster().nodes().get().iterator().next().id());
+                ConfigResource node = new ConfigResource(ConfigResource.Type.BROKER, nodeId);
+                Config config = admin.describeConfigs(Set.of(node)).all().get().get(node);
+                assertEquals("false", config.get("auto.create.topics.enable").value());
+                assertEquals("2147483647", config.get("transaction.max.timeout.ms").value());
             }
         }
     }
@@ -126,7 +143,10 @@ class LocalKafkaBrokerTest {
         assertThrows(IllegalArgumentException.class, () -> BrokerOptions.parse(List.of("--port")));
         assertThrows(IllegalArgumentException.class, () -> BrokerOptions.parse(List.of("--port", "x")));
         assertThrows(IllegalArgumentException.class, () -> BrokerOptions.parse(List.of("--verbose")));
-        BrokerOptions options = BrokerOptions.defaults().withPort(9092).withStartupTimeout(Duration.ofMillis(1500));
+        assertThrows(IllegalArgumentException.class, () -> BrokerOptions.parse(List.of("--server-property", "novalue")));
+        assertThrows(IllegalArgumentException.class, () -> BrokerOptions.defaults().withServerProperty("listeners", "x"));
+        BrokerOptions options = BrokerOptions.defaults().withPort(9092).withStartupTimeout(Duration.ofMillis(1500))
+                .withServerProperty("group.initial.rebalance.delay.ms", "10");
         assertEquals(options.withTmpDir(tmp), BrokerOptions.parse(options.withTmpDir(tmp).toArguments()));
     }
 
