@@ -1,7 +1,7 @@
 package dev.sluice.streams.state;
 
+import dev.sluice.streams.state.internals.KafkaStreamsStoreSuppliers;
 import dev.sluice.streams.state.internals.SluiceSessionBytesStoreSupplier;
-import java.util.Map;
 import org.apache.kafka.streams.DslStoreFormat;
 import org.apache.kafka.streams.kstream.EmitStrategy;
 import org.apache.kafka.streams.state.BuiltInDslStoreSuppliers;
@@ -24,21 +24,18 @@ import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
  * (see {@link SluiceStores}).
  *
  * <p>Emit-final session aggregations ({@link EmitStrategy#onWindowClose()}) get Sluice's time-ordered
- * session store, as Kafka Streams gives them its own. Still Kafka Streams' own RocksDB stores
- * ({@link BuiltInDslStoreSuppliers.RocksDBDslStoreSuppliers}): window stores of emit-final aggregations,
- * because Kafka Streams puts its time-ordered caching layer only over its own time-ordered window store
- * and the key-ordered one over any other, whose merge needs key order; and the session stores of
- * emit-final aggregations in the headers-aware {@code dsl.store.format}, for which Sluice has no
- * time-ordered headers-aware session store.
+ * session store, as Kafka Streams gives them its own. Still Kafka Streams' own RocksDB stores, the ones
+ * {@link BuiltInDslStoreSuppliers.RocksDBDslStoreSuppliers} of Apache Kafka Streams gives: window stores of
+ * emit-final aggregations, because Kafka Streams puts its time-ordered caching layer only over its own
+ * time-ordered window store and the key-ordered one over any other, whose merge needs key order; and the
+ * session stores of emit-final aggregations in the headers-aware {@code dsl.store.format}, for which
+ * Sluice has no time-ordered headers-aware session store.
+ *
+ * <p>In Sluice's drop-in artifact this class is also what {@link BuiltInDslStoreSuppliers} serves, so it
+ * builds Kafka Streams' stores from their supplier classes ({@link KafkaStreamsStoreSuppliers}), never
+ * through {@link BuiltInDslStoreSuppliers}.
  */
 public class SluiceDslStoreSuppliers implements DslStoreSuppliers {
-
-    private final DslStoreSuppliers kafkaStreamsStores = new BuiltInDslStoreSuppliers.RocksDBDslStoreSuppliers();
-
-    @Override
-    public void configure(final Map<String, ?> configs) {
-        kafkaStreamsStores.configure(configs);
-    }
 
     @Override
     public KeyValueBytesStoreSupplier keyValueStore(final DslKeyValueParams params) {
@@ -56,10 +53,11 @@ public class SluiceDslStoreSuppliers implements DslStoreSuppliers {
 
     @Override
     public WindowBytesStoreSupplier windowStore(final DslWindowParams params) {
-        if (emitsOnWindowClose(params.emitStrategy())) {
-            return kafkaStreamsStores.windowStore(params);
-        }
         final DslStoreFormat format = windowFormat(params);
+        if (emitsOnWindowClose(params.emitStrategy())) {
+            return KafkaStreamsStoreSuppliers.timeOrderedWindowStore(params.name(), params.retentionPeriod(),
+                params.windowSize(), params.retainDuplicates(), params.isSlidingWindow(), format);
+        }
         switch (format) {
             case HEADERS:
                 return SluiceStores.persistentTimestampedWindowStoreWithHeaders(params.name(), params.retentionPeriod(),
@@ -80,7 +78,7 @@ public class SluiceDslStoreSuppliers implements DslStoreSuppliers {
         final boolean headersAware = params.storeFormat() == DslStoreFormat.HEADERS;
         if (emitsOnWindowClose(params.emitStrategy())) {
             return headersAware
-                ? kafkaStreamsStores.sessionStore(params)
+                ? KafkaStreamsStoreSuppliers.timeOrderedSessionStoreWithHeaders(params.name(), params.retentionPeriod())
                 : SluiceSessionBytesStoreSupplier.persistentTimeOrdered(params.name(), params.retentionPeriod());
         }
         return headersAware
@@ -108,8 +106,6 @@ public class SluiceDslStoreSuppliers implements DslStoreSuppliers {
      */
     public static class InMemory implements DslStoreSuppliers {
 
-        private final DslStoreSuppliers kafkaStreamsStores = new BuiltInDslStoreSuppliers.InMemoryDslStoreSuppliers();
-
         @Override
         public KeyValueBytesStoreSupplier keyValueStore(final DslKeyValueParams params) {
             return SluiceStores.inMemoryKeyValueStore(params.name());
@@ -118,7 +114,8 @@ public class SluiceDslStoreSuppliers implements DslStoreSuppliers {
         @Override
         public WindowBytesStoreSupplier windowStore(final DslWindowParams params) {
             if (emitsOnWindowClose(params.emitStrategy())) {
-                return kafkaStreamsStores.windowStore(params);
+                return KafkaStreamsStoreSuppliers.inMemoryWindowStore(params.name(), params.retentionPeriod(),
+                    params.windowSize(), params.retainDuplicates());
             }
             return SluiceStores.inMemoryWindowStore(params.name(), params.retentionPeriod(), params.windowSize(),
                 params.retainDuplicates());
@@ -127,7 +124,7 @@ public class SluiceDslStoreSuppliers implements DslStoreSuppliers {
         @Override
         public SessionBytesStoreSupplier sessionStore(final DslSessionParams params) {
             if (emitsOnWindowClose(params.emitStrategy())) {
-                return kafkaStreamsStores.sessionStore(params);
+                return KafkaStreamsStoreSuppliers.inMemorySessionStore(params.name(), params.retentionPeriod());
             }
             return SluiceStores.inMemorySessionStore(params.name(), params.retentionPeriod());
         }

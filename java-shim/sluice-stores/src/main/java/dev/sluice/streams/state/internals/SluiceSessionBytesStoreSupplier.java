@@ -8,8 +8,7 @@ import org.apache.kafka.streams.state.Stores;
 
 /**
  * Supplies Sluice session bytes stores of one backend, plain or headers-aware. The factories accept and
- * reject exactly the arguments {@link Stores}' session factories do, by asking Kafka Streams' own factory
- * to validate them.
+ * reject exactly the arguments {@link Stores}' session factories do ({@link StoreArguments}).
  */
 public class SluiceSessionBytesStoreSupplier implements SessionBytesStoreSupplier {
 
@@ -33,16 +32,16 @@ public class SluiceSessionBytesStoreSupplier implements SessionBytesStoreSupplie
 
     /** Persistent stores; arguments as {@link Stores#persistentSessionStore}. */
     public static SessionBytesStoreSupplier persistent(final String name, final Duration retentionPeriod) {
-        final SessionBytesStoreSupplier validated = Stores.persistentSessionStore(name, retentionPeriod);
-        return new SluiceSessionBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB, validated.retentionPeriod(),
-            validated.segmentIntervalMs(), false, false);
+        final long retention = StoreArguments.retentionPeriod(name, retentionPeriod);
+        return new SluiceSessionBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB, retention,
+            StoreArguments.segmentInterval(retention), false, false);
     }
 
     /** Persistent headers-aware stores; arguments as {@link Stores#persistentSessionStoreWithHeaders}. */
     public static SessionBytesStoreSupplier persistentWithHeaders(final String name, final Duration retentionPeriod) {
-        final SessionBytesStoreSupplier validated = Stores.persistentSessionStoreWithHeaders(name, retentionPeriod);
-        return new SluiceHeadersSessionBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB, validated.retentionPeriod(),
-            validated.segmentIntervalMs());
+        final long retention = StoreArguments.retentionPeriod(name, retentionPeriod);
+        return new SluiceHeadersSessionBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB, retention,
+            StoreArguments.segmentInterval(retention));
     }
 
     /**
@@ -51,8 +50,9 @@ public class SluiceSessionBytesStoreSupplier implements SessionBytesStoreSupplie
      * as {@link Stores#persistentSessionStore}.
      */
     public static SessionBytesStoreSupplier persistentTimeOrdered(final String name, final Duration retentionPeriod) {
-        final SessionBytesStoreSupplier validated = Stores.persistentSessionStore(name, retentionPeriod);
-        return new SluiceSessionBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB, validated.retentionPeriod(), validated.segmentIntervalMs(), true, false);
+        final long retention = StoreArguments.retentionPeriod(name, retentionPeriod);
+        return new SluiceSessionBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB, retention,
+            StoreArguments.segmentInterval(retention), true, false);
     }
 
     /**
@@ -60,9 +60,9 @@ public class SluiceSessionBytesStoreSupplier implements SessionBytesStoreSupplie
      * segments, so they expire and iterate exactly like them.
      */
     public static SessionBytesStoreSupplier inMemory(final String name, final Duration retentionPeriod) {
-        final long retention = Stores.inMemorySessionStore(name, retentionPeriod).retentionPeriod();
+        final long retention = StoreArguments.retentionPeriod(name, retentionPeriod);
         return new SluiceSessionBytesStoreSupplier(name, KeyValueBackend.IN_MEMORY, retention,
-            SluiceWindowBytesStoreSupplier.defaultSegmentInterval(retention), false, false);
+            StoreArguments.segmentInterval(retention), false, false);
     }
 
     @Override

@@ -28,15 +28,14 @@ public final class SluiceVersionedBytesStoreSupplier implements VersionedBytesSt
      */
     public static VersionedBytesStoreSupplier persistent(final String name, final Duration historyRetention,
                                                          final Duration segmentInterval) {
-        final VersionedBytesStoreSupplier validated =
-            Stores.persistentVersionedKeyValueStore(name, historyRetention, segmentInterval);
-        return new SluiceVersionedBytesStoreSupplier(name, validated.historyRetentionMs());
+        final long retention = StoreArguments.historyRetention(name, historyRetention);
+        StoreArguments.versionedSegmentInterval(segmentInterval);
+        return new SluiceVersionedBytesStoreSupplier(name, retention);
     }
 
     /** Persistent stores; arguments as {@link Stores#persistentVersionedKeyValueStore(String, Duration)}. */
     public static VersionedBytesStoreSupplier persistent(final String name, final Duration historyRetention) {
-        final VersionedBytesStoreSupplier validated = Stores.persistentVersionedKeyValueStore(name, historyRetention);
-        return new SluiceVersionedBytesStoreSupplier(name, validated.historyRetentionMs());
+        return new SluiceVersionedBytesStoreSupplier(name, StoreArguments.historyRetention(name, historyRetention));
     }
 
     @Override

@@ -8,8 +8,8 @@ import org.apache.kafka.streams.state.WindowStore;
 
 /**
  * Supplies Sluice window bytes stores of one backend, plain, timestamped or headers-aware. The factories
- * accept and reject exactly the arguments {@link Stores}' window factories do: they ask Kafka Streams' own
- * factory to validate them and adopt the retention, segment interval and window size it derives.
+ * accept and reject exactly the arguments {@link Stores}' window factories do ({@link StoreArguments}) and
+ * adopt the retention, segment interval and window size Kafka Streams derives from them.
  */
 public class SluiceWindowBytesStoreSupplier implements WindowBytesStoreSupplier {
 
@@ -30,24 +30,22 @@ public class SluiceWindowBytesStoreSupplier implements WindowBytesStoreSupplier 
     public static WindowBytesStoreSupplier persistent(final String name, final Duration retentionPeriod,
                                                       final Duration windowSize, final boolean retainDuplicates,
                                                       final boolean timestamped) {
-        final WindowBytesStoreSupplier validated =
-            Stores.persistentWindowStore(name, retentionPeriod, windowSize, retainDuplicates);
         return new SluiceWindowBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB,
-            timestamped ? KeyValueLayout.TIMESTAMPED : KeyValueLayout.PLAIN, optionsOf(validated));
+            timestamped ? KeyValueLayout.TIMESTAMPED : KeyValueLayout.PLAIN,
+            optionsOf(StoreArguments.window(name, retentionPeriod, windowSize), retainDuplicates));
     }
 
     /** Persistent headers-aware stores; arguments as {@link Stores#persistentTimestampedWindowStoreWithHeaders}. */
     public static WindowBytesStoreSupplier persistentWithHeaders(final String name, final Duration retentionPeriod,
                                                                  final Duration windowSize,
                                                                  final boolean retainDuplicates) {
-        final WindowBytesStoreSupplier validated =
-            Stores.persistentTimestampedWindowStoreWithHeaders(name, retentionPeriod, windowSize, retainDuplicates);
-        return new SluiceHeadersWindowBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB, optionsOf(validated));
+        return new SluiceHeadersWindowBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB,
+            optionsOf(StoreArguments.window(name, retentionPeriod, windowSize), retainDuplicates));
     }
 
-    private static WindowStoreOptions optionsOf(final WindowBytesStoreSupplier validated) {
-        return new WindowStoreOptions(validated.retentionPeriod(), validated.segmentIntervalMs(),
-            validated.windowSize(), validated.retainDuplicates());
+    private static WindowStoreOptions optionsOf(final StoreArguments.Window window, final boolean retainDuplicates) {
+        return new WindowStoreOptions(window.retentionPeriod(), window.segmentInterval(), window.windowSize(),
+            retainDuplicates);
     }
 
     /**
@@ -56,17 +54,8 @@ public class SluiceWindowBytesStoreSupplier implements WindowBytesStoreSupplier 
      */
     public static WindowBytesStoreSupplier inMemory(final String name, final Duration retentionPeriod,
                                                     final Duration windowSize, final boolean retainDuplicates) {
-        final WindowBytesStoreSupplier validated =
-            Stores.inMemoryWindowStore(name, retentionPeriod, windowSize, retainDuplicates);
-        final long retention = validated.retentionPeriod();
         return new SluiceWindowBytesStoreSupplier(name, KeyValueBackend.IN_MEMORY, KeyValueLayout.PLAIN,
-            new WindowStoreOptions(retention, defaultSegmentInterval(retention), validated.windowSize(),
-                validated.retainDuplicates()));
-    }
-
-    /** Kafka Streams' segment interval for a persistent window or session store of this retention. */
-    static long defaultSegmentInterval(final long retentionPeriod) {
-        return Math.max(retentionPeriod / 2, 60_000L);
+            optionsOf(StoreArguments.window(name, retentionPeriod, windowSize), retainDuplicates));
     }
 
     @Override
