@@ -100,6 +100,7 @@ impl App {
                 value_layout: Default::default(),
             }],
             copartition_groups: vec![],
+            processor_keeps_stores: false,
         };
         let mut properties: BTreeMap<String, String> =
             counter_properties(&self.application_id, "exactly_once_v2", self.state.path());

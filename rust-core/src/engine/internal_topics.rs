@@ -28,6 +28,8 @@ pub struct ResolvedTopology {
     pub subtopologies: Vec<ResolvedSubtopology>,
     /// The global stores.
     pub global_stores: Vec<ResolvedGlobalStore>,
+    /// The task processors keep the stores (see [`TopologyDescription`]).
+    pub processor_keeps_stores: bool,
 }
 
 /// A global store with the partition count of its topic.
@@ -253,6 +255,7 @@ pub fn plan(
         ResolvedTopology {
             subtopologies,
             global_stores,
+            processor_keeps_stores: topology.processor_keeps_stores,
         },
         missing,
     ))
@@ -420,6 +423,7 @@ mod tests {
             ],
             global_stores: vec![],
             copartition_groups: vec![],
+            processor_keeps_stores: false,
         }
     }
 

@@ -30,7 +30,9 @@ mod thread;
 pub use config::{EngineConfig, ProcessingGuarantee};
 pub use error::{Error, Result};
 pub use metrics::MetricsSnapshot;
-pub use processor::{ProcessorError, ProcessorFactory, TaskContext, TaskProcessor};
+pub use processor::{
+    CommittedInput, InputOffset, ProcessorError, ProcessorFactory, TaskContext, TaskProcessor,
+};
 pub use restore::RestoreListener;
 pub use runtime::Engine;
 pub use topology::{TaskId, TopologyDescription};

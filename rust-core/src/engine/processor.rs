@@ -5,14 +5,22 @@
 //! stores' overlays until the engine commits) and returns the records to produce: sink and
 //! repartition records, and one changelog record per store write. Changelog records are the
 //! processor's to emit, as Kafka Streams' change-logging store layers emit them.
+//!
+//! A processor may also keep its task's stores itself (the topology says
+//! `processor_keeps_stores`): Kafka Streams' own task machinery on the JVM does, with its
+//! typed store layers and caches. The engine then still reads the changelogs and runs the
+//! commit barrier, and tells the processor each step through the other methods of
+//! [`TaskProcessor`]; their defaults fit a processor whose stores the engine keeps.
+
+use std::collections::BTreeMap;
 
 use crate::engine::global::{GlobalStore, GlobalStores};
 use crate::engine::task::TaskStore;
 use crate::engine::topology::TaskId;
-use crate::kafka::{ConsumedRecord, ProducedRecord};
+use crate::kafka::{ConsumedRecord, DeliveredOffsets, ProducedRecord};
 use crate::store::format::changelog::RecordContext;
 use crate::store::format::FormatError;
-use crate::store::{KeyValueStore, ReadView};
+use crate::store::{KeyValueStore, ReadView, TopicPartition};
 
 /// A boxed error a processor may fail with.
 pub type ProcessorError = Box<dyn std::error::Error + Send + Sync>;
@@ -27,20 +35,114 @@ pub trait TaskProcessor: Send {
         context: &TaskContext<'_>,
         records: Vec<ConsumedRecord>,
     ) -> Result<Vec<ProducedRecord>, ProcessorError>;
+
+    /// The changelog partitions of the stores the processor keeps, with the offset each
+    /// store committed last (`None`: none yet).
+    fn committed_changelog_offsets(
+        &mut self,
+    ) -> Result<BTreeMap<TopicPartition, Option<i64>>, ProcessorError> {
+        Ok(BTreeMap::new())
+    }
+
+    /// Drops the data of every store the processor keeps: their offsets point outside
+    /// their changelogs, which are then restored from their start.
+    fn wipe_state(&mut self) -> Result<(), ProcessorError> {
+        Ok(())
+    }
+
+    /// Changelog records to put into the stores the processor keeps.
+    fn restore(&mut self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError> {
+        let _ = records;
+        Ok(())
+    }
+
+    /// Every changelog is restored: the task runs from now on.
+    fn restored(&mut self) -> Result<(), ProcessorError> {
+        Ok(())
+    }
+
+    /// Called on every turn of the loop while the task runs: wall-clock punctuation.
+    fn punctuate(&mut self) -> Result<Vec<ProducedRecord>, ProcessorError> {
+        Ok(Vec::new())
+    }
+
+    /// The first step of a commit: flush caches, returning what they emit.
+    fn flush(&mut self) -> Result<Vec<ProducedRecord>, ProcessorError> {
+        Ok(Vec::new())
+    }
+
+    /// The input offsets to commit, when the processor decides them (records it buffers
+    /// but has not processed are not consumed yet); `None` lets the engine commit past
+    /// every record it handed over.
+    fn committable_offsets(
+        &mut self,
+    ) -> Result<Option<BTreeMap<TopicPartition, InputOffset>>, ProcessorError> {
+        Ok(None)
+    }
+
+    /// The commit went through; `delivered` holds the offset of the last record the commit
+    /// wrote to each partition, changelogs included.
+    fn committed(&mut self, delivered: &DeliveredOffsets) -> Result<(), ProcessorError> {
+        let _ = delivered;
+        Ok(())
+    }
+
+    /// The uncommitted work was dropped (an aborted transaction); inputs are rewound.
+    fn rolled_back(&mut self) -> Result<(), ProcessorError> {
+        Ok(())
+    }
+
+    /// The task goes away; `clean` when its work was just committed.
+    fn close(&mut self, clean: bool) -> Result<(), ProcessorError> {
+        let _ = clean;
+        Ok(())
+    }
+
+    /// Bytes the processor's own stores hold uncommitted.
+    fn uncommitted_bytes(&self) -> u64 {
+        0
+    }
+}
+
+/// A consumed position to commit: the next offset to read, and the metadata Kafka Streams
+/// keeps with it (the partition's stream time).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputOffset {
+    /// Next offset to read.
+    pub offset: i64,
+    /// Commit metadata.
+    pub metadata: Option<String>,
+}
+
+/// An input partition of a new task and what the group committed for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommittedInput {
+    /// The partition.
+    pub partition: TopicPartition,
+    /// Its committed position, if any.
+    pub committed: Option<InputOffset>,
 }
 
 /// Creates the processor of each task assigned to the instance.
 pub trait ProcessorFactory: Send + Sync {
-    /// The processor of `task`.
-    fn create(&self, task: TaskId) -> Box<dyn TaskProcessor>;
+    /// The processor of `task`, whose input partitions are `inputs`.
+    fn create(
+        &self,
+        task: TaskId,
+        inputs: &[CommittedInput],
+    ) -> Result<Box<dyn TaskProcessor>, ProcessorError>;
 }
 
 impl<F> ProcessorFactory for F
 where
     F: Fn(TaskId) -> Box<dyn TaskProcessor> + Send + Sync,
 {
-    fn create(&self, task: TaskId) -> Box<dyn TaskProcessor> {
-        self(task)
+    fn create(
+        &self,
+        task: TaskId,
+        _inputs: &[CommittedInput],
+    ) -> Result<Box<dyn TaskProcessor>, ProcessorError> {
+        Ok(self(task))
     }
 }
 

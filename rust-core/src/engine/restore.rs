@@ -7,6 +7,11 @@
 //! topic recreated), is wiped and restored in full. Records go straight into the store,
 //! committed with their offset every [`RESTORE_COMMIT_RECORDS`] records, so an interrupted
 //! restore resumes where it stopped.
+//!
+//! Stores a task's processor keeps get their records in batches through the processor,
+//! which commits them; a store without an offset replays its whole changelog over what it
+//! holds (puts are idempotent), and an offset outside its changelog wipes the task's state
+//! and restores every one of its changelogs in full.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -15,7 +20,7 @@ use std::time::Duration;
 use crate::engine::error::{Error, Result};
 use crate::engine::task::Task;
 use crate::engine::topology::TaskId;
-use crate::kafka::{ChangelogEvent, ChangelogReader};
+use crate::kafka::{ChangelogEvent, ChangelogReader, ConsumedRecord};
 use crate::store::format::changelog::ChangelogValue;
 use crate::store::rocks::RocksDbResources;
 use crate::store::{CommitMetadata, TopicPartition};
@@ -57,9 +62,17 @@ pub trait RestoreListener: Send + Sync {
     }
 }
 
+/// Where a changelog's records go.
+enum Target {
+    /// The engine's store at this index of the task's stores.
+    Store(usize),
+    /// The processor, for the store it keeps with this name.
+    Processor(String),
+}
+
 struct Restoration {
     task: TaskId,
-    store: usize,
+    target: Target,
     end_offset: i64,
     restored: u64,
     uncommitted: u64,
@@ -84,9 +97,11 @@ impl Restorer {
     }
 
     /// Decides where each logged store of `task` restores from, wiping stores without a
-    /// usable offset, and starts reading. Stores already at the end are not read.
+    /// usable offset, and starts reading. Stores already at the end are not read; a task
+    /// with nothing to read starts running.
     pub fn begin(&mut self, task: &mut Task, resources: &RocksDbResources) -> Result<()> {
-        for (index, store) in task.stores.iter_mut().enumerate() {
+        for index in 0..task.stores.len() {
+            let store = &mut task.stores[index];
             let Some(partition) = store.changelog.clone() else {
                 continue;
             };
@@ -95,35 +110,77 @@ impl Restorer {
                 Error::store(format!("reading the offset of store {}", store.name), e)
             })?;
             let start = match committed {
-                Some(offset) if offset + 1 >= log_start && offset < log_end => offset + 1,
+                Some(offset) if inside(offset, log_start, log_end) => offset + 1,
                 _ => {
                     store.wipe(resources)?;
                     log_start
                 }
             };
-            if let Some(listener) = &self.listener {
-                listener.on_restore_start(&store.name, &partition, start, log_end);
-            }
-            if start >= log_end {
-                if let Some(listener) = &self.listener {
-                    listener.on_restore_end(&store.name, &partition, 0);
-                }
-                continue;
-            }
-            self.reader.start(&partition, start)?;
-            task.restoring.insert(partition.clone());
-            self.active.insert(
-                partition,
-                Restoration {
-                    task: task.id,
-                    store: index,
-                    end_offset: log_end,
-                    restored: 0,
-                    uncommitted: 0,
-                    last_offset: None,
-                },
-            );
+            let name = store.name.clone();
+            self.start(task, Target::Store(index), &name, partition, start, log_end)?;
         }
+        self.begin_kept_stores(task)?;
+        task.start_if_restored()
+    }
+
+    fn begin_kept_stores(&mut self, task: &mut Task) -> Result<()> {
+        if task.kept_changelogs.is_empty() {
+            return Ok(());
+        }
+        let committed = task.kept_store_offsets()?;
+        let mut plans = Vec::new();
+        let mut usable = true;
+        for (name, partition) in &task.kept_changelogs {
+            let (log_start, log_end) = self.reader.watermarks(partition)?;
+            let offset = committed.get(partition).copied().flatten();
+            usable &= offset.is_none_or(|offset| inside(offset, log_start, log_end));
+            plans.push((name.clone(), partition.clone(), offset, log_start, log_end));
+        }
+        if !usable {
+            task.wipe_kept_stores()?;
+        }
+        for (name, partition, offset, log_start, log_end) in plans {
+            let start = match offset {
+                Some(offset) if usable => offset + 1,
+                _ => log_start,
+            };
+            self.start(task, Target::Processor(name.clone()), &name, partition, start, log_end)?;
+        }
+        Ok(())
+    }
+
+    /// Starts reading `partition` from `start` into `target`, unless it is at its end.
+    fn start(
+        &mut self,
+        task: &mut Task,
+        target: Target,
+        store: &str,
+        partition: TopicPartition,
+        start: i64,
+        end_offset: i64,
+    ) -> Result<()> {
+        if let Some(listener) = &self.listener {
+            listener.on_restore_start(store, &partition, start, end_offset);
+        }
+        if start >= end_offset {
+            if let Some(listener) = &self.listener {
+                listener.on_restore_end(store, &partition, 0);
+            }
+            return Ok(());
+        }
+        self.reader.start(&partition, start)?;
+        task.restoring.insert(partition.clone());
+        self.active.insert(
+            partition,
+            Restoration {
+                task: task.id,
+                target,
+                end_offset,
+                restored: 0,
+                uncommitted: 0,
+                last_offset: None,
+            },
+        );
         Ok(())
     }
 
@@ -151,6 +208,8 @@ impl Restorer {
         if self.reader.is_idle() {
             return Ok(());
         }
+        // Records for processors go over in one batch per task, in the order read.
+        let mut batches: BTreeMap<TaskId, Vec<ConsumedRecord>> = BTreeMap::new();
         for event in self.reader.poll(RECORDS_PER_STEP, max_wait)? {
             match event {
                 ChangelogEvent::Record(record) => {
@@ -161,7 +220,14 @@ impl Restorer {
                     let Some(task) = tasks.get_mut(&restoration.task) else {
                         continue;
                     };
-                    let store = &task.stores[restoration.store];
+                    restoration.restored += 1;
+                    restoration.last_offset = Some(record.offset);
+                    let Target::Store(index) = restoration.target else {
+                        batches.entry(task.id).or_default().push(record);
+                        continue;
+                    };
+                    let store = &task.stores[index];
+                    let offset = record.offset;
                     let value = store.layout.from_changelog(&ChangelogValue {
                         value: record.value,
                         timestamp: record.timestamp,
@@ -172,22 +238,12 @@ impl Restorer {
                         .store
                         .put(key, value)
                         .map_err(|e| Error::store(format!("restoring store {}", store.name), e))?;
-                    restoration.restored += 1;
                     restoration.uncommitted += 1;
-                    restoration.last_offset = Some(record.offset);
                     if restoration.uncommitted >= RESTORE_COMMIT_RECORDS {
                         commit_restored(task, &partition, restoration)?;
                         restoration.uncommitted = 0;
-                        if let Some(listener) = &self.listener {
-                            let remaining =
-                                (restoration.end_offset - record.offset - 1).max(0) as u64;
-                            listener.on_batch_restored(
-                                &task.stores[restoration.store].name,
-                                &partition,
-                                restoration.restored,
-                                remaining,
-                            );
-                        }
+                        let remaining = (restoration.end_offset - offset - 1).max(0) as u64;
+                        report_batch(&self.listener, task, &partition, restoration, remaining);
                     }
                 }
                 ChangelogEvent::End(partition) => {
@@ -197,31 +253,72 @@ impl Restorer {
                     let Some(task) = tasks.get_mut(&restoration.task) else {
                         continue;
                     };
+                    if let Some(batch) = batches.remove(&task.id) {
+                        task.restore_kept_stores(batch)?;
+                    }
                     commit_restored(task, &partition, &restoration)?;
-                    task.restoring.remove(&partition);
                     if let Some(listener) = &self.listener {
-                        listener.on_restore_end(
-                            &task.stores[restoration.store].name,
-                            &partition,
-                            restoration.restored,
-                        );
+                        let store = store_name(task, &restoration);
+                        listener.on_restore_end(store, &partition, restoration.restored);
+                    }
+                    task.finish_restoring(&partition)?;
+                }
+            }
+        }
+        for (id, batch) in batches {
+            if let Some(task) = tasks.get_mut(&id) {
+                task.restore_kept_stores(batch)?;
+                for (_, partition) in &task.kept_changelogs {
+                    if let Some(restoration) = self.active.get(partition) {
+                        let last = restoration.last_offset.unwrap_or(-1);
+                        let remaining = (restoration.end_offset - last - 1).max(0) as u64;
+                        report_batch(&self.listener, task, partition, restoration, remaining);
                     }
                 }
             }
         }
         Ok(())
     }
+
 }
 
+fn report_batch(
+    listener: &Option<Arc<dyn RestoreListener>>,
+    task: &Task,
+    partition: &TopicPartition,
+    restoration: &Restoration,
+    remaining: u64,
+) {
+    if let Some(listener) = listener {
+        let store = store_name(task, restoration);
+        listener.on_batch_restored(store, partition, restoration.restored, remaining);
+    }
+}
+
+/// True when a store at committed `offset` can continue from the changelog
+/// `[log_start, log_end)`: its next record is still in the log and it is not ahead of it.
+fn inside(offset: i64, log_start: i64, log_end: i64) -> bool {
+    offset + 1 >= log_start && offset < log_end
+}
+
+fn store_name<'a>(task: &'a Task, restoration: &'a Restoration) -> &'a str {
+    match &restoration.target {
+        Target::Store(index) => &task.stores[*index].name,
+        Target::Processor(name) => name,
+    }
+}
+
+/// Commits what an engine store restored; a processor commits its own stores.
 fn commit_restored(
     task: &Task,
     partition: &TopicPartition,
     restoration: &Restoration,
 ) -> Result<()> {
-    let Some(offset) = restoration.last_offset else {
+    let (Target::Store(index), Some(offset)) = (&restoration.target, restoration.last_offset)
+    else {
         return Ok(());
     };
-    let store = &task.stores[restoration.store];
+    let store = &task.stores[*index];
     store
         .store
         .commit(&CommitMetadata::with_offsets([(

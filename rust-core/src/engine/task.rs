@@ -3,6 +3,8 @@
 //!
 //! Stores live in `<state.dir>/<application.id>/<task id>/rocksdb/<store>`, Kafka Streams'
 //! layout. A store directory that does not open as a Sluice store is wiped and restored.
+//! When the processor keeps the stores, the task knows only their changelog partitions and
+//! passes every store step on to the processor.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -11,7 +13,7 @@ use std::sync::Arc;
 use crate::engine::error::{Error, Result};
 use crate::engine::global::GlobalStores;
 use crate::engine::internal_topics::{ResolvedStore, ResolvedSubtopology};
-use crate::engine::processor::{TaskContext, TaskProcessor};
+use crate::engine::processor::{InputOffset, ProcessorError, TaskContext, TaskProcessor};
 use crate::engine::topology::TaskId;
 use crate::kafka::{ConsumedRecord, DeliveredOffsets, ProducedRecord};
 use crate::store::format::changelog::StoreValueLayout;
@@ -106,8 +108,10 @@ pub(crate) fn open_store(
 pub struct Task {
     /// Its id.
     pub id: TaskId,
-    /// Its stores.
+    /// The stores the engine keeps for it.
     pub stores: Vec<TaskStore>,
+    /// The changelog partitions of the stores its processor keeps, with their store names.
+    pub kept_changelogs: Vec<(String, TopicPartition)>,
     /// Changelog partitions still being restored; the task processes once this is empty.
     pub restoring: BTreeSet<TopicPartition>,
     /// Input partition → next offset to read, for records processed since the last commit.
@@ -116,23 +120,40 @@ pub struct Task {
 }
 
 impl Task {
-    /// Opens the stores of `task` and creates nothing else; restore decides what they lack.
+    /// Opens the stores of `task` (unless `processor_keeps_stores`) and creates nothing
+    /// else; restore decides what they lack.
     pub fn open(
         id: TaskId,
         subtopology: &ResolvedSubtopology,
+        processor_keeps_stores: bool,
         application_dir: &Path,
         resources: &RocksDbResources,
         processor: Box<dyn TaskProcessor>,
     ) -> Result<Self> {
-        let task_dir = application_dir.join(id.to_string());
-        let stores = subtopology
-            .stores
-            .iter()
-            .map(|s| TaskStore::open(s, id, &task_dir, resources))
-            .collect::<Result<Vec<_>>>()?;
+        let (stores, kept_changelogs) = if processor_keeps_stores {
+            let changelogs = subtopology
+                .stores
+                .iter()
+                .filter_map(|s| {
+                    let topic = s.changelog_topic.clone()?;
+                    let partition = TopicPartition::new(topic, id.partition);
+                    Some((s.description.name.clone(), partition))
+                })
+                .collect();
+            (Vec::new(), changelogs)
+        } else {
+            let task_dir = application_dir.join(id.to_string());
+            let stores = subtopology
+                .stores
+                .iter()
+                .map(|s| TaskStore::open(s, id, &task_dir, resources))
+                .collect::<Result<Vec<_>>>()?;
+            (stores, Vec::new())
+        };
         Ok(Task {
             id,
             stores,
+            kept_changelogs,
             restoring: BTreeSet::new(),
             consumed: BTreeMap::new(),
             processor,
@@ -156,12 +177,74 @@ impl Task {
                 .insert(record.topic_partition(), record.offset + 1);
         }
         let context = TaskContext::new(self.id, &self.stores, globals);
-        self.processor
-            .process(&context, records)
-            .map_err(|source| Error::Processor {
-                task: self.id.to_string(),
-                source,
-            })
+        let outputs = self.processor.process(&context, records);
+        self.processor_outcome(outputs)
+    }
+
+    /// Wall-clock punctuation, when due: what it produced.
+    pub fn punctuate(&mut self) -> Result<Vec<ProducedRecord>> {
+        let outputs = self.processor.punctuate();
+        self.processor_outcome(outputs)
+    }
+
+    /// The first step of a commit: what flushing the processor's caches produced.
+    pub fn flush(&mut self) -> Result<Vec<ProducedRecord>> {
+        let outputs = self.processor.flush();
+        self.processor_outcome(outputs)
+    }
+
+    /// The input offsets this commit covers: the processor's when it decides them,
+    /// otherwise past every record it was handed.
+    pub fn committable_offsets(&mut self) -> Result<BTreeMap<TopicPartition, InputOffset>> {
+        let decided = self.processor.committable_offsets();
+        Ok(self.processor_outcome(decided)?.unwrap_or_else(|| {
+            self.consumed
+                .iter()
+                .map(|(partition, &offset)| {
+                    let position = InputOffset {
+                        offset,
+                        metadata: None,
+                    };
+                    (partition.clone(), position)
+                })
+                .collect()
+        }))
+    }
+
+    /// The offsets the stores its processor keeps committed last, by changelog partition.
+    pub fn kept_store_offsets(&mut self) -> Result<BTreeMap<TopicPartition, Option<i64>>> {
+        let offsets = self.processor.committed_changelog_offsets();
+        self.processor_outcome(offsets)
+    }
+
+    /// Drops the data of the stores its processor keeps.
+    pub fn wipe_kept_stores(&mut self) -> Result<()> {
+        let wiped = self.processor.wipe_state();
+        self.processor_outcome(wiped)
+    }
+
+    /// Hands changelog records to the stores its processor keeps.
+    pub fn restore_kept_stores(&mut self, records: Vec<ConsumedRecord>) -> Result<()> {
+        let restored = self.processor.restore(records);
+        self.processor_outcome(restored)
+    }
+
+    /// Marks `partition` restored; the last one makes the task run.
+    pub fn finish_restoring(&mut self, partition: &TopicPartition) -> Result<()> {
+        if self.restoring.remove(partition) && self.restoring.is_empty() {
+            let started = self.processor.restored();
+            self.processor_outcome(started)?;
+        }
+        Ok(())
+    }
+
+    /// Starts the task right away when none of its changelogs needs restoring.
+    pub fn start_if_restored(&mut self) -> Result<()> {
+        if self.restoring.is_empty() {
+            let started = self.processor.restored();
+            self.processor_outcome(started)?;
+        }
+        Ok(())
     }
 
     /// Bytes staged in the overlays of its stores.
@@ -169,7 +252,15 @@ impl Task {
         self.stores
             .iter()
             .map(|s| s.store.approximate_uncommitted_bytes())
-            .sum()
+            .sum::<u64>()
+            + self.processor.uncommitted_bytes()
+    }
+
+    fn processor_outcome<T>(&self, outcome: std::result::Result<T, ProcessorError>) -> Result<T> {
+        outcome.map_err(|source| Error::Processor {
+            task: self.id.to_string(),
+            source,
+        })
     }
 
     /// Commits every store, recording for a logged store the offset of the last changelog
@@ -197,6 +288,8 @@ impl Task {
                 )
             })?;
         }
+        let committed = self.processor.committed(delivered);
+        self.processor_outcome(committed)?;
         self.consumed.clear();
         Ok(())
     }
@@ -209,12 +302,17 @@ impl Task {
                 .rollback()
                 .map_err(|e| Error::store(format!("rolling back store {}", store.name), e))?;
         }
+        let rolled_back = self.processor.rolled_back();
+        self.processor_outcome(rolled_back)?;
         self.consumed.clear();
         Ok(())
     }
 
-    /// Closes the stores; uncommitted writes are dropped (a clean close commits first).
-    pub fn close(self) -> Result<()> {
+    /// Closes the processor and the stores; uncommitted writes are dropped. `clean` when
+    /// the task's work was just committed.
+    pub fn close(mut self, clean: bool) -> Result<()> {
+        let closed = self.processor.close(clean);
+        self.processor_outcome(closed)?;
         for store in &self.stores {
             store.store.close().map_err(|e| {
                 Error::store(

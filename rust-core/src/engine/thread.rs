@@ -28,13 +28,13 @@ use crate::engine::error::{Error, Result};
 use crate::engine::global::GlobalStores;
 use crate::engine::internal_topics::ResolvedTopology;
 use crate::engine::metrics::{CommitTrigger, EngineMetrics};
-use crate::engine::processor::ProcessorFactory;
+use crate::engine::processor::{CommittedInput, InputOffset, ProcessorFactory};
 use crate::engine::restore::{RestoreListener, Restorer};
 use crate::engine::task::Task;
 use crate::engine::topology::TaskId;
-use crate::kafka::group::{self, partition_list};
+use crate::kafka::group::{self, commit_list, partition_list};
 use crate::kafka::{
-    ChangelogReader, ConsumedRecord, GroupConsumer, KafkaFailure, RebalanceListener,
+    ChangelogReader, ConsumedRecord, GroupConsumer, KafkaFailure, ProducedRecord, RebalanceListener,
     StreamsProducer, TransactionFailure,
 };
 use crate::store::rocks::{destroy_store_dir, RocksDbResources};
@@ -121,6 +121,7 @@ fn run_loop(shared: &ThreadShared, consumer: &MainConsumer, topics: &[String]) -
         if !records.is_empty() {
             manager.process(consumer, records)?;
         }
+        manager.punctuate(consumer)?;
         manager.maybe_commit(consumer)?;
     }
     Ok(())
@@ -256,12 +257,27 @@ impl TaskManager {
             .topology
             .subtopology(id.subtopology)
             .expect("tasks come from the topology");
+        let processor_keeps_stores = self.shared.topology.processor_keeps_stores;
+        let inputs = if processor_keeps_stores {
+            self.committed_inputs(consumer, id)?
+        } else {
+            Vec::new()
+        };
+        let processor = self
+            .shared
+            .factory
+            .create(id, &inputs)
+            .map_err(|source| Error::Processor {
+                task: id.to_string(),
+                source,
+            })?;
         let mut task = Task::open(
             id,
             subtopology,
+            processor_keeps_stores,
             &self.shared.config.application_dir(),
             &self.shared.resources,
-            self.shared.factory.create(id),
+            processor,
         )?;
         self.restorer.begin(&mut task, &self.shared.resources)?;
         if !task.is_running() {
@@ -269,6 +285,24 @@ impl TaskManager {
         }
         self.tasks.insert(id, task);
         Ok(())
+    }
+
+    /// The input partitions of task `id` with the group's committed positions, which the
+    /// processor reads its stream time from.
+    fn committed_inputs(
+        &self,
+        consumer: &MainConsumer,
+        id: TaskId,
+    ) -> Result<Vec<CommittedInput>> {
+        let positions =
+            group::committed_positions(consumer, &self.inputs[&id], self.shared.config.client_timeout)?;
+        Ok(positions
+            .into_iter()
+            .map(|(partition, position)| CommittedInput {
+                partition,
+                committed: position.map(|(offset, metadata)| InputOffset { offset, metadata }),
+            })
+            .collect())
     }
 
     /// A store of task `id` was found corrupt while it processed (Kafka Streams'
@@ -297,7 +331,7 @@ impl TaskManager {
         let mut task = self.tasks.remove(&id).expect("checked above");
         self.restorer.forget(&mut task)?;
         task.rollback()?;
-        task.close()?;
+        task.close(false)?;
         destroy_store_dir(&corrupt)
             .map_err(|e| Error::store(format!("wiping corrupt store of task {id}"), e))?;
         if let Err(failure) = self.producer.abort() {
@@ -329,7 +363,7 @@ impl TaskManager {
                 if !clean {
                     task.rollback()?;
                 }
-                task.close()?;
+                task.close(clean)?;
             }
             self.inputs.remove(&id);
             self.paused.remove(&id);
@@ -393,13 +427,40 @@ impl TaskManager {
                 }
                 Err(error) => return Err(error),
             };
-            for record in &outputs {
-                if let Err(failure) = self.producer.send(record) {
-                    return self.recover(consumer, failure);
-                }
+            if !self.send(consumer, &outputs)? {
+                return Ok(());
             }
         }
         Ok(())
+    }
+
+    /// Runs the wall-clock punctuation of the running tasks.
+    fn punctuate(&mut self, consumer: &MainConsumer) -> Result<()> {
+        let running: Vec<TaskId> = self
+            .tasks
+            .iter()
+            .filter(|(_, task)| task.is_running())
+            .map(|(id, _)| *id)
+            .collect();
+        for id in running {
+            let outputs = self.tasks.get_mut(&id).expect("listed above").punctuate()?;
+            if !self.send(consumer, &outputs)? {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends `records` in the open transaction. Returns false when sending failed and the
+    /// work was rolled back (or the tasks were dropped) instead.
+    fn send(&mut self, consumer: &MainConsumer, records: &[ProducedRecord]) -> Result<bool> {
+        for record in records {
+            if let Err(failure) = self.producer.send(record) {
+                self.recover(consumer, failure)?;
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     fn time_to_commit(&self) -> Duration {
@@ -429,12 +490,26 @@ impl TaskManager {
     /// The commit barrier. Returns false when the work was rolled back instead.
     fn commit(&mut self, consumer: &MainConsumer, trigger: CommitTrigger) -> Result<bool> {
         self.last_commit = Instant::now();
-        let consumed: BTreeMap<TopicPartition, i64> = self
+        let running: Vec<TaskId> = self
             .tasks
-            .values()
-            .flat_map(|t| t.consumed.iter().map(|(p, o)| (p.clone(), *o)))
+            .iter()
+            .filter(|(_, task)| task.is_running())
+            .map(|(id, _)| *id)
             .collect();
-        let offsets = partition_list(consumed.iter().map(|(p, o)| (p, Some(*o))));
+        let mut consumed: BTreeMap<TopicPartition, InputOffset> = BTreeMap::new();
+        for id in running {
+            let task = self.tasks.get_mut(&id).expect("listed above");
+            let outputs = task.flush()?;
+            consumed.extend(task.committable_offsets()?);
+            if !self.send(consumer, &outputs)? {
+                return Ok(false);
+            }
+        }
+        let offsets = commit_list(
+            consumed
+                .iter()
+                .map(|(p, o)| (p, o.offset, o.metadata.as_deref())),
+        );
         let group = consumer.group_metadata();
         let delivered = match self.producer.commit(&offsets, group.as_ref()) {
             Ok(delivered) => delivered,
@@ -479,7 +554,7 @@ impl TaskManager {
                     let mut task = self.tasks.remove(&id).expect("listed above");
                     self.restorer.forget(&mut task)?;
                     task.rollback()?;
-                    task.close()?;
+                    task.close(false)?;
                 }
                 self.inputs.clear();
                 self.paused.clear();
@@ -518,7 +593,7 @@ impl TaskManager {
                 .restorer
                 .forget(&mut task)
                 .and_then(|()| if committed { Ok(()) } else { task.rollback() })
-                .and_then(|()| task.close());
+                .and_then(|()| task.close(committed));
             if let Err(error) = closed {
                 first_error.get_or_insert(error);
             }

@@ -25,6 +25,11 @@ pub struct TopologyDescription {
     /// the sub-topologies (repartition topics by their unprefixed name).
     #[serde(default)]
     pub copartition_groups: Vec<Vec<String>>,
+    /// The task processors keep their stores themselves (Kafka Streams' task machinery on
+    /// the JVM does); the engine only restores their changelogs through them and tells
+    /// them when to commit. Otherwise the engine opens and commits the stores.
+    #[serde(default)]
+    pub processor_keeps_stores: bool,
 }
 
 /// One sub-topology.

@@ -97,3 +97,48 @@ pub fn partition_list<'a>(
     }
     list
 }
+
+/// An rdkafka list of positions to commit: each partition at its offset, with its metadata.
+pub fn commit_list<'a>(
+    positions: impl IntoIterator<Item = (&'a TopicPartition, i64, Option<&'a str>)>,
+) -> TopicPartitionList {
+    let mut list = TopicPartitionList::new();
+    for (partition, offset, metadata) in positions {
+        let mut element = list.add_partition(&partition.topic, partition.partition);
+        element
+            .set_offset(Offset::Offset(offset))
+            .expect("a valid offset is always accepted");
+        if let Some(metadata) = metadata {
+            element.set_metadata(metadata);
+        }
+    }
+    list
+}
+
+/// The committed position of each of `partitions` in the group: offset and metadata,
+/// `None` for a partition without one.
+pub fn committed_positions<L: RebalanceListener>(
+    consumer: &GroupConsumer<L>,
+    partitions: &[TopicPartition],
+    timeout: std::time::Duration,
+) -> Result<Vec<(TopicPartition, Option<(i64, Option<String>)>)>, KafkaFailure> {
+    let list = partition_list(partitions.iter().map(|p| (p, None)));
+    let committed = consumer
+        .committed_offsets(list, timeout)
+        .map_err(|e| KafkaFailure::new("reading committed offsets", e))?;
+    Ok(committed
+        .elements()
+        .iter()
+        .map(|element| {
+            let partition = TopicPartition::new(element.topic(), element.partition());
+            let position = match element.offset() {
+                Offset::Offset(offset) => {
+                    let metadata = Some(element.metadata()).filter(|m| !m.is_empty());
+                    Some((offset, metadata.map(str::to_string)))
+                }
+                _ => None,
+            };
+            (partition, position)
+        })
+        .collect())
+}

@@ -81,6 +81,7 @@ pub fn counter_topology(input: &str, output: &str) -> TopologyDescription {
         ],
         global_stores: vec![],
         copartition_groups: vec![],
+        processor_keeps_stores: false,
     }
 }
 
