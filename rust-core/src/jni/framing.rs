@@ -109,7 +109,7 @@ pub(crate) fn offsets(bytes: &[u8]) -> Result<BTreeMap<TopicPartition, Option<i6
     Ok(offsets)
 }
 
-fn malformed(what: &str) -> NativeError {
+pub(crate) fn malformed(what: &str) -> NativeError {
     NativeError::new(
         JavaException::IllegalArgument,
         format!("malformed batch from Java: {what}"),
@@ -120,17 +120,25 @@ fn to_length(length: i32, what: &str) -> Result<usize, NativeError> {
     usize::try_from(length).map_err(|_| malformed(&format!("negative {what} length {length}")))
 }
 
-struct Reader<'a> {
+/// Reads a batch from its start, failing with a "malformed batch" error past its end.
+pub(crate) struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn done(&self) -> bool {
+    /// A reader at the start of `bytes`.
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        Reader { bytes, at: 0 }
+    }
+
+    /// True once every byte was read.
+    pub(crate) fn done(&self) -> bool {
         self.at == self.bytes.len()
     }
 
-    fn take(&mut self, n: usize) -> Result<&'a [u8], NativeError> {
+    /// The next `n` bytes.
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], NativeError> {
         let end = self
             .at
             .checked_add(n)
@@ -141,17 +149,20 @@ impl<'a> Reader<'a> {
         Ok(taken)
     }
 
-    fn i32(&mut self) -> Result<i32, NativeError> {
+    /// The next big-endian `i32`.
+    pub(crate) fn i32(&mut self) -> Result<i32, NativeError> {
         let bytes = self.take(4)?;
         Ok(i32::from_be_bytes(bytes.try_into().expect("4 bytes")))
     }
 
-    fn i64(&mut self) -> Result<i64, NativeError> {
+    /// The next big-endian `i64`.
+    pub(crate) fn i64(&mut self) -> Result<i64, NativeError> {
         let bytes = self.take(8)?;
         Ok(i64::from_be_bytes(bytes.try_into().expect("8 bytes")))
     }
 
-    fn length(&mut self, what: &str) -> Result<usize, NativeError> {
+    /// The next length, which must not be negative.
+    pub(crate) fn length(&mut self, what: &str) -> Result<usize, NativeError> {
         let length = self.i32()?;
         to_length(length, what)
     }

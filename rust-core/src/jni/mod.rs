@@ -9,6 +9,7 @@
 //! - [`arrays`]: `byte[]` in and out through raw JNI calls (the hot paths);
 //! - [`framing`] and [`chunks`]: the byte layouts that batch many entries into one crossing;
 //! - [`reads`]: isolation, direction and scan handles, shared by every store's reads;
+//! - [`record_framing`]: the records and positions that cross to the JVM's task runners;
 //! - one module per Java class with native methods. Window, session and versioned stores
 //!   are opened over a key-value store handle, which keeps offsets, position and lifetime;
 //!   [`layered_store`] holds their shared lifecycle (restore, rollback, release).
@@ -16,6 +17,7 @@
 mod arrays;
 mod checks;
 mod chunks;
+mod engine;
 mod errors;
 mod framing;
 mod handles;
@@ -23,6 +25,7 @@ mod kv_iterator;
 mod kv_store;
 mod layered_store;
 mod reads;
+mod record_framing;
 mod registry;
 mod rocksdb_resources;
 mod session_store;

@@ -1,0 +1,325 @@
+//! `dev.sluice.streams.runtime.internals.NativeEngine`: the engine, running tasks whose code
+//! is on the JVM.
+//!
+//! Java starts an engine with a topology (JSON, [`TopologyDescription`]), its properties and a
+//! `TaskFactory`. Each engine thread attaches itself to the JVM under its own name and asks
+//! the factory for a `TaskRunner` per assigned task; from then on every step of a task
+//! (restore, process, punctuate, flush, commit, close) is one call into its runner with the
+//! records framed as [`record_framing`](super::record_framing) describes. An exception in a
+//! runner stops the engine thread, as an uncaught exception stops a Kafka Streams thread.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use jni::errors::Error as JniCallError;
+use jni::objects::{JByteArray, JClass, JObject, JValue};
+use jni::refs::Global;
+use jni::signature::MethodSignature;
+use jni::strings::{JNIStr, JNIString};
+use jni::sys::{jboolean, jint, jlong};
+use jni::{jni_sig, jni_str, AttachConfig, Env, EnvUnowned, JavaVM};
+use once_cell::sync::Lazy;
+
+use super::arrays::{new_byte_array, read_bytes};
+use super::errors::{JavaException, NativeError, ThrowJavaException};
+use super::framing;
+use super::handles::HandleTable;
+use super::record_framing;
+use crate::engine::{
+    CommittedInput, Engine, EngineConfig, Error as EngineError, InputOffset, ProcessorError,
+    ProcessorFactory, TaskContext, TaskId, TaskProcessor, TopologyDescription,
+};
+use crate::kafka::{ConsumedRecord, DeliveredOffsets, ProducedRecord};
+use crate::store::TopicPartition;
+
+/// Running engines. `close` takes the engine out, so a second close finds nothing.
+static ENGINES: Lazy<HandleTable<Mutex<Option<Engine>>>> =
+    Lazy::new(|| HandleTable::new("engine"));
+
+/// Starts an engine; returns its handle.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_start<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    topology: JByteArray<'local>,
+    properties: JByteArray<'local>,
+    factory: JObject<'local>,
+) -> jlong {
+    env.with_env(|env| -> Result<jlong, NativeError> {
+        let topology: TopologyDescription =
+            serde_json::from_slice(&read_bytes(env, &topology, "topology")?).map_err(|e| {
+                NativeError::new(JavaException::IllegalArgument, format!("topology: {e}"))
+            })?;
+        let properties = record_framing::properties(&read_bytes(env, &properties, "config")?)?;
+        let config = EngineConfig::from_properties(&properties).map_err(engine_error)?;
+        if factory.is_null() {
+            return Err(NativeError::new(
+                JavaException::NullPointer,
+                "task factory cannot be null",
+            ));
+        }
+        let factory = JvmProcessorFactory {
+            vm: env.get_java_vm()?,
+            factory: env.new_global_ref(&factory)?,
+        };
+        let engine =
+            Engine::start(config, &topology, Arc::new(factory), None).map_err(engine_error)?;
+        Ok(ENGINES.insert(Arc::new(Mutex::new(Some(engine)))))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Stops the engine: its threads commit and close their tasks. Raises the first error a
+/// thread stopped with. Closing twice is a no-op.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_close<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    env.with_env(|_env| -> Result<(), NativeError> {
+        let Some(engine) = ENGINES.remove(handle) else {
+            return Ok(());
+        };
+        let engine = engine.lock().unwrap_or_else(|p| p.into_inner()).take();
+        match engine {
+            Some(engine) => engine.close().map_err(engine_error),
+            None => Ok(()),
+        }
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// True once an engine thread stopped on its own.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_hasFailed<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jboolean {
+    env.with_env(|_env| -> Result<jboolean, NativeError> {
+        let engine = ENGINES.get(handle)?;
+        let engine = engine.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(engine.as_ref().is_some_and(Engine::has_failed))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+fn engine_error(error: EngineError) -> NativeError {
+    let exception = match error {
+        EngineError::Config { .. } => JavaException::Config,
+        _ => JavaException::Streams,
+    };
+    NativeError::new(exception, error.to_string())
+}
+
+/// Asks the Java `TaskFactory` for each task's runner.
+struct JvmProcessorFactory {
+    vm: JavaVM,
+    factory: Global<JObject<'static>>,
+}
+
+impl ProcessorFactory for JvmProcessorFactory {
+    fn create(
+        &self,
+        task: TaskId,
+        inputs: &[CommittedInput],
+    ) -> Result<Box<dyn TaskProcessor>, ProcessorError> {
+        let inputs = record_framing::inputs(inputs);
+        let runner = upcall(&self.vm, |env| {
+            let inputs = new_byte_array(env, &inputs)?;
+            let runner = env
+                .call_method(
+                    &*self.factory,
+                    jni_str!("create"),
+                    jni_sig!("(II[B)Ldev/sluice/streams/runtime/internals/TaskRunner;"),
+                    &[
+                        JValue::Int(task.subtopology as jint),
+                        JValue::Int(task.partition),
+                        JValue::Object(&inputs),
+                    ],
+                )?
+                .l()?;
+            Ok(env.new_global_ref(&runner)?)
+        })?;
+        Ok(Box::new(JvmTaskProcessor {
+            vm: self.vm.clone(),
+            runner,
+        }))
+    }
+}
+
+/// A task run by a Java `TaskRunner`, which keeps the task's stores.
+struct JvmTaskProcessor {
+    vm: JavaVM,
+    runner: Global<JObject<'static>>,
+}
+
+impl JvmTaskProcessor {
+    /// Calls `method` with at most one `byte[]` argument and returns the `byte[]` it
+    /// returns (nothing for a void method or a null result).
+    fn call(
+        &self,
+        method: &JNIStr,
+        sig: &MethodSignature<'_, '_>,
+        argument: Option<&[u8]>,
+    ) -> Result<Vec<u8>, ProcessorError> {
+        upcall(&self.vm, |env| {
+            let argument = argument.map(|bytes| new_byte_array(env, bytes)).transpose()?;
+            let arguments: Vec<JValue<'_>> = argument
+                .iter()
+                .map(|array| JValue::Object(array.as_ref()))
+                .collect();
+            let result = env.call_method(&*self.runner, method, sig, &arguments)?;
+            let Ok(array) = result.l() else {
+                return Ok(Vec::new());
+            };
+            if array.is_null() {
+                return Ok(Vec::new());
+            }
+            let array = env.cast_local::<JByteArray>(array)?;
+            Ok(read_bytes(env, &array, "result")?)
+        })
+    }
+}
+
+impl TaskProcessor for JvmTaskProcessor {
+    fn process(
+        &mut self,
+        _context: &TaskContext<'_>,
+        records: Vec<ConsumedRecord>,
+    ) -> Result<Vec<ProducedRecord>, ProcessorError> {
+        let batch = record_framing::consumed_records(&records);
+        let produced = self.call(jni_str!("process"), &jni_sig!("([B)[B"), Some(&batch))?;
+        Ok(record_framing::produced_records(&produced)?)
+    }
+
+    fn committed_changelog_offsets(
+        &mut self,
+    ) -> Result<BTreeMap<TopicPartition, Option<i64>>, ProcessorError> {
+        let sig = jni_sig!("()[B");
+        let bytes = self.call(jni_str!("committedChangelogOffsets"), &sig, None)?;
+        Ok(framing::offsets(&bytes)?)
+    }
+
+    fn wipe_state(&mut self) -> Result<(), ProcessorError> {
+        self.call(jni_str!("wipeState"), &jni_sig!("()V"), None)?;
+        Ok(())
+    }
+
+    fn restore(&mut self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError> {
+        let batch = record_framing::consumed_records(&records);
+        self.call(jni_str!("restore"), &jni_sig!("([B)V"), Some(&batch))?;
+        Ok(())
+    }
+
+    fn restored(&mut self) -> Result<(), ProcessorError> {
+        self.call(jni_str!("restored"), &jni_sig!("()V"), None)?;
+        Ok(())
+    }
+
+    fn punctuate(&mut self) -> Result<Vec<ProducedRecord>, ProcessorError> {
+        let produced = self.call(jni_str!("punctuate"), &jni_sig!("()[B"), None)?;
+        Ok(record_framing::produced_records(&produced)?)
+    }
+
+    fn flush(&mut self) -> Result<Vec<ProducedRecord>, ProcessorError> {
+        let produced = self.call(jni_str!("flush"), &jni_sig!("()[B"), None)?;
+        Ok(record_framing::produced_records(&produced)?)
+    }
+
+    fn committable_offsets(
+        &mut self,
+    ) -> Result<Option<BTreeMap<TopicPartition, InputOffset>>, ProcessorError> {
+        let bytes = self.call(jni_str!("committableOffsets"), &jni_sig!("()[B"), None)?;
+        Ok(Some(record_framing::positions(&bytes)?))
+    }
+
+    fn committed(&mut self, delivered: &DeliveredOffsets) -> Result<(), ProcessorError> {
+        let offsets = record_framing::offsets(delivered.iter().map(|(p, o)| (p, Some(*o))));
+        self.call(jni_str!("committed"), &jni_sig!("([B)V"), Some(&offsets))?;
+        Ok(())
+    }
+
+    fn rolled_back(&mut self) -> Result<(), ProcessorError> {
+        self.call(jni_str!("rolledBack"), &jni_sig!("()V"), None)?;
+        Ok(())
+    }
+
+    fn close(&mut self, clean: bool) -> Result<(), ProcessorError> {
+        upcall(&self.vm, |env| {
+            let clean = JValue::Bool(clean);
+            env.call_method(&*self.runner, jni_str!("close"), jni_sig!("(Z)V"), &[clean])?;
+            Ok(())
+        })
+    }
+
+    fn uncommitted_bytes(&self) -> u64 {
+        let bytes = upcall(&self.vm, |env| {
+            Ok(env
+                .call_method(&*self.runner, jni_str!("uncommittedBytes"), jni_sig!("()J"), &[])?
+                .j()?)
+        });
+        // The budget is advisory: a runner that cannot say counts as holding nothing.
+        bytes.map_or(0, |b| b.max(0) as u64)
+    }
+}
+
+/// An exception a Java task runner threw.
+#[derive(Debug)]
+struct JavaFailure(String);
+
+impl std::fmt::Display for JavaFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for JavaFailure {}
+
+/// What a call into Java fails with inside [`upcall`].
+enum UpcallError {
+    Jni(JniCallError),
+    Native(NativeError),
+}
+
+impl From<JniCallError> for UpcallError {
+    fn from(error: JniCallError) -> Self {
+        UpcallError::Jni(error)
+    }
+}
+
+impl From<NativeError> for UpcallError {
+    fn from(error: NativeError) -> Self {
+        UpcallError::Native(error)
+    }
+}
+
+/// Runs `call` on this thread attached to the JVM (under the thread's own name, and for
+/// good: engine threads call Java all the time). A Java exception is cleared and returned
+/// as the processor's error, naming its class and message.
+fn upcall<T>(
+    vm: &JavaVM,
+    call: impl FnOnce(&mut Env<'_>) -> Result<T, UpcallError>,
+) -> Result<T, ProcessorError> {
+    let name = std::thread::current()
+        .name()
+        .map(JNIString::from)
+        .unwrap_or_else(|| JNIString::from("sluice-engine"));
+    let attached = vm.attach_current_thread_with_config(
+        || AttachConfig::default().thread_name(&name),
+        Some(16),
+        call,
+    );
+    attached.map_err(|error| -> ProcessorError {
+        match error {
+            UpcallError::Jni(JniCallError::CaughtJavaException { name, msg, .. }) => {
+                Box::new(JavaFailure(format!("{name}: {msg}")))
+            }
+            UpcallError::Jni(other) => Box::new(JavaFailure(format!("call into Java: {other}"))),
+            UpcallError::Native(error) => Box::new(error),
+        }
+    })
+}

@@ -1,0 +1,338 @@
+//! Byte layouts of what crosses between the engine and the JVM's task runners: records,
+//! positions and properties, one array per call. Java's side is
+//! `dev.sluice.streams.runtime.internals`' framing; the two must agree.
+//!
+//! Integers are big-endian, strings UTF-8, and a length of -1 stands for null.
+//!
+//! - **Properties** (Java → native): repeated `i32 keyLength, key, i32 valueLength, value`.
+//! - **Offsets** (native → Java): repeated `i32 topicLength, topic, i32 partition,
+//!   i64 offset`, -1 for no offset (the layout of [`super::framing::offsets`]).
+//! - **Inputs** (native → Java): repeated `i32 topicLength, topic, i32 partition,
+//!   i64 committedOffset (-1: none), i32 metadataLength, metadata`.
+//! - **Positions** (Java → native): the layout of inputs; every entry has an offset.
+//! - **Consumed records** (native → Java): `i32 count`, then per record `i32 topicLength,
+//!   topic, i32 partition, i64 offset, i64 timestamp, i32 keyLength, key, i32 valueLength,
+//!   value, i32 headerCount` and per header `i32 keyLength, key, i32 valueLength, value`.
+//! - **Produced records** (Java → native): `i32 count`, then per record `i32 topicLength,
+//!   topic, i32 partition (-1: the producer's partitioner chooses), i64 timestamp`, then key,
+//!   value and headers as in consumed records.
+
+use std::collections::BTreeMap;
+
+use super::errors::NativeError;
+use super::framing::{malformed, Reader};
+use crate::engine::{CommittedInput, InputOffset};
+use crate::kafka::{ConsumedRecord, ProducedRecord};
+use crate::store::format::headers::Header;
+use crate::store::TopicPartition;
+
+const NULL_LENGTH: i32 = -1;
+const NO_OFFSET: i64 = -1;
+const NO_PARTITION: i32 = -1;
+
+/// Frames consumed records.
+pub(crate) fn consumed_records(records: &[ConsumedRecord]) -> Vec<u8> {
+    let size: usize = records
+        .iter()
+        .map(|r| {
+            32 + r.topic.len()
+                + r.key.as_ref().map_or(0, Vec::len)
+                + r.value.as_ref().map_or(0, Vec::len)
+                + headers_len(&r.headers)
+        })
+        .sum();
+    let mut out = Vec::with_capacity(4 + size);
+    put_i32(&mut out, records.len() as i32);
+    for record in records {
+        put_string(&mut out, &record.topic);
+        put_i32(&mut out, record.partition);
+        out.extend_from_slice(&record.offset.to_be_bytes());
+        out.extend_from_slice(&record.timestamp.to_be_bytes());
+        put_optional(&mut out, record.key.as_deref());
+        put_optional(&mut out, record.value.as_deref());
+        put_headers(&mut out, &record.headers);
+    }
+    out
+}
+
+/// Decodes produced records.
+pub(crate) fn produced_records(bytes: &[u8]) -> Result<Vec<ProducedRecord>, NativeError> {
+    let mut reader = Reader::new(bytes);
+    if reader.done() {
+        return Ok(Vec::new());
+    }
+    let count = reader.length("record count")?;
+    let mut records = Vec::with_capacity(count.min(bytes.len() / 24));
+    for _ in 0..count {
+        let topic = string(&mut reader, "topic")?;
+        let partition = reader.i32()?;
+        let timestamp = reader.i64()?;
+        let key = optional(&mut reader, "key")?;
+        let value = optional(&mut reader, "value")?;
+        let headers = headers(&mut reader)?;
+        records.push(ProducedRecord {
+            topic,
+            partition: (partition != NO_PARTITION).then_some(partition),
+            key,
+            value,
+            timestamp,
+            headers,
+        });
+    }
+    if !reader.done() {
+        return Err(malformed("bytes after the last record"));
+    }
+    Ok(records)
+}
+
+/// Frames offsets; `None` is written as -1.
+pub(crate) fn offsets<'a>(
+    offsets: impl IntoIterator<Item = (&'a TopicPartition, Option<i64>)>,
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (partition, offset) in offsets {
+        put_string(&mut out, &partition.topic);
+        put_i32(&mut out, partition.partition);
+        out.extend_from_slice(&offset.unwrap_or(NO_OFFSET).to_be_bytes());
+    }
+    out
+}
+
+/// Frames the input partitions of a new task with their committed positions.
+pub(crate) fn inputs(inputs: &[CommittedInput]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for input in inputs {
+        put_string(&mut out, &input.partition.topic);
+        put_i32(&mut out, input.partition.partition);
+        let (offset, metadata) = match &input.committed {
+            Some(position) => (position.offset, position.metadata.as_deref()),
+            None => (NO_OFFSET, None),
+        };
+        out.extend_from_slice(&offset.to_be_bytes());
+        put_optional(&mut out, metadata.map(str::as_bytes));
+    }
+    out
+}
+
+/// Decodes the positions a task runner commits.
+pub(crate) fn positions(bytes: &[u8]) -> Result<BTreeMap<TopicPartition, InputOffset>, NativeError> {
+    let mut reader = Reader::new(bytes);
+    let mut positions = BTreeMap::new();
+    while !reader.done() {
+        let topic = string(&mut reader, "topic")?;
+        let partition = reader.i32()?;
+        let offset = reader.i64()?;
+        if offset < 0 {
+            return Err(malformed("a commit position without an offset"));
+        }
+        let metadata = optional(&mut reader, "metadata")?
+            .map(|m| String::from_utf8(m).map_err(|_| malformed("metadata is not UTF-8")))
+            .transpose()?;
+        positions.insert(
+            TopicPartition::new(topic, partition),
+            InputOffset { offset, metadata },
+        );
+    }
+    Ok(positions)
+}
+
+/// Decodes properties.
+pub(crate) fn properties(bytes: &[u8]) -> Result<BTreeMap<String, String>, NativeError> {
+    let mut reader = Reader::new(bytes);
+    let mut properties = BTreeMap::new();
+    while !reader.done() {
+        let key = string(&mut reader, "property key")?;
+        let value = string(&mut reader, "property value")?;
+        properties.insert(key, value);
+    }
+    Ok(properties)
+}
+
+fn headers_len(headers: &[Header]) -> usize {
+    headers
+        .iter()
+        .map(|h| 8 + h.key.len() + h.value.as_ref().map_or(0, Vec::len))
+        .sum()
+}
+
+fn put_i32(out: &mut Vec<u8>, value: i32) {
+    out.extend_from_slice(&value.to_be_bytes());
+}
+
+fn put_string(out: &mut Vec<u8>, value: &str) {
+    put_i32(out, value.len() as i32);
+    out.extend_from_slice(value.as_bytes());
+}
+
+fn put_optional(out: &mut Vec<u8>, value: Option<&[u8]>) {
+    match value {
+        Some(bytes) => {
+            put_i32(out, bytes.len() as i32);
+            out.extend_from_slice(bytes);
+        }
+        None => put_i32(out, NULL_LENGTH),
+    }
+}
+
+fn put_headers(out: &mut Vec<u8>, headers: &[Header]) {
+    put_i32(out, headers.len() as i32);
+    for header in headers {
+        put_string(out, &header.key);
+        put_optional(out, header.value.as_deref());
+    }
+}
+
+fn string(reader: &mut Reader<'_>, what: &str) -> Result<String, NativeError> {
+    let length = reader.length(what)?;
+    String::from_utf8(reader.take(length)?.to_vec())
+        .map_err(|_| malformed(&format!("{what} is not UTF-8")))
+}
+
+fn optional(reader: &mut Reader<'_>, what: &str) -> Result<Option<Vec<u8>>, NativeError> {
+    match reader.i32()? {
+        NULL_LENGTH => Ok(None),
+        length => {
+            let length = usize::try_from(length)
+                .map_err(|_| malformed(&format!("negative {what} length {length}")))?;
+            Ok(Some(reader.take(length)?.to_vec()))
+        }
+    }
+}
+
+fn headers(reader: &mut Reader<'_>) -> Result<Vec<Header>, NativeError> {
+    let count = reader.length("header count")?;
+    (0..count)
+        .map(|_| {
+            Ok(Header {
+                key: string(reader, "header key")?,
+                value: optional(reader, "header value")?,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(key: &str, value: Option<&[u8]>) -> Header {
+        Header {
+            key: key.into(),
+            value: value.map(<[u8]>::to_vec),
+        }
+    }
+
+    /// Frames produced records the way the Java side does, from consumed ones' fields.
+    fn as_produced(record: &ConsumedRecord, partition: i32) -> Vec<u8> {
+        let mut out = Vec::new();
+        put_string(&mut out, &record.topic);
+        put_i32(&mut out, partition);
+        out.extend_from_slice(&record.timestamp.to_be_bytes());
+        put_optional(&mut out, record.key.as_deref());
+        put_optional(&mut out, record.value.as_deref());
+        put_headers(&mut out, &record.headers);
+        out
+    }
+
+    #[test]
+    fn consumed_records_frame_every_field_and_nulls() {
+        let record = ConsumedRecord {
+            topic: "in".into(),
+            partition: 3,
+            offset: 42,
+            timestamp: 7,
+            key: None,
+            value: Some(b"v".to_vec()),
+            headers: vec![header("h", None), header("g", Some(b"x"))],
+        };
+        let framed = consumed_records(std::slice::from_ref(&record));
+        let mut expected = 1i32.to_be_bytes().to_vec();
+        put_string(&mut expected, "in");
+        put_i32(&mut expected, 3);
+        expected.extend_from_slice(&42i64.to_be_bytes());
+        expected.extend_from_slice(&7i64.to_be_bytes());
+        put_i32(&mut expected, -1);
+        put_optional(&mut expected, Some(b"v"));
+        put_i32(&mut expected, 2);
+        put_string(&mut expected, "h");
+        put_i32(&mut expected, -1);
+        put_string(&mut expected, "g");
+        put_optional(&mut expected, Some(b"x"));
+        assert_eq!(framed, expected);
+    }
+
+    #[test]
+    fn produced_records_decode_partition_nulls_and_headers() {
+        let record = ConsumedRecord {
+            topic: "app-store-changelog".into(),
+            partition: 0,
+            offset: 0,
+            timestamp: 9,
+            key: Some(b"k".to_vec()),
+            value: None,
+            headers: vec![header("h", Some(b""))],
+        };
+        let mut batch = 2i32.to_be_bytes().to_vec();
+        batch.extend(as_produced(&record, 4));
+        batch.extend(as_produced(&record, NO_PARTITION));
+        let decoded = produced_records(&batch).unwrap();
+        assert_eq!(decoded.len(), 2);
+        assert_eq!(decoded[0].partition, Some(4));
+        assert_eq!(decoded[1].partition, None);
+        assert_eq!(decoded[0].key.as_deref(), Some(&b"k"[..]));
+        assert_eq!(decoded[0].value, None);
+        assert_eq!(decoded[0].timestamp, 9);
+        assert_eq!(decoded[0].headers, record.headers);
+        assert!(produced_records(&batch[..batch.len() - 1]).is_err());
+        assert!(produced_records(&[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn inputs_and_positions_share_a_layout() {
+        let committed = vec![
+            CommittedInput {
+                partition: TopicPartition::new("in", 0),
+                committed: Some(InputOffset {
+                    offset: 5,
+                    metadata: Some("AgAAAZ".into()),
+                }),
+            },
+            CommittedInput {
+                partition: TopicPartition::new("in", 1),
+                committed: Some(InputOffset {
+                    offset: 8,
+                    metadata: None,
+                }),
+            },
+        ];
+        let decoded = positions(&inputs(&committed)).unwrap();
+        assert_eq!(decoded.len(), 2);
+        for input in &committed {
+            assert_eq!(
+                Some(&decoded[&input.partition]),
+                input.committed.as_ref()
+            );
+        }
+        let missing = [CommittedInput {
+            partition: TopicPartition::new("in", 2),
+            committed: None,
+        }];
+        assert!(positions(&inputs(&missing)).is_err());
+    }
+
+    #[test]
+    fn properties_and_offsets_round_trip() {
+        let mut bytes = Vec::new();
+        put_string(&mut bytes, "application.id");
+        put_string(&mut bytes, "app");
+        let decoded = properties(&bytes).unwrap();
+        assert_eq!(decoded["application.id"], "app");
+        assert!(properties(&bytes[..bytes.len() - 1]).is_err());
+
+        let partition = TopicPartition::new("c", 1);
+        let framed = offsets([(&partition, Some(3)), (&partition, None)]);
+        let decoded = super::super::framing::offsets(&framed).unwrap();
+        assert_eq!(decoded[&partition], None);
+        assert_eq!(framed.len(), 2 * (4 + 1 + 4 + 8));
+    }
+}
