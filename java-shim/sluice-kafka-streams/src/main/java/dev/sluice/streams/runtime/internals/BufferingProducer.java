@@ -1,0 +1,135 @@
+package dev.sluice.streams.runtime.internals;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
+import java.util.function.Function;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.Callback;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.metrics.KafkaMetric;
+
+/**
+ * The producer under one task's {@link org.apache.kafka.streams.processor.internals.RecordCollectorImpl}:
+ * it keeps what the task sends until the task runner hands the batch to the engine, which owns the real
+ * producer and its transaction. Sends never complete here: the engine knows the offsets and delivery
+ * errors, and the runner gives the delivered changelog offsets to the state manager itself, so no
+ * callback ever sees an offset that was never written.
+ */
+final class BufferingProducer implements Producer<byte[], byte[]> {
+
+    private final Function<String, List<PartitionInfo>> partitionLookup;
+    private List<ProducerRecord<byte[], byte[]>> sent = new ArrayList<>();
+
+    /** @param partitionLookup the partitions of a topic, for tasks that choose partitions themselves */
+    BufferingProducer(final Function<String, List<PartitionInfo>> partitionLookup) {
+        this.partitionLookup = partitionLookup;
+    }
+
+    /** The records sent since the last call, in order. */
+    List<ProducerRecord<byte[], byte[]>> drain() {
+        if (sent.isEmpty()) {
+            return List.of();
+        }
+        final List<ProducerRecord<byte[], byte[]>> drained = sent;
+        sent = new ArrayList<>();
+        return drained;
+    }
+
+    /** Forgets what was sent and not drained (the task is closed dirty). */
+    void clear() {
+        sent = new ArrayList<>();
+    }
+
+    @Override
+    public Future<RecordMetadata> send(final ProducerRecord<byte[], byte[]> record) {
+        return send(record, null);
+    }
+
+    @Override
+    public Future<RecordMetadata> send(final ProducerRecord<byte[], byte[]> record, final Callback callback) {
+        // The headers object may be the processed record's, which processors downstream may still change;
+        // a real producer serialises them at once, so the batch keeps a copy.
+        sent.add(new ProducerRecord<>(record.topic(), record.partition(), record.timestamp(), record.key(),
+            record.value(), new RecordHeaders(record.headers().toArray())));
+        return new CompletableFuture<>();
+    }
+
+    @Override
+    public void flush() {
+        // Nothing is in flight here: the batch goes to the engine with the runner's return value.
+    }
+
+    @Override
+    public List<PartitionInfo> partitionsFor(final String topic) {
+        return partitionLookup.apply(topic);
+    }
+
+    @Override
+    public Map<MetricName, ? extends Metric> metrics() {
+        return Map.of();
+    }
+
+    @Override
+    public void registerMetricForSubscription(final KafkaMetric metric) {
+    }
+
+    @Override
+    public void unregisterMetricFromSubscription(final KafkaMetric metric) {
+    }
+
+    @Override
+    public void close() {
+    }
+
+    @Override
+    public void close(final Duration timeout) {
+    }
+
+    @Override
+    public void initTransactions() {
+        throw transactionsAreTheEngines();
+    }
+
+    @Override
+    public void beginTransaction() {
+        throw transactionsAreTheEngines();
+    }
+
+    @Override
+    public void sendOffsetsToTransaction(final Map<TopicPartition, OffsetAndMetadata> offsets,
+                                         final ConsumerGroupMetadata groupMetadata) {
+        throw transactionsAreTheEngines();
+    }
+
+    @Override
+    public void commitTransaction() {
+        throw transactionsAreTheEngines();
+    }
+
+    @Override
+    public void abortTransaction() {
+        throw transactionsAreTheEngines();
+    }
+
+    @Override
+    public Uuid clientInstanceId(final Duration timeout) {
+        throw new UnsupportedOperationException("Sluice's engine owns the producer");
+    }
+
+    private static UnsupportedOperationException transactionsAreTheEngines() {
+        return new UnsupportedOperationException("Sluice's engine runs the producer's transactions");
+    }
+}

@@ -1,0 +1,185 @@
+package dev.sluice.streams.runtime.internals;
+
+import dev.sluice.streams.internals.NativeLibrary;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.types.Password;
+import org.apache.kafka.common.metrics.MetricConfig;
+import org.apache.kafka.common.metrics.Metrics;
+import org.apache.kafka.common.metrics.Sensor;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.processor.StateStore;
+import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.processor.internals.StateDirectory;
+import org.apache.kafka.streams.processor.internals.TopologyMetadata;
+import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
+
+/**
+ * One application instance's run on Sluice's engine: the engine does the Kafka I/O, commits and
+ * restores; its threads run the tasks with Kafka Streams' own task machinery ({@link StreamTaskRunner}).
+ * {@code KafkaStreams} drives it.
+ *
+ * <p>The topology must have been built and rewritten with the config
+ * ({@link TopologyMetadata#buildAndRewriteTopology()}), as {@code KafkaStreams} does when it is created.
+ */
+public final class EngineRuntime implements AutoCloseable {
+
+    private final TopologyMetadata topologyMetadata;
+    private final StreamsConfig config;
+    private final Metrics ownMetrics;
+    private final StateDirectory ownStateDirectory;
+    private final TopicPartitionLookup partitionLookup;
+    private final TaskEnvironment environment;
+    private long handle;
+    private boolean closed;
+
+    public EngineRuntime(final TopologyMetadata topologyMetadata,
+                         final StreamsConfig config,
+                         final Time time,
+                         final RuntimeListener listener) {
+        this(topologyMetadata, config, time, listener, null, null);
+    }
+
+    /**
+     * A runtime whose tasks record their metrics in {@code metrics} and keep their state in
+     * {@code stateDirectory}, both the caller's to close; either may be null for the runtime's own.
+     */
+    public EngineRuntime(final TopologyMetadata topologyMetadata,
+                         final StreamsConfig config,
+                         final Time time,
+                         final RuntimeListener listener,
+                         final StreamsMetricsImpl metrics,
+                         final StateDirectory stateDirectory) {
+        this.topologyMetadata = topologyMetadata;
+        this.config = config;
+        this.ownMetrics = metrics == null ? newMetrics(config, time) : null;
+        this.ownStateDirectory = stateDirectory == null
+            ? new StateDirectory(config, time, topologyMetadata.hasPersistentStores(), topologyMetadata.hasNamedTopologies())
+            : null;
+        this.partitionLookup = new TopicPartitionLookup(config);
+        this.environment = new TaskEnvironment(
+            topologyMetadata,
+            config,
+            time,
+            metrics == null
+                ? new StreamsMetricsImpl(ownMetrics, config.getString(StreamsConfig.CLIENT_ID_CONFIG), time)
+                : metrics,
+            stateDirectory == null ? ownStateDirectory : stateDirectory,
+            listener,
+            partitionLookup);
+    }
+
+    /**
+     * Starts the engine's threads.
+     *
+     * @throws UnsupportedOperationException for a topology Sluice's runtime cannot run yet (see {@link EngineTopology#describe})
+     * @throws org.apache.kafka.common.config.ConfigException for a bad config value
+     * @throws org.apache.kafka.streams.errors.StreamsException when the engine cannot start
+     */
+    public synchronized void start() {
+        if (handle != 0 || closed) {
+            throw new IllegalStateException("The engine runtime can be started only once");
+        }
+        final byte[] topology = EngineTopology.json(topologyMetadata, config);
+        NativeLibrary.load();
+        handle = NativeEngine.start(topology, RuntimeFraming.properties(engineProperties(config)), environment::createTask);
+    }
+
+    /**
+     * Stops the engine: its threads commit, close their tasks and stop. A second call does nothing.
+     *
+     * @throws org.apache.kafka.streams.errors.StreamsException carrying the first error an engine thread stopped with
+     */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            if (handle != 0) {
+                NativeEngine.close(handle);
+            }
+        } finally {
+            partitionLookup.close();
+            if (ownStateDirectory != null) {
+                ownStateDirectory.close();
+            }
+            if (ownMetrics != null) {
+                ownMetrics.close();
+            }
+        }
+    }
+
+    /** True once an engine thread stopped on its own (an upcall failed, or the engine did). */
+    public synchronized boolean hasFailed() {
+        return handle != 0 && !closed && NativeEngine.hasFailed(handle);
+    }
+
+    /** The store called storeName of each running local task (KS's outermost, metered store), keyed by partition. */
+    public Map<Integer, StateStore> localStores(final String storeName) {
+        return environment.localStores(storeName);
+    }
+
+    /** Running local tasks and their input partitions, for metadata. */
+    public Map<TaskId, Set<TopicPartition>> localTasks() {
+        return environment.localTasks();
+    }
+
+    /**
+     * The application config as the engine reads it: every original value that has a text form, and
+     * the effective value of the keys whose defaults Kafka Streams derives from others.
+     */
+    static Map<String, String> engineProperties(final StreamsConfig config) {
+        final Map<String, String> properties = new TreeMap<>();
+        config.originals().forEach((key, value) -> {
+            final String text = text(value);
+            if (text != null) {
+                properties.put(key, text);
+            }
+        });
+        properties.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG,
+            String.valueOf(config.getLong(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG)));
+        properties.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, config.getString(StreamsConfig.PROCESSING_GUARANTEE_CONFIG));
+        properties.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG,
+            String.valueOf(config.getInt(StreamsConfig.NUM_STREAM_THREADS_CONFIG)));
+        return properties;
+    }
+
+    private static String text(final Object value) {
+        if (value instanceof String || value instanceof Number || value instanceof Boolean) {
+            return value.toString();
+        }
+        if (value instanceof Class) {
+            return ((Class<?>) value).getName();
+        }
+        if (value instanceof Password) {
+            return ((Password) value).value();
+        }
+        if (value instanceof List) {
+            final StringBuilder joined = new StringBuilder();
+            for (final Object element : (List<?>) value) {
+                final String text = text(element);
+                if (text == null) {
+                    return null;
+                }
+                joined.append(joined.length() == 0 ? "" : ",").append(text);
+            }
+            return joined.toString();
+        }
+        return null;
+    }
+
+    private static Metrics newMetrics(final StreamsConfig config, final Time time) {
+        final MetricConfig metricConfig = new MetricConfig()
+            .samples(config.getInt(StreamsConfig.METRICS_NUM_SAMPLES_CONFIG))
+            .recordLevel(Sensor.RecordingLevel.forName(config.getString(StreamsConfig.METRICS_RECORDING_LEVEL_CONFIG)))
+            .timeWindow(config.getLong(StreamsConfig.METRICS_SAMPLE_WINDOW_MS_CONFIG), TimeUnit.MILLISECONDS);
+        return new Metrics(metricConfig, time);
+    }
+}

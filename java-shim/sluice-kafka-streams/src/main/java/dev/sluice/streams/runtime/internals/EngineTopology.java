@@ -1,0 +1,201 @@
+package dev.sluice.streams.runtime.internals;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TopologyDescription;
+import org.apache.kafka.streams.processor.StateStore;
+import org.apache.kafka.streams.processor.internals.InternalTopicConfig;
+import org.apache.kafka.streams.processor.internals.InternalTopologyBuilder;
+import org.apache.kafka.streams.processor.internals.ProcessorStateManager;
+import org.apache.kafka.streams.processor.internals.ProcessorTopology;
+import org.apache.kafka.streams.processor.internals.TopologyMetadata;
+
+/**
+ * The topology as Sluice's engine reads it (rust-core/src/engine/topology.rs), taken from Kafka Streams'
+ * own {@link InternalTopologyBuilder} after it was rewritten with the application's config: per
+ * sub-topology its user and repartition topics, its stores with their changelog topic configs, and the
+ * co-partitioned topic groups. Repartition topics are named without the application id prefix and the
+ * {@code -repartition} suffix, which the engine adds. The task processors keep the stores
+ * ({@code processor_keeps_stores}).
+ */
+final class EngineTopology {
+
+    private static final String REPARTITION_SUFFIX = "-repartition";
+
+    private final String applicationId;
+    private final Map<String, Object> description = new LinkedHashMap<>();
+
+    private EngineTopology(final String applicationId) {
+        this.applicationId = applicationId;
+    }
+
+    /**
+     * The engine's description of {@code topologyMetadata}, which must have been built and rewritten
+     * ({@link TopologyMetadata#buildAndRewriteTopology()}) with {@code config}.
+     *
+     * @throws UnsupportedOperationException for what Sluice's runtime does not run yet: global stores
+     *     ({@code GlobalKTable}, {@code addGlobalStore}), pattern subscriptions, named topologies, and
+     *     stores whose changelog is a source topic ({@code topology.optimization=reuse.ktable.source.topics})
+     */
+    static Map<String, Object> describe(final TopologyMetadata topologyMetadata, final StreamsConfig config) {
+        if (topologyMetadata.hasGlobalTopology()) {
+            throw new UnsupportedOperationException("Sluice's runtime does not run global state stores yet "
+                + "(GlobalKTable, StreamsBuilder#globalTable, Topology#addGlobalStore); this topology has "
+                + topologyMetadata.globalStateStores().keySet());
+        }
+        if (topologyMetadata.hasNamedTopologies()) {
+            throw new UnsupportedOperationException("Sluice's runtime does not run named topologies");
+        }
+        if (topologyMetadata.usesPatternSubscription()) {
+            throw new UnsupportedOperationException("Sluice's runtime does not run topologies that subscribe to "
+                + "topics by pattern yet");
+        }
+        final EngineTopology topology = new EngineTopology(config.getString(StreamsConfig.APPLICATION_ID_CONFIG));
+        topology.describe(topologyMetadata.lookupBuilderForNamedTopology(null), topologyMetadata, config);
+        return topology.description;
+    }
+
+    /** {@link #describe} as the UTF-8 JSON the engine takes. */
+    static byte[] json(final TopologyMetadata topologyMetadata, final StreamsConfig config) {
+        try {
+            return new ObjectMapper().writeValueAsString(describe(topologyMetadata, config)).getBytes(StandardCharsets.UTF_8);
+        } catch (final JsonProcessingException e) {
+            throw new IllegalStateException("Could not write the topology for the engine", e);
+        }
+    }
+
+    private void describe(final InternalTopologyBuilder builder,
+                          final TopologyMetadata topologyMetadata,
+                          final StreamsConfig config) {
+        final Map<TopologyMetadata.Subtopology, InternalTopologyBuilder.TopicsInfo> topicsInfo = builder.subtopologyToTopicsInfo();
+        final Set<String> repartitionTopics = new HashSet<>();
+        for (final InternalTopologyBuilder.TopicsInfo info : topicsInfo.values()) {
+            repartitionTopics.addAll(info.repartitionSourceTopics.keySet());
+        }
+        final Map<String, String> changelogDefaults = topicDefaults(config);
+        final long windowChangelogAdditionalRetention =
+            config.getLong(StreamsConfig.WINDOW_STORE_CHANGE_LOG_ADDITIONAL_RETENTION_MS_CONFIG);
+
+        final List<Map<String, Object>> subtopologies = new ArrayList<>();
+        final Set<Integer> ids = new TreeSet<>();
+        for (final TopologyDescription.Subtopology subtopology : builder.describe().subtopologies()) {
+            ids.add(subtopology.id());
+        }
+        for (final int id : ids) {
+            final InternalTopologyBuilder.TopicsInfo info = topicsInfo.get(new TopologyMetadata.Subtopology(id, null));
+            if (info == null) {
+                continue;
+            }
+            final Map<String, Object> subtopology = new LinkedHashMap<>();
+            subtopology.put("id", id);
+            subtopology.put("source_topics", userTopics(info.sourceTopics, repartitionTopics));
+            final List<Map<String, Object>> repartitionSources = new ArrayList<>();
+            for (final InternalTopicConfig repartition : new TreeMap<>(info.repartitionSourceTopics).values()) {
+                final Map<String, Object> topic = new LinkedHashMap<>();
+                topic.put("name", unprefixedRepartition(repartition.name()));
+                topic.put("partitions", repartition.numberOfPartitions().orElse(null));
+                repartitionSources.add(topic);
+            }
+            subtopology.put("repartition_source_topics", repartitionSources);
+            subtopology.put("sink_topics", userTopics(info.sinkTopics, repartitionTopics));
+            final List<String> repartitionSinks = new ArrayList<>();
+            for (final String sink : new TreeSet<>(info.sinkTopics)) {
+                if (repartitionTopics.contains(sink)) {
+                    repartitionSinks.add(unprefixedRepartition(sink));
+                }
+            }
+            subtopology.put("repartition_sink_topics", repartitionSinks);
+            subtopology.put("stores", stores(builder, id, info, changelogDefaults, windowChangelogAdditionalRetention));
+            subtopologies.add(subtopology);
+        }
+        description.put("subtopologies", subtopologies);
+
+        final List<List<String>> copartitionGroups = new ArrayList<>();
+        for (final Set<String> group : topologyMetadata.copartitionGroups()) {
+            final List<String> names = new ArrayList<>();
+            for (final String topic : new TreeSet<>(group)) {
+                names.add(repartitionTopics.contains(topic) ? unprefixedRepartition(topic) : topic);
+            }
+            copartitionGroups.add(names);
+        }
+        description.put("copartition_groups", copartitionGroups);
+        description.put("processor_keeps_stores", true);
+    }
+
+    private List<Map<String, Object>> stores(final InternalTopologyBuilder builder,
+                                             final int subtopologyId,
+                                             final InternalTopologyBuilder.TopicsInfo info,
+                                             final Map<String, String> changelogDefaults,
+                                             final long windowChangelogAdditionalRetention) {
+        // The stores themselves (not opened) tell whether they are persistent.
+        final ProcessorTopology built = builder.buildSubtopology(subtopologyId);
+        final Map<String, StateStore> storesByName = new TreeMap<>();
+        for (final StateStore store : built.stateStores()) {
+            storesByName.put(store.name(), store);
+        }
+        final List<Map<String, Object>> stores = new ArrayList<>();
+        for (final StateStore store : storesByName.values()) {
+            final String changelog = built.storeToChangelogTopic().get(store.name());
+            final Map<String, Object> description = new LinkedHashMap<>();
+            description.put("name", store.name());
+            description.put("persistent", store.persistent());
+            description.put("logged", changelog != null);
+            final Map<String, String> changelogConfigs = new TreeMap<>();
+            if (changelog != null) {
+                if (!changelog.equals(ProcessorStateManager.storeChangelogTopic(applicationId, store.name(), null))) {
+                    throw new UnsupportedOperationException("Sluice's runtime does not restore stores from source topics "
+                        + "yet: store " + store.name() + " uses topic " + changelog + " as its changelog (set "
+                        + StreamsConfig.TOPOLOGY_OPTIMIZATION_CONFIG + " without "
+                        + StreamsConfig.REUSE_KTABLE_SOURCE_TOPICS + ")");
+                }
+                final InternalTopicConfig topicConfig = info.stateChangelogTopics.get(changelog);
+                if (topicConfig != null) {
+                    changelogConfigs.putAll(topicConfig.properties(changelogDefaults, windowChangelogAdditionalRetention));
+                }
+            }
+            description.put("changelog_configs", changelogConfigs);
+            stores.add(description);
+        }
+        return stores;
+    }
+
+    /** The {@code topic.}-prefixed configs, which Kafka Streams applies to every internal topic it creates. */
+    private static Map<String, String> topicDefaults(final StreamsConfig config) {
+        final Map<String, String> defaults = new TreeMap<>();
+        config.originalsWithPrefix(StreamsConfig.TOPIC_PREFIX).forEach((key, value) -> {
+            if (value != null) {
+                defaults.put(key, value.toString());
+            }
+        });
+        return defaults;
+    }
+
+    private static List<String> userTopics(final Set<String> topics, final Set<String> repartitionTopics) {
+        final List<String> user = new ArrayList<>();
+        for (final String topic : new TreeSet<>(topics)) {
+            if (!repartitionTopics.contains(topic)) {
+                user.add(topic);
+            }
+        }
+        return user;
+    }
+
+    private String unprefixedRepartition(final String fullName) {
+        final String prefix = applicationId + "-";
+        if (!fullName.startsWith(prefix) || !fullName.endsWith(REPARTITION_SUFFIX)) {
+            throw new IllegalStateException("Repartition topic " + fullName + " is not named <application.id>-<name>"
+                + REPARTITION_SUFFIX);
+        }
+        return fullName.substring(prefix.length(), fullName.length() - REPARTITION_SUFFIX.length());
+    }
+}

@@ -1,0 +1,34 @@
+package dev.sluice.streams.runtime.internals;
+
+/**
+ * The Rust engine: consumer group, producer and its transactions, commit barrier, restore and internal
+ * topics. It runs tasks through a {@link TaskFactory}; its threads call back into the JVM. Sluice's native
+ * library must be loaded first ({@code dev.sluice.streams.internals.NativeLibrary#load}).
+ */
+final class NativeEngine {
+
+    private NativeEngine() {
+    }
+
+    /**
+     * Starts an engine and returns its handle.
+     *
+     * @param topologyJson the topology (see {@link EngineTopology}), UTF-8 JSON
+     * @param config the application config as framed properties ({@link RuntimeFraming#properties})
+     * @param factory called on engine threads to create each task they are assigned
+     * @throws org.apache.kafka.common.config.ConfigException for a bad config value
+     * @throws org.apache.kafka.streams.errors.StreamsException for anything else
+     */
+    static native long start(byte[] topologyJson, byte[] config, TaskFactory factory);
+
+    /**
+     * Stops the engine cleanly (commit, close tasks), joins its threads and releases the handle; a
+     * second call does nothing.
+     *
+     * @throws org.apache.kafka.streams.errors.StreamsException carrying the first error a thread stopped with
+     */
+    static native void close(long handle);
+
+    /** True once some engine thread stopped on its own. */
+    static native boolean hasFailed(long handle);
+}

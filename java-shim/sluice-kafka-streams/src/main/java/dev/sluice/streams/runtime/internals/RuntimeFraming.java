@@ -1,0 +1,264 @@
+package dev.sluice.streams.runtime.internals;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.record.TimestampType;
+
+/**
+ * Byte layouts of what crosses between the engine and the task runners, so that a batch of records
+ * costs one call. All integers are big-endian, strings UTF-8, lengths in bytes; a length of -1 is null.
+ * <ul>
+ *   <li><b>Properties</b>: repeated {@code int keyLength, key, int valueLength, value}.</li>
+ *   <li><b>Offsets</b>: repeated {@code int topicLength, topic, int partition, long offset}, -1 for none.</li>
+ *   <li><b>Inputs</b>: repeated {@code int topicLength, topic, int partition, long committedOffset (-1 none),
+ *       int metadataLength (-1 none), metadata}.</li>
+ *   <li><b>Consumed records</b>: {@code int count}, then per record {@code int topicLength, topic,
+ *       int partition, long offset, long timestamp, int keyLength, key, int valueLength, value,
+ *       int headerCount} and per header {@code int keyLength, key, int valueLength, value}.</li>
+ *   <li><b>Produced records</b>: as consumed records without the offset; a partition of -1 lets the
+ *       engine's producer choose it from the key.</li>
+ * </ul>
+ */
+final class RuntimeFraming {
+
+    static final int NULL_LENGTH = -1;
+    static final long NO_OFFSET = -1L;
+    static final int ANY_PARTITION = -1;
+
+    private static final byte[] EMPTY = new byte[0];
+
+    private RuntimeFraming() {
+    }
+
+    static byte[] properties(final Map<String, String> properties) {
+        final Writer out = new Writer();
+        for (final Map.Entry<String, String> property : properties.entrySet()) {
+            out.string(property.getKey());
+            out.string(property.getValue());
+        }
+        return out.toBytes();
+    }
+
+    static Map<String, String> readProperties(final byte[] framed) {
+        final ByteBuffer in = ByteBuffer.wrap(framed);
+        final Map<String, String> properties = new LinkedHashMap<>();
+        while (in.hasRemaining()) {
+            properties.put(readString(in), readString(in));
+        }
+        return properties;
+    }
+
+    /** Offsets; a null offset is written as -1 (none). */
+    static byte[] offsets(final Map<TopicPartition, Long> offsets) {
+        final Writer out = new Writer();
+        for (final Map.Entry<TopicPartition, Long> entry : offsets.entrySet()) {
+            out.partition(entry.getKey());
+            out.buffer(Long.BYTES).putLong(entry.getValue() == null ? NO_OFFSET : entry.getValue());
+        }
+        return out.toBytes();
+    }
+
+    /** Offsets in their framed order; -1 is read as null (none). */
+    static Map<TopicPartition, Long> readOffsets(final byte[] framed) {
+        final ByteBuffer in = ByteBuffer.wrap(framed);
+        final Map<TopicPartition, Long> offsets = new LinkedHashMap<>();
+        while (in.hasRemaining()) {
+            final TopicPartition partition = readPartition(in);
+            final long offset = in.getLong();
+            offsets.put(partition, offset == NO_OFFSET ? null : offset);
+        }
+        return offsets;
+    }
+
+    /** Input partitions with their committed offset and metadata; a null value has neither. */
+    static byte[] inputs(final Map<TopicPartition, OffsetAndMetadata> inputs) {
+        final Writer out = new Writer();
+        for (final Map.Entry<TopicPartition, OffsetAndMetadata> entry : inputs.entrySet()) {
+            out.partition(entry.getKey());
+            final OffsetAndMetadata committed = entry.getValue();
+            out.buffer(Long.BYTES).putLong(committed == null ? NO_OFFSET : committed.offset());
+            out.string(committed == null || committed.metadata().isEmpty() ? null : committed.metadata());
+        }
+        return out.toBytes();
+    }
+
+    /** Input partitions in their framed order, null for those without a committed offset. */
+    static Map<TopicPartition, OffsetAndMetadata> readInputs(final byte[] framed) {
+        final ByteBuffer in = ByteBuffer.wrap(framed);
+        final Map<TopicPartition, OffsetAndMetadata> inputs = new LinkedHashMap<>();
+        while (in.hasRemaining()) {
+            final TopicPartition partition = readPartition(in);
+            final long offset = in.getLong();
+            final String metadata = readString(in);
+            inputs.put(partition, offset == NO_OFFSET
+                ? null
+                : new OffsetAndMetadata(offset, Optional.empty(), metadata == null ? "" : metadata));
+        }
+        return inputs;
+    }
+
+    static byte[] consumedRecords(final List<ConsumerRecord<byte[], byte[]>> records) {
+        final Writer out = new Writer();
+        out.buffer(Integer.BYTES).putInt(records.size());
+        for (final ConsumerRecord<byte[], byte[]> record : records) {
+            out.string(record.topic());
+            out.buffer(Integer.BYTES + 2 * Long.BYTES).putInt(record.partition()).putLong(record.offset())
+                .putLong(record.timestamp());
+            out.bytes(record.key());
+            out.bytes(record.value());
+            out.headers(record.headers());
+        }
+        return out.toBytes();
+    }
+
+    /** Consumed records, CreateTime-stamped, in their framed order. */
+    static List<ConsumerRecord<byte[], byte[]>> readConsumedRecords(final byte[] framed) {
+        final ByteBuffer in = ByteBuffer.wrap(framed);
+        final int count = in.getInt();
+        final List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            final String topic = readString(in);
+            final int partition = in.getInt();
+            final long offset = in.getLong();
+            final long timestamp = in.getLong();
+            final byte[] key = readBytes(in);
+            final byte[] value = readBytes(in);
+            final Headers headers = readHeaders(in);
+            records.add(new ConsumerRecord<>(topic, partition, offset, timestamp, TimestampType.CREATE_TIME,
+                key == null ? ConsumerRecord.NULL_SIZE : key.length,
+                value == null ? ConsumerRecord.NULL_SIZE : value.length,
+                key, value, headers, Optional.empty()));
+        }
+        return records;
+    }
+
+    static byte[] producedRecords(final List<ProducerRecord<byte[], byte[]>> records) {
+        if (records.isEmpty()) {
+            return emptyRecords();
+        }
+        final Writer out = new Writer();
+        out.buffer(Integer.BYTES).putInt(records.size());
+        for (final ProducerRecord<byte[], byte[]> record : records) {
+            out.string(record.topic());
+            // Kafka Streams always stamps what it sends; a missing timestamp is the producer's to set.
+            out.buffer(Integer.BYTES + Long.BYTES)
+                .putInt(record.partition() == null ? ANY_PARTITION : record.partition())
+                .putLong(record.timestamp() == null ? NO_OFFSET : record.timestamp());
+            out.bytes(record.key());
+            out.bytes(record.value());
+            out.headers(record.headers());
+        }
+        return out.toBytes();
+    }
+
+    static List<ProducerRecord<byte[], byte[]>> readProducedRecords(final byte[] framed) {
+        final ByteBuffer in = ByteBuffer.wrap(framed);
+        final int count = in.getInt();
+        final List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            final String topic = readString(in);
+            final int partition = in.getInt();
+            final long timestamp = in.getLong();
+            final byte[] key = readBytes(in);
+            final byte[] value = readBytes(in);
+            final Headers headers = readHeaders(in);
+            records.add(new ProducerRecord<>(topic, partition == ANY_PARTITION ? null : partition,
+                timestamp == NO_OFFSET ? null : timestamp, key, value, headers));
+        }
+        return records;
+    }
+
+    /** A batch of no records. */
+    static byte[] emptyRecords() {
+        return new byte[Integer.BYTES];
+    }
+
+    private static TopicPartition readPartition(final ByteBuffer in) {
+        final String topic = readString(in);
+        return new TopicPartition(topic, in.getInt());
+    }
+
+    private static String readString(final ByteBuffer in) {
+        final byte[] bytes = readBytes(in);
+        return bytes == null ? null : new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    private static byte[] readBytes(final ByteBuffer in) {
+        final int length = in.getInt();
+        if (length == NULL_LENGTH) {
+            return null;
+        }
+        final byte[] bytes = length == 0 ? EMPTY : new byte[length];
+        in.get(bytes);
+        return bytes;
+    }
+
+    private static Headers readHeaders(final ByteBuffer in) {
+        final int count = in.getInt();
+        final RecordHeaders headers = new RecordHeaders();
+        for (int i = 0; i < count; i++) {
+            headers.add(readString(in), readBytes(in));
+        }
+        return headers;
+    }
+
+    /** A growing big-endian buffer. */
+    private static final class Writer {
+        private ByteBuffer buffer = ByteBuffer.allocate(256);
+
+        ByteBuffer buffer(final int needed) {
+            if (buffer.remaining() < needed) {
+                final ByteBuffer grown = ByteBuffer.allocate(Math.max(buffer.capacity() * 2, buffer.position() + needed));
+                buffer.flip();
+                grown.put(buffer);
+                buffer = grown;
+            }
+            return buffer;
+        }
+
+        void bytes(final byte[] bytes) {
+            if (bytes == null) {
+                buffer(Integer.BYTES).putInt(NULL_LENGTH);
+            } else {
+                buffer(Integer.BYTES + bytes.length).putInt(bytes.length).put(bytes);
+            }
+        }
+
+        void string(final String string) {
+            bytes(string == null ? null : string.getBytes(StandardCharsets.UTF_8));
+        }
+
+        void partition(final TopicPartition partition) {
+            string(partition.topic());
+            buffer(Integer.BYTES).putInt(partition.partition());
+        }
+
+        void headers(final Headers headers) {
+            final Header[] all = headers == null ? new Header[0] : headers.toArray();
+            buffer(Integer.BYTES).putInt(all.length);
+            for (final Header header : all) {
+                string(header.key());
+                bytes(header.value());
+            }
+        }
+
+        byte[] toBytes() {
+            final byte[] bytes = new byte[buffer.position()];
+            buffer.flip();
+            buffer.get(bytes);
+            return bytes;
+        }
+    }
+}

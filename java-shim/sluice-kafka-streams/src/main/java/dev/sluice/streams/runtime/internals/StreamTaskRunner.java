@@ -1,0 +1,371 @@
+package dev.sluice.streams.runtime.internals;
+
+import java.io.File;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Utils;
+import org.apache.kafka.common.utils.internals.LogContext;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.ProcessorStateException;
+import org.apache.kafka.streams.errors.TaskCorruptedException;
+import org.apache.kafka.streams.internals.StreamsConfigUtils;
+import org.apache.kafka.streams.internals.UpgradeFromValues;
+import org.apache.kafka.streams.processor.StateStore;
+import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.processor.internals.ProcessorContextImpl;
+import org.apache.kafka.streams.processor.internals.ProcessorStateManager;
+import org.apache.kafka.streams.processor.internals.ProcessorTopology;
+import org.apache.kafka.streams.processor.internals.RecordCollector;
+import org.apache.kafka.streams.processor.internals.RecordCollectorImpl;
+import org.apache.kafka.streams.processor.internals.StreamTask;
+import org.apache.kafka.streams.processor.internals.StreamsProducer;
+import org.apache.kafka.streams.processor.internals.Task;
+import org.apache.kafka.streams.state.internals.ThreadCache;
+import org.slf4j.Logger;
+
+/**
+ * Runs one task with Kafka Streams' own machinery, as a stream thread's task manager does and as
+ * {@code TopologyTestDriver} does: a {@link StreamTask} over the sub-topology, its
+ * {@link ProcessorStateManager}, {@link ProcessorContextImpl} and {@link RecordCollectorImpl}, the thread's
+ * record cache. Processing, punctuation, caches, exception handlers, store layers and stream-time metadata
+ * are therefore Kafka Streams'. What the engine owns reaches the task through two adapters: the records
+ * it sends are kept by a {@link BufferingProducer} and returned to the engine in batches, and its main
+ * consumer is a {@link TaskInputConsumer} that knows the committed offsets of its inputs.
+ *
+ * <p>The producer runs non-transactionally on this side (the engine runs the transaction); under
+ * exactly-once the task still knows it is exactly-once, with transactional state stores.
+ *
+ * <p>A rollback (aborted transaction) closes the task dirty and rebuilds it from its stores' committed
+ * state and the last committed input offsets: Sluice's stores drop uncommitted writes on a dirty close,
+ * and the caches and processors lose their state with the task, as Kafka Streams loses them when it
+ * closes a task dirty after an aborted transaction.
+ *
+ * <p>Every upcall reports a failure to the runtime's listener before it propagates and stops the
+ * engine thread.
+ */
+final class StreamTaskRunner implements TaskRunner {
+
+    private final TaskEnvironment environment;
+    private final TaskId id;
+    private final Logger log;
+    private final LogContext logContext;
+    private final Map<TopicPartition, OffsetAndMetadata> committedInputs;
+    private volatile Set<TopicPartition> inputPartitions = Set.of();
+
+    // The parts of the current incarnation of the task; a rollback or wipe replaces them.
+    private volatile StreamTask task;
+    private ProcessorStateManager stateManager;
+    private BufferingProducer producer;
+    private TaskInputConsumer consumer;
+    private Map<TopicPartition, OffsetAndMetadata> preparedOffsets = Map.of();
+    private boolean running;
+
+    /** Creates the task and opens its stores; failures propagate to the caller, which reports them. */
+    StreamTaskRunner(final TaskEnvironment environment,
+                     final TaskId id,
+                     final Map<TopicPartition, OffsetAndMetadata> committedInputs) {
+        this.environment = environment;
+        this.id = id;
+        this.logContext = new LogContext("stream-thread [" + Thread.currentThread().getName() + "] task [" + id + "] ");
+        this.log = logContext.logger(StreamTaskRunner.class);
+        this.committedInputs = new HashMap<>(committedInputs);
+        build();
+    }
+
+    TaskId id() {
+        return id;
+    }
+
+    Set<TopicPartition> inputPartitions() {
+        return inputPartitions;
+    }
+
+    /** The outermost store called {@code name} of this task (read by interactive queries), or null. */
+    StateStore store(final String name) {
+        final StreamTask current = task;
+        return current == null ? null : current.store(name);
+    }
+
+    @Override
+    public byte[] committedChangelogOffsets() {
+        return guarded(() -> {
+            // The state manager's changelog offsets are the next offset to read; Sluice's engine wants
+            // the last one in the store, -1 for none.
+            final Map<TopicPartition, Long> committed = new LinkedHashMap<>();
+            stateManager.changelogOffsets().forEach((changelog, next) -> committed.put(changelog, next - 1));
+            return RuntimeFraming.offsets(committed);
+        });
+    }
+
+    @Override
+    public void wipeState() {
+        guarded(() -> {
+            log.info("Wiping the local state of the task: its stores' offsets are outside their changelogs");
+            closeDirtyQuietly();
+            wipeDirectory();
+            build();
+            return null;
+        });
+    }
+
+    @Override
+    public void restore(final byte[] records) {
+        guarded(() -> {
+            final Map<TopicPartition, List<ConsumerRecord<byte[], byte[]>>> byChangelog = new LinkedHashMap<>();
+            for (final ConsumerRecord<byte[], byte[]> record : RuntimeFraming.readConsumedRecords(records)) {
+                byChangelog.computeIfAbsent(new TopicPartition(record.topic(), record.partition()), p -> new ArrayList<>())
+                    .add(record);
+            }
+            byChangelog.forEach((changelog, batch) -> StateManagerRestore.restore(stateManager, changelog, batch));
+            // Restored records are committed data: the stores commit them with their offsets at once, so
+            // a long restore neither holds them in memory nor starts over after a crash.
+            stateManager.commit();
+            return null;
+        });
+    }
+
+    @Override
+    public void restored() {
+        guarded(() -> {
+            stateManager.commit();
+            startRunning();
+            return null;
+        });
+    }
+
+    @Override
+    public byte[] process(final byte[] records) {
+        return guarded(() -> {
+            final Map<TopicPartition, List<ConsumerRecord<byte[], byte[]>>> byPartition = new LinkedHashMap<>();
+            for (final ConsumerRecord<byte[], byte[]> record : RuntimeFraming.readConsumedRecords(records)) {
+                byPartition.computeIfAbsent(new TopicPartition(record.topic(), record.partition()), p -> new ArrayList<>())
+                    .add(record);
+            }
+            byPartition.forEach((partition, batch) -> {
+                task.addRecords(partition, batch);
+                final long lastOffset = batch.get(batch.size() - 1).offset();
+                consumer.handedOver(partition, lastOffset);
+                task.updateNextOffsets(partition, new OffsetAndMetadata(lastOffset + 1));
+            });
+            processBuffered();
+            return produced();
+        });
+    }
+
+    @Override
+    public byte[] punctuate() {
+        return guarded(() -> {
+            task.maybePunctuateSystemTime();
+            // Records held back for max.task.idle.ms become processable as wall-clock time passes.
+            processBuffered();
+            return produced();
+        });
+    }
+
+    @Override
+    public byte[] flush() {
+        return guarded(() -> {
+            final Map<TopicPartition, OffsetAndMetadata> offsets = task.commitNeeded() ? task.prepareCommit(true) : Map.of();
+            preparedOffsets = offsets == null ? Map.of() : offsets;
+            return produced();
+        });
+    }
+
+    @Override
+    public byte[] committableOffsets() {
+        return guarded(() -> RuntimeFraming.inputs(preparedOffsets));
+    }
+
+    @Override
+    public void committed(final byte[] deliveredOffsets) {
+        guarded(() -> {
+            final Set<TopicPartition> changelogs = task.changelogPartitions();
+            final Map<TopicPartition, Long> written = new HashMap<>();
+            RuntimeFraming.readOffsets(deliveredOffsets).forEach((partition, offset) -> {
+                if (offset != null && changelogs.contains(partition)) {
+                    written.put(partition, offset);
+                }
+            });
+            // What a stream thread learns from its producer's send callbacks, the engine tells after the
+            // commit; the stores then commit with these offsets.
+            stateManager.updateChangelogOffsets(written);
+            task.postCommit(true);
+            consumer.committed(preparedOffsets);
+            committedInputs.putAll(preparedOffsets);
+            preparedOffsets = Map.of();
+            return null;
+        });
+    }
+
+    @Override
+    public void rolledBack() {
+        guarded(() -> {
+            log.info("Rebuilding the task from its committed state after an aborted transaction");
+            final boolean wasRunning = running;
+            closeDirtyQuietly();
+            build();
+            if (wasRunning) {
+                startRunning();
+            }
+            return null;
+        });
+    }
+
+    @Override
+    public void close(final boolean clean) {
+        guarded(() -> {
+            environment.stopped(this);
+            if (clean) {
+                task.suspend();
+                task.closeClean();
+            } else {
+                closeDirtyQuietly();
+            }
+            task = null;
+            return null;
+        });
+    }
+
+    @Override
+    public long uncommittedBytes() {
+        return guarded(task::approximateNumUncommittedBytes);
+    }
+
+    /** A new incarnation of the task over the stores' committed state, initialised (stores open) but not restored. */
+    private void build() {
+        try {
+            create();
+            task.initializeIfNeeded();
+        } catch (final TaskCorruptedException corrupted) {
+            // Kafka Streams wipes a corrupted task's state and builds it anew; the engine then restores it.
+            log.warn("The task's local state is corrupted; wiping it", corrupted);
+            closeDirtyQuietly();
+            wipeDirectory();
+            create();
+            task.initializeIfNeeded();
+        }
+        running = false;
+    }
+
+    private void create() {
+        final StreamsConfig config = environment.config();
+        final ProcessorTopology topology = environment.topologyMetadata().buildSubtopology(id);
+        final Set<TopicPartition> inputs = new HashSet<>();
+        for (final String topic : topology.sourceTopics()) {
+            inputs.add(new TopicPartition(topic, id.partition()));
+        }
+        inputPartitions = Set.copyOf(inputs);
+        final String upgradeFrom = config.getString(StreamsConfig.UPGRADE_FROM_CONFIG);
+        stateManager = new ProcessorStateManager(
+            id,
+            Task.TaskType.ACTIVE,
+            StreamsConfigUtils.eosEnabled(config),
+            true,
+            logContext,
+            environment.stateDirectory(),
+            environment.time(),
+            topology.storeToChangelogTopic(),
+            inputPartitions,
+            upgradeFrom == null ? null : UpgradeFromValues.fromString(upgradeFrom));
+        producer = new BufferingProducer(environment.partitionLookup());
+        final StreamsProducer streamsProducer = new StreamsProducer(
+            producer, StreamsConfigUtils.ProcessingMode.AT_LEAST_ONCE, environment.time(), logContext);
+        final RecordCollector recordCollector = new RecordCollectorImpl(
+            logContext, id, streamsProducer, config.productionExceptionHandler(), environment.metrics(), topology);
+        final ThreadCache cache = environment.threadCache();
+        final ProcessorContextImpl context = new ProcessorContextImpl(id, config, stateManager, environment.metrics(), cache);
+        consumer = new TaskInputConsumer(committedInputs);
+        task = new StreamTask(
+            id,
+            inputPartitions,
+            topology,
+            consumer,
+            environment.taskSettings(id),
+            environment.metrics(),
+            environment.stateDirectory(),
+            cache,
+            environment.time(),
+            stateManager,
+            recordCollector,
+            context,
+            logContext,
+            false);
+    }
+
+    private void startRunning() {
+        task.completeRestoration(partitionsToReset -> {
+            // The engine resets offsets of partitions without a committed offset itself.
+        });
+        // Committing a partition nothing was read from keeps its committed offset and metadata.
+        committedInputs.forEach((partition, offset) -> {
+            if (inputPartitions.contains(partition)) {
+                task.updateNextOffsets(partition, offset);
+            }
+        });
+        running = true;
+        environment.running(this);
+    }
+
+    /** Processes every buffered record that is processable now, with stream-time punctuation after each. */
+    private void processBuffered() {
+        if (!running) {
+            throw new IllegalStateException("Task " + id + " is not running: it has not been restored");
+        }
+        task.updateLags();
+        final long now = environment.time().milliseconds();
+        while (task.isProcessable(now) && task.process(now)) {
+            task.maybePunctuateStreamTime();
+        }
+        task.maybePunctuateStreamTime();
+    }
+
+    private byte[] produced() {
+        return RuntimeFraming.producedRecords(producer.drain());
+    }
+
+    private void closeDirtyQuietly() {
+        environment.stopped(this);
+        running = false;
+        if (task == null) {
+            return;
+        }
+        try {
+            if (task.state() == Task.State.RUNNING) {
+                task.prepareCommit(false);
+                task.suspend();
+            }
+        } catch (final RuntimeException e) {
+            log.warn("Suspending the task before closing it dirty failed", e);
+        }
+        task.closeDirty();
+        producer.clear();
+    }
+
+    private void wipeDirectory() {
+        final File directory = environment.stateDirectory().getOrCreateDirectoryForTask(id);
+        try {
+            Utils.delete(directory);
+        } catch (final IOException e) {
+            throw new ProcessorStateException("Could not wipe the state directory " + directory + " of task " + id, e);
+        }
+    }
+
+    private <T> T guarded(final Supplier<T> upcall) {
+        try {
+            return upcall.get();
+        } catch (final RuntimeException | Error e) {
+            environment.reportFailure(e);
+            throw e;
+        }
+    }
+}

@@ -1,0 +1,169 @@
+package dev.sluice.streams.runtime.internals;
+
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.internals.LogContext;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TopologyConfig;
+import org.apache.kafka.streams.internals.StreamsConfigUtils;
+import org.apache.kafka.streams.processor.StateStore;
+import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.processor.internals.StateDirectory;
+import org.apache.kafka.streams.processor.internals.TopologyMetadata;
+import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
+import org.apache.kafka.streams.state.internals.ThreadCache;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the tasks of one application instance share, as a Kafka Streams instance shares it among its
+ * stream threads: the topology, the config the tasks see, metrics, the state directory, one record cache
+ * per engine thread, and the registry of running tasks that interactive queries read from other threads.
+ */
+final class TaskEnvironment {
+
+    private static final Logger LOG = LoggerFactory.getLogger(TaskEnvironment.class);
+
+    private final TopologyMetadata topologyMetadata;
+    private final StreamsConfig taskConfig;
+    private final Time time;
+    private final StreamsMetricsImpl metrics;
+    private final StateDirectory stateDirectory;
+    private final RuntimeListener listener;
+    private final Function<String, List<PartitionInfo>> partitionLookup;
+    private final long cacheBytesPerThread;
+    private final Map<Thread, ThreadCache> threadCaches = new ConcurrentHashMap<>();
+    private final Map<TaskId, StreamTaskRunner> runningTasks = new ConcurrentHashMap<>();
+
+    TaskEnvironment(final TopologyMetadata topologyMetadata,
+                    final StreamsConfig config,
+                    final Time time,
+                    final StreamsMetricsImpl metrics,
+                    final StateDirectory stateDirectory,
+                    final RuntimeListener listener,
+                    final Function<String, List<PartitionInfo>> partitionLookup) {
+        this.topologyMetadata = topologyMetadata;
+        this.taskConfig = taskConfig(config);
+        this.time = time;
+        this.metrics = metrics;
+        this.stateDirectory = stateDirectory;
+        this.listener = listener;
+        this.partitionLookup = partitionLookup;
+        this.cacheBytesPerThread = Math.max(0L, StreamsConfigUtils.totalCacheSize(config))
+            / Math.max(1, config.getInt(StreamsConfig.NUM_STREAM_THREADS_CONFIG));
+    }
+
+    /**
+     * The config tasks run with: the application's, with transactional state stores on. Sluice's engine
+     * commits the stores after every commit's transaction under exactly-once too, so its stores hold
+     * their writes back until then, and a dirty close needs no wipe of local state.
+     */
+    static StreamsConfig taskConfig(final StreamsConfig config) {
+        final Map<String, Object> originals = new HashMap<>(config.originals());
+        final Object transactional = originals.get(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG);
+        if (transactional != null && !Boolean.parseBoolean(String.valueOf(transactional))) {
+            LOG.warn("{}=false is ignored: state stores are always transactional in Sluice's runtime",
+                StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG);
+        }
+        originals.put(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG, true);
+        return new StreamsConfig(originals);
+    }
+
+    /** Creates the runner of a task on the calling engine thread; {@code inputs} as {@link RuntimeFraming#readInputs}. */
+    StreamTaskRunner createTask(final int subtopology, final int partition, final byte[] inputs) {
+        try {
+            final Map<TopicPartition, OffsetAndMetadata> committed = new LinkedHashMap<>();
+            RuntimeFraming.readInputs(inputs).forEach((input, offset) -> {
+                if (offset != null) {
+                    committed.put(input, offset);
+                }
+            });
+            return new StreamTaskRunner(this, new TaskId(subtopology, partition), committed);
+        } catch (final RuntimeException | Error e) {
+            reportFailure(e);
+            throw e;
+        }
+    }
+
+    TopologyMetadata topologyMetadata() {
+        return topologyMetadata;
+    }
+
+    StreamsConfig config() {
+        return taskConfig;
+    }
+
+    /** The task settings of {@code task}'s topology, with transactional state stores on as in {@link #config()}. */
+    TopologyConfig.TaskConfig taskSettings(final TaskId task) {
+        final TopologyConfig topologyConfig = topologyMetadata.lookupBuilderForNamedTopology(task.topologyName())
+            .topologyConfigs();
+        return new TopologyConfig(topologyConfig.topologyName, taskConfig, topologyConfig.topologyOverrides)
+            .getTaskConfig();
+    }
+
+    Time time() {
+        return time;
+    }
+
+    StreamsMetricsImpl metrics() {
+        return metrics;
+    }
+
+    StateDirectory stateDirectory() {
+        return stateDirectory;
+    }
+
+    Function<String, List<PartitionInfo>> partitionLookup() {
+        return partitionLookup;
+    }
+
+    /** The record cache of the calling engine thread, shared by its tasks as a stream thread's is. */
+    ThreadCache threadCache() {
+        return threadCaches.computeIfAbsent(Thread.currentThread(), thread ->
+            new ThreadCache(new LogContext("stream-thread [" + thread.getName() + "] "), cacheBytesPerThread, metrics));
+    }
+
+    /** Records {@code error} for the application before it stops the calling engine thread. */
+    void reportFailure(final Throwable error) {
+        listener.onThreadFailure(Thread.currentThread().getName(), error);
+    }
+
+    void running(final StreamTaskRunner task) {
+        runningTasks.put(task.id(), task);
+        listener.onTaskRunning(task.id());
+    }
+
+    void stopped(final StreamTaskRunner task) {
+        runningTasks.remove(task.id(), task);
+    }
+
+    /** The store {@code storeName} of each running task, keyed by partition. */
+    Map<Integer, StateStore> localStores(final String storeName) {
+        final Map<Integer, StateStore> stores = new HashMap<>();
+        for (final StreamTaskRunner task : runningTasks.values()) {
+            final StateStore store = task.store(storeName);
+            if (store != null) {
+                stores.put(task.id().partition(), store);
+            }
+        }
+        return stores;
+    }
+
+    /** The running tasks and their input partitions. */
+    Map<TaskId, Set<TopicPartition>> localTasks() {
+        final Map<TaskId, Set<TopicPartition>> tasks = new HashMap<>();
+        for (final StreamTaskRunner task : runningTasks.values()) {
+            tasks.put(task.id(), task.inputPartitions());
+        }
+        return tasks;
+    }
+}

@@ -1,0 +1,328 @@
+package dev.sluice.streams.runtime.internals;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
+import org.apache.kafka.clients.consumer.OffsetCommitCallback;
+import org.apache.kafka.clients.consumer.SubscriptionPattern;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.metrics.KafkaMetric;
+
+/**
+ * The main consumer as one {@link org.apache.kafka.streams.processor.internals.StreamTask} sees it. The
+ * engine owns the real consumer; a task asks its consumer only for the committed offsets of its inputs
+ * (stream time comes back from their metadata), its position after the records handed to it, and its
+ * lag, and asks it to pause or resume partitions whose buffer is full. Committed offsets are those the
+ * engine passed at creation, then those of each commit; the position is past the last record handed
+ * over; the lag is zero, since the engine hands over what it fetched; pausing is the engine's business
+ * and ignored here. Everything else is no task's business and unsupported.
+ */
+final class TaskInputConsumer implements Consumer<byte[], byte[]> {
+
+    private final Map<TopicPartition, OffsetAndMetadata> committed;
+    private final Map<TopicPartition, Long> positions = new HashMap<>();
+
+    TaskInputConsumer(final Map<TopicPartition, OffsetAndMetadata> committed) {
+        this.committed = new HashMap<>(committed);
+    }
+
+    /** Records up to {@code lastOffset} of {@code partition} were handed to the task. */
+    void handedOver(final TopicPartition partition, final long lastOffset) {
+        positions.put(partition, lastOffset + 1);
+    }
+
+    /** A commit of these offsets succeeded. */
+    void committed(final Map<TopicPartition, OffsetAndMetadata> offsets) {
+        committed.putAll(offsets);
+    }
+
+    /** The last committed offsets, the inputs a task rebuilt after a rollback starts from. */
+    Map<TopicPartition, OffsetAndMetadata> committedOffsets() {
+        return new HashMap<>(committed);
+    }
+
+    @Override
+    public Map<TopicPartition, OffsetAndMetadata> committed(final Set<TopicPartition> partitions) {
+        final Map<TopicPartition, OffsetAndMetadata> answer = new HashMap<>();
+        for (final TopicPartition partition : partitions) {
+            final OffsetAndMetadata offset = committed.get(partition);
+            if (offset != null) {
+                answer.put(partition, offset);
+            }
+        }
+        return answer;
+    }
+
+    @Override
+    public Map<TopicPartition, OffsetAndMetadata> committed(final Set<TopicPartition> partitions, final Duration timeout) {
+        return committed(partitions);
+    }
+
+    @Override
+    public long position(final TopicPartition partition) {
+        final Long position = positions.get(partition);
+        if (position != null) {
+            return position;
+        }
+        final OffsetAndMetadata start = committed.get(partition);
+        if (start == null) {
+            throw new IllegalStateException("No records of " + partition + " were handed to the task yet");
+        }
+        return start.offset();
+    }
+
+    @Override
+    public long position(final TopicPartition partition, final Duration timeout) {
+        return position(partition);
+    }
+
+    @Override
+    public OptionalLong currentLag(final TopicPartition partition) {
+        return OptionalLong.of(0L);
+    }
+
+    @Override
+    public void pause(final Collection<TopicPartition> partitions) {
+    }
+
+    @Override
+    public void resume(final Collection<TopicPartition> partitions) {
+    }
+
+    @Override
+    public Set<TopicPartition> paused() {
+        return Set.of();
+    }
+
+    @Override
+    public void seek(final TopicPartition partition, final OffsetAndMetadata offsetAndMetadata) {
+        // Kafka Streams seeks to a committed offset only for partitions it was told to reset; the
+        // engine resets offsets itself.
+    }
+
+    @Override
+    public void close() {
+    }
+
+    @Override
+    public void close(final Duration timeout) {
+    }
+
+    @Override
+    public void close(final CloseOptions option) {
+    }
+
+    @Override
+    public Map<MetricName, ? extends Metric> metrics() {
+        return Map.of();
+    }
+
+    @Override
+    public Set<TopicPartition> assignment() {
+        throw unsupported();
+    }
+
+    @Override
+    public Set<String> subscription() {
+        throw unsupported();
+    }
+
+    @Override
+    public void subscribe(final Collection<String> topics) {
+        throw unsupported();
+    }
+
+    @Override
+    public void subscribe(final Collection<String> topics, final ConsumerRebalanceListener callback) {
+        throw unsupported();
+    }
+
+    @Override
+    public void assign(final Collection<TopicPartition> partitions) {
+        throw unsupported();
+    }
+
+    @Override
+    public void subscribe(final Pattern pattern, final ConsumerRebalanceListener callback) {
+        throw unsupported();
+    }
+
+    @Override
+    public void subscribe(final Pattern pattern) {
+        throw unsupported();
+    }
+
+    @Override
+    public void subscribe(final SubscriptionPattern pattern, final ConsumerRebalanceListener callback) {
+        throw unsupported();
+    }
+
+    @Override
+    public void subscribe(final SubscriptionPattern pattern) {
+        throw unsupported();
+    }
+
+    @Override
+    public void unsubscribe() {
+        throw unsupported();
+    }
+
+    @Override
+    public ConsumerRecords<byte[], byte[]> poll(final Duration timeout) {
+        throw unsupported();
+    }
+
+    @Override
+    public void commitSync() {
+        throw unsupported();
+    }
+
+    @Override
+    public void commitSync(final Duration timeout) {
+        throw unsupported();
+    }
+
+    @Override
+    public void commitSync(final Map<TopicPartition, OffsetAndMetadata> offsets) {
+        throw unsupported();
+    }
+
+    @Override
+    public void commitSync(final Map<TopicPartition, OffsetAndMetadata> offsets, final Duration timeout) {
+        throw unsupported();
+    }
+
+    @Override
+    public void commitAsync() {
+        throw unsupported();
+    }
+
+    @Override
+    public void commitAsync(final OffsetCommitCallback callback) {
+        throw unsupported();
+    }
+
+    @Override
+    public void commitAsync(final Map<TopicPartition, OffsetAndMetadata> offsets, final OffsetCommitCallback callback) {
+        throw unsupported();
+    }
+
+    @Override
+    public void registerMetricForSubscription(final KafkaMetric metric) {
+    }
+
+    @Override
+    public void unregisterMetricFromSubscription(final KafkaMetric metric) {
+    }
+
+    @Override
+    public void seek(final TopicPartition partition, final long offset) {
+        throw unsupported();
+    }
+
+    @Override
+    public void seekToBeginning(final Collection<TopicPartition> partitions) {
+        throw unsupported();
+    }
+
+    @Override
+    public void seekToEnd(final Collection<TopicPartition> partitions) {
+        throw unsupported();
+    }
+
+    @Override
+    public Uuid clientInstanceId(final Duration timeout) {
+        throw unsupported();
+    }
+
+    @Override
+    public List<PartitionInfo> partitionsFor(final String topic) {
+        throw unsupported();
+    }
+
+    @Override
+    public List<PartitionInfo> partitionsFor(final String topic, final Duration timeout) {
+        throw unsupported();
+    }
+
+    @Override
+    public Map<String, List<PartitionInfo>> listTopics() {
+        throw unsupported();
+    }
+
+    @Override
+    public Map<String, List<PartitionInfo>> listTopics(final Duration timeout) {
+        throw unsupported();
+    }
+
+    @Override
+    public Map<TopicPartition, OffsetAndTimestamp> offsetsForTimes(final Map<TopicPartition, Long> timestampsToSearch) {
+        throw unsupported();
+    }
+
+    @Override
+    public Map<TopicPartition, OffsetAndTimestamp> offsetsForTimes(final Map<TopicPartition, Long> timestampsToSearch,
+                                                                   final Duration timeout) {
+        throw unsupported();
+    }
+
+    @Override
+    public Map<TopicPartition, Long> beginningOffsets(final Collection<TopicPartition> partitions) {
+        throw unsupported();
+    }
+
+    @Override
+    public Map<TopicPartition, Long> beginningOffsets(final Collection<TopicPartition> partitions, final Duration timeout) {
+        throw unsupported();
+    }
+
+    @Override
+    public Map<TopicPartition, Long> endOffsets(final Collection<TopicPartition> partitions) {
+        throw unsupported();
+    }
+
+    @Override
+    public Map<TopicPartition, Long> endOffsets(final Collection<TopicPartition> partitions, final Duration timeout) {
+        throw unsupported();
+    }
+
+    @Override
+    public ConsumerGroupMetadata groupMetadata() {
+        throw unsupported();
+    }
+
+    @Override
+    public void enforceRebalance() {
+        throw unsupported();
+    }
+
+    @Override
+    public void enforceRebalance(final String reason) {
+        throw unsupported();
+    }
+
+    @Override
+    public void wakeup() {
+        throw unsupported();
+    }
+
+    private static UnsupportedOperationException unsupported() {
+        return new UnsupportedOperationException("Sluice's engine owns the consumer; a task only reads its committed offsets");
+    }
+}

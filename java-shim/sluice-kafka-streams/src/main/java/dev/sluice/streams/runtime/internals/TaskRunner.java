@@ -1,0 +1,56 @@
+package dev.sluice.streams.runtime.internals;
+
+/**
+ * One task, as the engine drives it; every method is called on the engine thread that owns the task.
+ * An exception stops that thread, as an uncaught exception stops a Kafka Streams thread. Batches use
+ * {@link RuntimeFraming}.
+ */
+public interface TaskRunner {
+
+    /**
+     * Framed offsets: each changelog partition of the task's logged stores with the offset of the last
+     * changelog record its store committed (-1: none). Called once after creation, before restore.
+     */
+    byte[] committedChangelogOffsets();
+
+    /** The task's local state is unusable: drop every store's data; every changelog is then restored from its start. */
+    void wipeState();
+
+    /** Framed consumed records of one or more changelog partitions, to put into their stores. */
+    void restore(byte[] records);
+
+    /** Every changelog is restored (or there was nothing to restore): the task starts running. */
+    void restored();
+
+    /** Processes framed consumed records (offset order per partition); returns the framed records produced. */
+    byte[] process(byte[] records);
+
+    /** Called on every loop iteration while the task runs: wall-clock punctuation when due; returns framed produced records. */
+    byte[] punctuate();
+
+    /** The first half of a commit: flushes caches and stores; returns the framed records that produced. */
+    byte[] flush();
+
+    /**
+     * After {@link #flush}: framed inputs with the next offset to consume and Kafka Streams' stream-time
+     * metadata; empty when nothing was processed since the last commit.
+     */
+    byte[] committableOffsets();
+
+    /**
+     * The commit's transaction (at-least-once: the delivery of what was produced) succeeded.
+     *
+     * @param deliveredOffsets framed offsets: the last offset the commit wrote to each partition of the
+     *     thread's producer; the task's own changelog partitions among them are committed with its stores
+     */
+    void committed(byte[] deliveredOffsets);
+
+    /** The transaction was aborted: store writes since the last commit are dropped; the engine rewinds the inputs. */
+    void rolledBack();
+
+    /** Closes the task; {@code clean} when it committed just before, otherwise it closes dirty. */
+    void close(boolean clean);
+
+    /** The store bytes written since the last commit. */
+    long uncommittedBytes();
+}

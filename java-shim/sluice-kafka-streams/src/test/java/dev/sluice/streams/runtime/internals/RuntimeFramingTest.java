@@ -1,0 +1,188 @@
+package dev.sluice.streams.runtime.internals;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.record.TimestampType;
+import org.junit.jupiter.api.Test;
+
+class RuntimeFramingTest {
+
+    @Test
+    void propertiesRoundTripWithUnicodeAndEmptyValues() {
+        final Map<String, String> properties = new LinkedHashMap<>();
+        properties.put("application.id", "wörd-count");
+        properties.put("empty", "");
+        assertEquals(properties, RuntimeFraming.readProperties(RuntimeFraming.properties(properties)));
+        assertEquals(Map.of(), RuntimeFraming.readProperties(RuntimeFraming.properties(Map.of())));
+    }
+
+    @Test
+    void propertiesAreLengthPrefixedBigEndian() {
+        final ByteBuffer framed = ByteBuffer.wrap(RuntimeFraming.properties(Map.of("k", "vv")));
+        assertEquals(1, framed.getInt());
+        assertEquals('k', framed.get());
+        assertEquals(2, framed.getInt());
+        assertEquals('v', framed.get());
+        assertEquals('v', framed.get());
+        assertEquals(0, framed.remaining());
+    }
+
+    @Test
+    void offsetsRoundTripWithNone() {
+        final Map<TopicPartition, Long> offsets = new LinkedHashMap<>();
+        offsets.put(new TopicPartition("app-counts-changelog", 3), 41L);
+        offsets.put(new TopicPartition("app-other-changelog", 0), null);
+        offsets.put(new TopicPartition("big", Integer.MAX_VALUE), Long.MAX_VALUE);
+        final byte[] framed = RuntimeFraming.offsets(offsets);
+        assertEquals(offsets, RuntimeFraming.readOffsets(framed));
+        final ByteBuffer second = ByteBuffer.wrap(framed, 4 + "app-counts-changelog".length() + 12, framed.length
+            - 4 - "app-counts-changelog".length() - 12);
+        second.position(second.position() + 4 + "app-other-changelog".length() + 4);
+        assertEquals(-1L, second.getLong(), "none is written as -1");
+        assertEquals(Map.of(), RuntimeFraming.readOffsets(new byte[0]));
+    }
+
+    @Test
+    void inputsRoundTripWithAndWithoutCommittedOffsetAndMetadata() {
+        final Map<TopicPartition, OffsetAndMetadata> inputs = new LinkedHashMap<>();
+        inputs.put(new TopicPartition("input", 0), new OffsetAndMetadata(17L, Optional.empty(), "AgAAAAAAAAPo"));
+        inputs.put(new TopicPartition("app-x-repartition", 0), null);
+        inputs.put(new TopicPartition("input2", 0), new OffsetAndMetadata(5L, Optional.empty(), ""));
+        final Map<TopicPartition, OffsetAndMetadata> read = RuntimeFraming.readInputs(RuntimeFraming.inputs(inputs));
+        assertEquals(inputs.keySet(), read.keySet());
+        assertEquals(17L, read.get(new TopicPartition("input", 0)).offset());
+        assertEquals("AgAAAAAAAAPo", read.get(new TopicPartition("input", 0)).metadata());
+        assertNull(read.get(new TopicPartition("app-x-repartition", 0)));
+        assertEquals(5L, read.get(new TopicPartition("input2", 0)).offset());
+        assertEquals("", read.get(new TopicPartition("input2", 0)).metadata());
+    }
+
+    @Test
+    void inputWithoutMetadataIsFramedAsNullLength() {
+        final ByteBuffer framed = ByteBuffer.wrap(RuntimeFraming.inputs(
+            Map.of(new TopicPartition("t", 2), new OffsetAndMetadata(9L))));
+        assertEquals(1, framed.getInt());
+        framed.get();
+        assertEquals(2, framed.getInt());
+        assertEquals(9L, framed.getLong());
+        assertEquals(-1, framed.getInt());
+        assertEquals(0, framed.remaining());
+    }
+
+    @Test
+    void consumedRecordsRoundTripWithNullsAndHeaders() {
+        final RecordHeaders headers = new RecordHeaders();
+        headers.add("trace", "abc".getBytes(StandardCharsets.UTF_8));
+        headers.add("nothing", null);
+        headers.add("empty", new byte[0]);
+        final List<ConsumerRecord<byte[], byte[]>> records = List.of(
+            consumed("input", 0, 10L, 1_000L, bytes("k"), bytes("v"), headers),
+            consumed("input", 0, 11L, 1_001L, null, bytes("tombstone-less"), new RecordHeaders()),
+            consumed("input", 1, 3L, -1L, bytes(""), null, new RecordHeaders()));
+        final List<ConsumerRecord<byte[], byte[]>> read = RuntimeFraming.readConsumedRecords(RuntimeFraming.consumedRecords(records));
+        assertEquals(records.size(), read.size());
+        for (int i = 0; i < records.size(); i++) {
+            final ConsumerRecord<byte[], byte[]> expected = records.get(i);
+            final ConsumerRecord<byte[], byte[]> actual = read.get(i);
+            assertEquals(expected.topic(), actual.topic());
+            assertEquals(expected.partition(), actual.partition());
+            assertEquals(expected.offset(), actual.offset());
+            assertEquals(expected.timestamp(), actual.timestamp());
+            assertEquals(TimestampType.CREATE_TIME, actual.timestampType());
+            assertArrayEquals(expected.key(), actual.key());
+            assertArrayEquals(expected.value(), actual.value());
+            assertHeaders(expected.headers().toArray(), actual.headers().toArray());
+        }
+        assertEquals(0, RuntimeFraming.readConsumedRecords(RuntimeFraming.consumedRecords(List.of())).size());
+    }
+
+    @Test
+    void producedRecordsRoundTripWithAnyPartitionNullsAndHeaders() {
+        final RecordHeaders headers = new RecordHeaders();
+        headers.add("h", bytes("1"));
+        headers.add("n", null);
+        final List<ProducerRecord<byte[], byte[]>> records = List.of(
+            new ProducerRecord<>("output", null, 5L, bytes("word"), bytes("3"), headers),
+            new ProducerRecord<>("app-counts-changelog", 2, 6L, bytes("word"), null, new RecordHeaders()),
+            new ProducerRecord<>("output", 0, 7L, null, bytes(""), new RecordHeaders()));
+        final List<ProducerRecord<byte[], byte[]>> read = RuntimeFraming.readProducedRecords(RuntimeFraming.producedRecords(records));
+        assertEquals(records.size(), read.size());
+        for (int i = 0; i < records.size(); i++) {
+            final ProducerRecord<byte[], byte[]> expected = records.get(i);
+            final ProducerRecord<byte[], byte[]> actual = read.get(i);
+            assertEquals(expected.topic(), actual.topic());
+            assertEquals(expected.partition(), actual.partition());
+            assertEquals(expected.timestamp(), actual.timestamp());
+            assertArrayEquals(expected.key(), actual.key());
+            assertArrayEquals(expected.value(), actual.value());
+            assertHeaders(expected.headers().toArray(), actual.headers().toArray());
+        }
+    }
+
+    @Test
+    void producedRecordWithAnyPartitionIsFramedAsMinusOne() {
+        final ByteBuffer framed = ByteBuffer.wrap(RuntimeFraming.producedRecords(
+            List.of(new ProducerRecord<>("t", null, 42L, null, null, new RecordHeaders()))));
+        assertEquals(1, framed.getInt());
+        assertEquals(1, framed.getInt());
+        framed.get();
+        assertEquals(-1, framed.getInt());
+        assertEquals(42L, framed.getLong());
+        assertEquals(-1, framed.getInt());
+        assertEquals(-1, framed.getInt());
+        assertEquals(0, framed.getInt());
+        assertEquals(0, framed.remaining());
+    }
+
+    @Test
+    void emptyBatchIsACountOfZero() {
+        assertArrayEquals(new byte[4], RuntimeFraming.producedRecords(List.of()));
+        assertArrayEquals(new byte[4], RuntimeFraming.emptyRecords());
+        assertEquals(List.of(), RuntimeFraming.readProducedRecords(RuntimeFraming.emptyRecords()));
+    }
+
+    @Test
+    void largeBatchesGrowTheBuffer() {
+        final byte[] big = new byte[100_000];
+        big[99_999] = 7;
+        final List<ProducerRecord<byte[], byte[]>> read = RuntimeFraming.readProducedRecords(RuntimeFraming.producedRecords(
+            List.of(new ProducerRecord<>("t", 0, 1L, big, big), new ProducerRecord<>("t", 0, 2L, big, (byte[]) null))));
+        assertEquals(2, read.size());
+        assertArrayEquals(big, read.get(0).key());
+        assertArrayEquals(big, read.get(1).key());
+        assertNull(read.get(1).value());
+    }
+
+    private static void assertHeaders(final Header[] expected, final Header[] actual) {
+        assertEquals(expected.length, actual.length);
+        for (int i = 0; i < expected.length; i++) {
+            assertEquals(expected[i].key(), actual[i].key());
+            assertArrayEquals(expected[i].value(), actual[i].value());
+        }
+    }
+
+    private static ConsumerRecord<byte[], byte[]> consumed(final String topic, final int partition, final long offset,
+                                                           final long timestamp, final byte[] key, final byte[] value,
+                                                           final RecordHeaders headers) {
+        return new ConsumerRecord<>(topic, partition, offset, timestamp, TimestampType.CREATE_TIME,
+            key == null ? -1 : key.length, value == null ? -1 : value.length, key, value, headers, Optional.empty());
+    }
+
+    private static byte[] bytes(final String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+}
