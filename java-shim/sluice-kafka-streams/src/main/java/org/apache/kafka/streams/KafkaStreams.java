@@ -1,0 +1,971 @@
+package org.apache.kafka.streams;
+
+import dev.sluice.streams.runtime.LocalStateStoreProvider;
+import dev.sluice.streams.runtime.LocalStreamsMetadata;
+import dev.sluice.streams.runtime.internals.EngineRuntime;
+import dev.sluice.streams.runtime.internals.RuntimeListener;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.metrics.KafkaMetricsContext;
+import org.apache.kafka.common.metrics.MetricConfig;
+import org.apache.kafka.common.metrics.Metrics;
+import org.apache.kafka.common.metrics.MetricsReporter;
+import org.apache.kafka.common.metrics.Sensor;
+import org.apache.kafka.common.serialization.Serializer;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.Utils;
+import org.apache.kafka.common.utils.internals.LogContext;
+import org.apache.kafka.streams.errors.InvalidStateStoreException;
+import org.apache.kafka.streams.errors.ProcessorStateException;
+import org.apache.kafka.streams.errors.StreamsException;
+import org.apache.kafka.streams.errors.StreamsNotStartedException;
+import org.apache.kafka.streams.errors.StreamsStoppedException;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
+import org.apache.kafka.streams.errors.UnknownStateStoreException;
+import org.apache.kafka.streams.internals.ApiUtils;
+import org.apache.kafka.streams.internals.CloseOptionsInternal;
+import org.apache.kafka.streams.internals.metrics.ClientMetrics;
+import org.apache.kafka.streams.processor.StandbyUpdateListener;
+import org.apache.kafka.streams.processor.StateRestoreListener;
+import org.apache.kafka.streams.processor.StateStore;
+import org.apache.kafka.streams.processor.StreamPartitioner;
+import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.processor.internals.ClientUtils;
+import org.apache.kafka.streams.processor.internals.DefaultKafkaClientSupplier;
+import org.apache.kafka.streams.processor.internals.ProcessorStateManager;
+import org.apache.kafka.streams.processor.internals.StateDirectory;
+import org.apache.kafka.streams.processor.internals.StreamThread;
+import org.apache.kafka.streams.processor.internals.StreamsMetadataState;
+import org.apache.kafka.streams.processor.internals.Task;
+import org.apache.kafka.streams.processor.internals.TaskMetadataImpl;
+import org.apache.kafka.streams.processor.internals.ThreadMetadataImpl;
+import org.apache.kafka.streams.processor.internals.TopologyMetadata;
+import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
+import org.apache.kafka.streams.query.FailureReason;
+import org.apache.kafka.streams.query.PositionBound;
+import org.apache.kafka.streams.query.QueryConfig;
+import org.apache.kafka.streams.query.QueryResult;
+import org.apache.kafka.streams.query.StateQueryRequest;
+import org.apache.kafka.streams.query.StateQueryResult;
+import org.apache.kafka.streams.state.HostInfo;
+import org.apache.kafka.streams.state.internals.QueryableStoreProvider;
+import org.slf4j.Logger;
+
+/**
+ * Sluice's {@code KafkaStreams}: the public API of Kafka Streams 4.4.0's class of the same name,
+ * run by Sluice's Rust engine instead of Kafka Streams' stream threads.
+ *
+ * <p>The engine owns the Kafka clients, the group membership, commits and restoration; this class
+ * keeps Kafka Streams' client-side contract: the {@link State} machine and its
+ * {@link StateListener}, the {@link StreamsUncaughtExceptionHandler}, closing, interactive queries
+ * over the stores of local tasks, and the metadata of this instance. A method the engine cannot
+ * honour throws {@link UnsupportedOperationException} naming the method; none is silently ignored.
+ *
+ * <p>The engine reports thread failures through {@link RuntimeListener}; a small supervisor thread
+ * applies the handler's response, watches the engine for threads that stopped without a Java
+ * exception, and moves the client between REBALANCING and RUNNING as tasks start.
+ */
+public class KafkaStreams implements AutoCloseable {
+
+    private static final long SUPERVISION_INTERVAL_MS = 100;
+
+    private final Time time;
+    private final Logger log;
+    protected final String clientId;
+    private final Metrics metrics;
+    private final StreamsMetricsImpl streamsMetrics;
+    protected final StreamsConfig applicationConfigs;
+    /** Kafka Streams' own stream threads: Sluice runs none (the engine's threads do the work). */
+    protected final List<StreamThread> threads = Collections.emptyList();
+    protected final StreamsMetadataState streamsMetadataState;
+    protected final Admin adminClient;
+    protected final TopologyMetadata topologyMetadata;
+    /** The local state directory, shared by every engine this client starts. */
+    protected StateDirectory stateDirectory;
+    protected volatile State state = State.CREATED;
+
+    private final Object stateLock = new Object();
+    private final LocalStreamsMetadata localMetadata;
+    private final LogContext logContext;
+    private StateListener stateListener;
+    private StreamsUncaughtExceptionHandler uncaughtExceptionHandler = exception -> StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+
+    /** Guards swapping and closing the engine, so a replacement never outlives a close. */
+    private final Object engineLock = new Object();
+    private EngineRuntime engine;
+    private boolean engineClosing;
+    private Thread supervisor;
+    /** Thread failures reported by the current engine, handled by the supervisor in order. */
+    private final BlockingQueue<Throwable> threadFailures = new LinkedBlockingQueue<>();
+    /** Engine thread each running task was reported from. */
+    private final Map<TaskId, String> taskThreads = new ConcurrentHashMap<>();
+
+    /**
+     * Kafka Streams' client states and their transitions, exactly as in Kafka Streams 4.4.0:
+     * <pre>
+     * CREATED -> REBALANCING | PENDING_SHUTDOWN
+     * REBALANCING -> RUNNING | PENDING_SHUTDOWN | PENDING_ERROR
+     * RUNNING -> REBALANCING | RUNNING | PENDING_SHUTDOWN | PENDING_ERROR
+     * PENDING_SHUTDOWN -> NOT_RUNNING
+     * PENDING_ERROR -> ERROR
+     * </pre>
+     */
+    public enum State {
+        CREATED(1, 3),
+        REBALANCING(2, 3, 5),
+        RUNNING(1, 2, 3, 5),
+        PENDING_SHUTDOWN(4),
+        NOT_RUNNING,
+        PENDING_ERROR(6),
+        ERROR;
+
+        private final Set<Integer> validTransitions = new HashSet<>();
+
+        State(final Integer... validTransitions) {
+            this.validTransitions.addAll(List.of(validTransitions));
+        }
+
+        public boolean hasNotStarted() {
+            return equals(CREATED);
+        }
+
+        public boolean isRunningOrRebalancing() {
+            return equals(RUNNING) || equals(REBALANCING);
+        }
+
+        public boolean isShuttingDown() {
+            return equals(PENDING_SHUTDOWN) || equals(PENDING_ERROR);
+        }
+
+        public boolean hasCompletedShutdown() {
+            return equals(NOT_RUNNING) || equals(ERROR);
+        }
+
+        public boolean hasStartedOrFinishedShuttingDown() {
+            return isShuttingDown() || hasCompletedShutdown();
+        }
+
+        public boolean isValidTransition(final State newState) {
+            return validTransitions.contains(newState.ordinal());
+        }
+    }
+
+    /** Listens to the client's state changes. */
+    public interface StateListener {
+        void onChange(State newState, State oldState);
+    }
+
+    /** @deprecated since 4.2, as in Kafka Streams: use {@link org.apache.kafka.streams.CloseOptions}. */
+    @Deprecated(since = "4.2")
+    public static class CloseOptions {
+        private Duration timeout = Duration.ofMillis(Long.MAX_VALUE);
+        private boolean leaveGroup = false;
+
+        public CloseOptions() {
+        }
+
+        @Deprecated(since = "4.2")
+        public CloseOptions timeout(final Duration timeout) {
+            this.timeout = timeout;
+            return this;
+        }
+
+        @Deprecated(since = "4.2")
+        public CloseOptions leaveGroup(final boolean leaveGroup) {
+            this.leaveGroup = leaveGroup;
+            return this;
+        }
+    }
+
+    // ---------------------------------------------------------------- constructors
+
+    public KafkaStreams(final Topology topology, final Properties props) {
+        this(topology, new StreamsConfig(props));
+    }
+
+    public KafkaStreams(final Topology topology, final Properties props, final KafkaClientSupplier clientSupplier) {
+        this(topology, new StreamsConfig(props), clientSupplier, Time.SYSTEM);
+    }
+
+    public KafkaStreams(final Topology topology, final Properties props, final Time time) {
+        this(topology, new StreamsConfig(props), time);
+    }
+
+    public KafkaStreams(final Topology topology, final Properties props, final KafkaClientSupplier clientSupplier,
+                        final Time time) {
+        this(topology, new StreamsConfig(props), clientSupplier, time);
+    }
+
+    public KafkaStreams(final Topology topology, final StreamsConfig applicationConfigs) {
+        this(topology, applicationConfigs, applicationConfigs.getKafkaClientSupplier());
+    }
+
+    public KafkaStreams(final Topology topology, final StreamsConfig applicationConfigs,
+                        final KafkaClientSupplier clientSupplier) {
+        this(new TopologyMetadata(topology.internalTopologyBuilder, applicationConfigs), applicationConfigs, clientSupplier);
+    }
+
+    public KafkaStreams(final Topology topology, final StreamsConfig applicationConfigs, final Time time) {
+        this(new TopologyMetadata(topology.internalTopologyBuilder, applicationConfigs), applicationConfigs,
+            applicationConfigs.getKafkaClientSupplier(), time);
+    }
+
+    private KafkaStreams(final Topology topology, final StreamsConfig applicationConfigs,
+                         final KafkaClientSupplier clientSupplier, final Time time) throws StreamsException {
+        this(new TopologyMetadata(topology.internalTopologyBuilder, applicationConfigs), applicationConfigs,
+            clientSupplier, time);
+    }
+
+    protected KafkaStreams(final TopologyMetadata topologyMetadata, final StreamsConfig applicationConfigs,
+                           final KafkaClientSupplier clientSupplier) throws StreamsException {
+        this(topologyMetadata, applicationConfigs, clientSupplier, Time.SYSTEM);
+    }
+
+    private KafkaStreams(final TopologyMetadata topologyMetadata, final StreamsConfig applicationConfigs,
+                         final KafkaClientSupplier clientSupplier, final Time time) throws StreamsException {
+        this.applicationConfigs = applicationConfigs;
+        this.time = time;
+        this.topologyMetadata = topologyMetadata;
+        this.topologyMetadata.buildAndRewriteTopology();
+        if (topologyMetadata.hasGlobalTopology()) {
+            throw new UnsupportedOperationException(
+                "KafkaStreams: GlobalKTable and global state stores are not supported by Sluice's runtime yet");
+        }
+
+        this.stateDirectory = new StateDirectory(applicationConfigs, time, topologyMetadata.hasPersistentStores(),
+            topologyMetadata.hasNamedTopologies());
+        final UUID processId;
+        try {
+            processId = stateDirectory.initializeProcessId();
+        } catch (final ProcessorStateException e) {
+            Utils.closeQuietly(stateDirectory, "streams state directory");
+            throw new StreamsException(e);
+        }
+        final String applicationId = applicationConfigs.getString(StreamsConfig.APPLICATION_ID_CONFIG);
+        final String userClientId = applicationConfigs.getString(StreamsConfig.CLIENT_ID_CONFIG);
+        this.clientId = userClientId.isEmpty() ? applicationId + "-" + processId : userClientId;
+        this.logContext = new LogContext(String.format("stream-client [%s] ", clientId));
+        this.log = logContext.logger(getClass());
+        topologyMetadata.setLog(logContext);
+        log.info("Kafka Streams version: {}", ClientMetrics.version());
+        log.info("Kafka Streams commit ID: {}", ClientMetrics.commitId());
+
+        final HostInfo applicationServer = HostInfo.buildFromEndpoint(
+            applicationConfigs.getString(StreamsConfig.APPLICATION_SERVER_CONFIG));
+        final HostInfo thisHost = applicationServer == null ? StreamsMetadataState.UNKNOWN_HOST : applicationServer;
+
+        if (!(clientSupplier instanceof DefaultKafkaClientSupplier)) {
+            log.warn("A KafkaClientSupplier ({}) was given: Sluice's engine uses its own Kafka clients for "
+                + "consuming and producing; the supplier only provides the admin client used for metadata and lags",
+                clientSupplier.getClass().getName());
+        }
+        if (applicationConfigs.getInt(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG) > 0) {
+            log.warn("{} is set, but Sluice's runtime runs no standby tasks: state is restored from the changelogs",
+                StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG);
+        }
+
+        this.adminClient = clientSupplier.getAdmin(applicationConfigs.getAdminConfigs(ClientUtils.adminClientId(clientId)));
+        this.metrics = createMetrics(applicationConfigs, time, clientId);
+        this.streamsMetrics = new StreamsMetricsImpl(metrics, clientId, time);
+        ClientMetrics.addVersionMetric(streamsMetrics);
+        ClientMetrics.addCommitIdMetric(streamsMetrics);
+        ClientMetrics.addApplicationIdMetric(streamsMetrics, applicationId);
+        ClientMetrics.addTopologyDescriptionMetric(streamsMetrics,
+            (config, now) -> this.topologyMetadata.topologyDescriptionString());
+        ClientMetrics.addStateMetric(streamsMetrics, (config, now) -> state.name());
+        ClientMetrics.addNumAliveStreamThreadMetric(streamsMetrics, (config, now) -> isRunningOrRebalancing()
+            ? topologyMetadata.numStreamThreads(applicationConfigs) : 0);
+
+        this.streamsMetadataState = new StreamsMetadataState(topologyMetadata, thisHost, logContext);
+        this.localMetadata = new LocalStreamsMetadata(streamsMetadataState, thisHost, adminClient);
+    }
+
+    private static Metrics createMetrics(final StreamsConfig config, final Time time, final String clientId) {
+        final MetricConfig metricConfig = new MetricConfig()
+            .samples(config.getInt(StreamsConfig.METRICS_NUM_SAMPLES_CONFIG))
+            .recordLevel(Sensor.RecordingLevel.forName(config.getString(StreamsConfig.METRICS_RECORDING_LEVEL_CONFIG)))
+            .timeWindow(config.getLong(StreamsConfig.METRICS_SAMPLE_WINDOW_MS_CONFIG), TimeUnit.MILLISECONDS);
+        final List<MetricsReporter> reporters = CommonClientConfigs.metricsReporters(clientId, config);
+        final KafkaMetricsContext context = new KafkaMetricsContext("kafka.streams",
+            config.originalsWithPrefix(CommonClientConfigs.METRICS_CONTEXT_PREFIX));
+        return new Metrics(metricConfig, reporters, time, context);
+    }
+
+    // ---------------------------------------------------------------- state
+
+    private boolean waitOnStates(final long waitMs, final State... targetStates) {
+        final Set<State> targets = Set.of(targetStates);
+        final long begin = time.milliseconds();
+        synchronized (stateLock) {
+            boolean interrupted = false;
+            long elapsedMs = 0L;
+            try {
+                while (!targets.contains(state)) {
+                    if (waitMs > elapsedMs) {
+                        final long remainingMs = waitMs - elapsedMs;
+                        try {
+                            stateLock.wait(remainingMs);
+                        } catch (final InterruptedException e) {
+                            interrupted = true;
+                        }
+                    } else {
+                        log.debug("Cannot transit to {} within {}ms", targets, waitMs);
+                        return false;
+                    }
+                    elapsedMs = time.milliseconds() - begin;
+                }
+                return true;
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+    }
+
+    /**
+     * Moves to {@code newState} if Kafka Streams would; returns false for the transitions Kafka
+     * Streams ignores (for example anything but NOT_RUNNING once PENDING_SHUTDOWN).
+     */
+    private boolean setState(final State newState) {
+        final State oldState;
+        synchronized (stateLock) {
+            oldState = state;
+            if (state == State.PENDING_SHUTDOWN && newState != State.NOT_RUNNING) {
+                return false;
+            } else if (state == State.NOT_RUNNING && (newState == State.PENDING_SHUTDOWN || newState == State.NOT_RUNNING)) {
+                return false;
+            } else if (state == State.REBALANCING && newState == State.REBALANCING) {
+                return false;
+            } else if (state == State.ERROR && (newState == State.PENDING_ERROR || newState == State.ERROR
+                || newState == State.PENDING_SHUTDOWN)) {
+                return false;
+            } else if (state == State.PENDING_ERROR && newState != State.ERROR) {
+                return false;
+            } else if (!state.isValidTransition(newState)) {
+                throw new IllegalStateException("Stream-client " + clientId + ": Unexpected state transition from "
+                    + oldState + " to " + newState);
+            }
+            log.info("State transition from {} to {}", oldState, newState);
+            state = newState;
+            stateLock.notifyAll();
+        }
+        final StateListener listener = stateListener;
+        if (listener != null) {
+            listener.onChange(newState, oldState);
+        }
+        return true;
+    }
+
+    public State state() {
+        return state;
+    }
+
+    protected boolean isRunningOrRebalancing() {
+        synchronized (stateLock) {
+            return state.isRunningOrRebalancing();
+        }
+    }
+
+    protected boolean hasStartedOrFinishedShuttingDown() {
+        synchronized (stateLock) {
+            return state.hasStartedOrFinishedShuttingDown();
+        }
+    }
+
+    protected void validateIsRunningOrRebalancing() {
+        synchronized (stateLock) {
+            if (state.hasNotStarted()) {
+                throw new StreamsNotStartedException("KafkaStreams has not been started, you can retry after calling start()");
+            }
+            if (!state.isRunningOrRebalancing()) {
+                throw new IllegalStateException("KafkaStreams is not running. State is " + state + ".");
+            }
+        }
+    }
+
+    public void setStateListener(final StateListener listener) {
+        synchronized (stateLock) {
+            if (state.hasNotStarted()) {
+                stateListener = listener;
+            } else {
+                throw new IllegalStateException("Can only set StateListener before calling start(). Current state is: " + state);
+            }
+        }
+    }
+
+    public void setUncaughtExceptionHandler(final StreamsUncaughtExceptionHandler userStreamsUncaughtExceptionHandler) {
+        synchronized (stateLock) {
+            if (state.hasNotStarted()) {
+                uncaughtExceptionHandler = Objects.requireNonNull(userStreamsUncaughtExceptionHandler);
+            } else {
+                throw new IllegalStateException(
+                    "Can only set UncaughtExceptionHandler before calling start(). Current state is: " + state);
+            }
+        }
+    }
+
+    /**
+     * Kafka Streams calls this listener while stores restore; Sluice's engine restores stores
+     * without reporting progress to the JVM, so a listener cannot be honoured yet.
+     */
+    public void setGlobalStateRestoreListener(final StateRestoreListener globalStateRestoreListener) {
+        synchronized (stateLock) {
+            if (!state.hasNotStarted()) {
+                throw new IllegalStateException(
+                    "Can only set GlobalStateRestoreListener before calling start(). Current state is: " + state);
+            }
+        }
+        if (globalStateRestoreListener != null) {
+            throw new UnsupportedOperationException("KafkaStreams.setGlobalStateRestoreListener: Sluice's engine does "
+                + "not report restoration progress yet");
+        }
+    }
+
+    /**
+     * Sluice runs no standby tasks, so, as in Kafka Streams with {@code num.standby.replicas=0},
+     * the listener is kept but never called.
+     */
+    public void setStandbyUpdateListener(final StandbyUpdateListener standbyListener) {
+        synchronized (stateLock) {
+            if (!state.hasNotStarted()) {
+                throw new IllegalStateException(
+                    "Can only set StandbyUpdateListener before calling start(). Current state is: " + state);
+            }
+        }
+    }
+
+    /** The client-level metrics (version, state, topology, alive threads) and the admin client's. */
+    public Map<MetricName, ? extends Metric> metrics() {
+        final Map<MetricName, Metric> result = new LinkedHashMap<>(metrics.metrics());
+        result.putAll(ClientUtils.adminClientMetrics(adminClient));
+        return Collections.unmodifiableMap(result);
+    }
+
+    // ---------------------------------------------------------------- threads
+
+    public Optional<String> addStreamThread() {
+        throw new UnsupportedOperationException("KafkaStreams.addStreamThread: Sluice's engine runs a fixed number "
+            + "of threads (num.stream.threads) and cannot add one while running");
+    }
+
+    public Optional<String> removeStreamThread() {
+        throw new UnsupportedOperationException("KafkaStreams.removeStreamThread: Sluice's engine runs a fixed number "
+            + "of threads (num.stream.threads) and cannot remove one while running");
+    }
+
+    public Optional<String> removeStreamThread(final Duration timeout) {
+        ApiUtils.validateMillisecondDuration(timeout, ApiUtils.prepareMillisCheckFailMsgPrefix(timeout, "timeout"));
+        return removeStreamThread();
+    }
+
+    // ---------------------------------------------------------------- start and close
+
+    public synchronized void start() throws IllegalStateException, StreamsException {
+        if (!setState(State.REBALANCING)) {
+            throw new IllegalStateException("The client is either already started or already stopped, cannot re-start");
+        }
+        log.debug("Starting Streams client");
+        try {
+            synchronized (engineLock) {
+                engine = startedEngine();
+            }
+        } catch (final RuntimeException e) {
+            log.error("The engine could not start", e);
+            closeToError();
+            throw e;
+        }
+        supervisor = new Thread(this::supervise, clientId + "-SluiceSupervisor");
+        supervisor.setDaemon(true);
+        supervisor.start();
+    }
+
+    /** A new engine, started, whose failures land in {@link #threadFailures} while it is the current one. */
+    private EngineRuntime startedEngine() {
+        final EngineRuntime[] self = new EngineRuntime[1];
+        final EngineRuntime fresh = new EngineRuntime(topologyMetadata, applicationConfigs, time, new RuntimeListener() {
+            @Override
+            public void onThreadFailure(final String threadName, final Throwable error) {
+                log.error("Engine thread {} failed", threadName, error);
+                if (self[0] == currentEngine()) {
+                    threadFailures.add(error);
+                }
+            }
+
+            @Override
+            public void onTaskRunning(final TaskId task) {
+                taskThreads.put(task, Thread.currentThread().getName());
+            }
+        }, streamsMetrics, stateDirectory);
+        self[0] = fresh;
+        fresh.start();
+        return fresh;
+    }
+
+    private EngineRuntime currentEngine() {
+        synchronized (engineLock) {
+            return engine;
+        }
+    }
+
+    /**
+     * Runs until the client shuts down: applies the uncaught exception handler to engine thread
+     * failures and follows the local tasks to move between REBALANCING and RUNNING.
+     */
+    private void supervise() {
+        try {
+            while (!hasStartedOrFinishedShuttingDown()) {
+                Throwable failure = threadFailures.poll(SUPERVISION_INTERVAL_MS, TimeUnit.MILLISECONDS);
+                final EngineRuntime current = currentEngine();
+                if (failure == null && current.hasFailed()) {
+                    // A thread stopped without a Java exception (an engine error): closing the
+                    // engine hands over the error the thread stopped with.
+                    failure = closeFailedEngine(current);
+                }
+                if (failure != null) {
+                    handleThreadFailure(failure);
+                } else {
+                    followTasks(current);
+                }
+            }
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (final RuntimeException e) {
+            log.error("The supervisor of the engine failed", e);
+            closeToError();
+        }
+    }
+
+    private static Throwable closeFailedEngine(final EngineRuntime failed) {
+        try {
+            failed.close();
+            return new StreamsException("An engine thread stopped");
+        } catch (final RuntimeException error) {
+            return error;
+        }
+    }
+
+    /** RUNNING once every local task runs; back to REBALANCING when a task is assigned and not yet running. */
+    private void followTasks(final EngineRuntime current) {
+        final Set<TaskId> assigned = current.localTasks().keySet();
+        taskThreads.keySet().retainAll(assigned);
+        final boolean allRunning = !assigned.isEmpty() && taskThreads.keySet().containsAll(assigned);
+        if (allRunning && state == State.REBALANCING) {
+            setState(State.RUNNING);
+        } else if (!allRunning && state == State.RUNNING) {
+            setState(State.REBALANCING);
+        }
+    }
+
+    private void handleThreadFailure(final Throwable failure) {
+        StreamThreadExceptionResponse response;
+        try {
+            response = uncaughtExceptionHandler.handle(failure);
+        } catch (final RuntimeException handlerError) {
+            log.error("The uncaught exception handler threw; shutting the client down", handlerError);
+            response = StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        }
+        if (response == StreamThreadExceptionResponse.REPLACE_THREAD && failure instanceof Error) {
+            log.error("The uncaught exception handler chose REPLACE_THREAD for an Error; the JVM is not in a "
+                + "well-defined state, so the client shuts down instead", failure);
+            response = StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        }
+        switch (response) {
+            case REPLACE_THREAD:
+                log.error("Replacing the failed thread as the uncaught exception handler chose: Sluice's engine cannot "
+                    + "replace one thread, so it closes and starts the whole engine again", failure);
+                restartEngine();
+                break;
+            case SHUTDOWN_APPLICATION:
+                log.error("Encountered the following exception during processing and the registered exception handler "
+                    + "opted to {}. The streams client is going to shut down now.", response, failure);
+                log.warn("SHUTDOWN_APPLICATION: Sluice's engine cannot ask the other instances of application {} to shut "
+                    + "down; only this instance shuts down", applicationConfigs.getString(StreamsConfig.APPLICATION_ID_CONFIG));
+                closeToError();
+                break;
+            case SHUTDOWN_CLIENT:
+            default:
+                log.error("Encountered the following exception during processing and the registered exception handler "
+                    + "opted to {}. The streams client is going to shut down now.", response, failure);
+                closeToError();
+                break;
+        }
+    }
+
+    /**
+     * Closes the engine (its healthy threads commit and close their tasks; the failed thread's
+     * tasks close dirty) and starts a new one, which joins the group again and takes the tasks back
+     * from their committed state: the whole-client equivalent of Kafka Streams replacing a thread.
+     */
+    private void restartEngine() {
+        final EngineRuntime failed = currentEngine();
+        try {
+            failed.close();
+        } catch (final RuntimeException expected) {
+            log.debug("The failed engine closed with its thread's error", expected);
+        }
+        setState(State.REBALANCING);
+        synchronized (engineLock) {
+            if (engineClosing) {
+                return;
+            }
+            threadFailures.clear();
+            taskThreads.clear();
+            try {
+                engine = startedEngine();
+            } catch (final RuntimeException e) {
+                log.error("The replacement engine could not start; shutting the client down", e);
+                engine = failed;
+                closeToError();
+            }
+        }
+    }
+
+    /**
+     * Closes the client with no timeout, waiting until it is NOT_RUNNING; leaves the consumer group
+     * as the engine's consumer does on close.
+     */
+    public void close() {
+        close(Optional.empty(), org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.DEFAULT);
+    }
+
+    private Thread shutdownHelper(final boolean error) {
+        return new Thread(() -> {
+            final EngineRuntime toClose;
+            synchronized (engineLock) {
+                engineClosing = true;
+                toClose = engine;
+            }
+            if (toClose != null) {
+                try {
+                    toClose.close();
+                } catch (final RuntimeException e) {
+                    if (!error) {
+                        log.error("The engine stopped with an error", e);
+                    }
+                }
+            }
+            stateDirectory.close();
+            adminClient.close();
+            streamsMetrics.removeAllClientLevelSensorsAndMetrics();
+            metrics.close();
+            setState(error ? State.ERROR : State.NOT_RUNNING);
+        }, clientId + "-CloseThread");
+    }
+
+    boolean close(final Optional<Long> timeout, final org.apache.kafka.streams.CloseOptions.GroupMembershipOperation operation) {
+        if (operation != org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.DEFAULT) {
+            throw new UnsupportedOperationException("KafkaStreams.close(CloseOptions) with GroupMembershipOperation."
+                + operation + ": Sluice's engine leaves or stays in the group as its consumer does on close; "
+                + "use GroupMembershipOperation.DEFAULT");
+        }
+        final long timeoutMs = timeout.orElse(Long.MAX_VALUE);
+        log.debug("Stopping Streams client with timeout = {}ms.", timeoutMs);
+        if (!setState(State.PENDING_SHUTDOWN)) {
+            final State current = state;
+            if (current.isShuttingDown()) {
+                log.info("Skipping shutdown since Streams client is already in {}, waiting for a terminal state", current);
+                if (!waitOnStates(timeoutMs, State.ERROR, State.NOT_RUNNING)) {
+                    log.warn("Streams client did transition to a terminal state (ERROR or NOT_RUNNING) within the {}ms timeout",
+                        timeoutMs);
+                    return false;
+                }
+                log.info("Streams client stopped completely and transitioned to the terminal {} state", state);
+                return true;
+            }
+            if (current.hasCompletedShutdown()) {
+                log.info("Skipping shutdown since Streams client is already in the terminal {} state", current);
+                return true;
+            }
+            throw new IllegalStateException("If transitioning to PENDING_SHUTDOWN fails, the state should be either in "
+                + "PENDING_SHUTDOWN, PENDING_ERROR, ERROR, or NOT_RUNNING");
+        }
+        final Thread shutdownThread = shutdownHelper(false);
+        shutdownThread.setDaemon(true);
+        shutdownThread.start();
+        if (waitOnStates(timeoutMs, State.NOT_RUNNING)) {
+            log.info("Streams client stopped completely");
+            return true;
+        }
+        log.info("Streams client cannot stop completely within the {}ms timeout", timeoutMs);
+        return false;
+    }
+
+    void closeToError() {
+        if (!setState(State.PENDING_ERROR)) {
+            log.info("Skipping shutdown since we are already in {}", state());
+        } else {
+            final Thread shutdownThread = shutdownHelper(true);
+            shutdownThread.setDaemon(true);
+            shutdownThread.start();
+        }
+    }
+
+    public synchronized boolean close(final Duration timeout) throws IllegalArgumentException {
+        final long timeoutMs = validatedTimeoutMs(timeout);
+        return close(Optional.of(timeoutMs), org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.DEFAULT);
+    }
+
+    /** @deprecated since 4.2, as in Kafka Streams: use {@link #close(org.apache.kafka.streams.CloseOptions)}. */
+    @Deprecated(since = "4.2")
+    public synchronized boolean close(final CloseOptions options) throws IllegalArgumentException {
+        Objects.requireNonNull(options, "options cannot be null");
+        return close(org.apache.kafka.streams.CloseOptions.timeout(options.timeout)
+            .withGroupMembershipOperation(options.leaveGroup
+                ? org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.LEAVE_GROUP
+                : org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.REMAIN_IN_GROUP));
+    }
+
+    public synchronized boolean close(final org.apache.kafka.streams.CloseOptions options) throws IllegalArgumentException {
+        Objects.requireNonNull(options, "options cannot be null");
+        final CloseOptionsInternal internal = new CloseOptionsInternal(options);
+        final long timeoutMs = validatedTimeoutMs(internal.timeout().orElseGet(() -> Duration.ofMillis(Long.MAX_VALUE)));
+        return close(Optional.of(timeoutMs), internal.operation());
+    }
+
+    private static long validatedTimeoutMs(final Duration timeout) {
+        final long timeoutMs = ApiUtils.validateMillisecondDuration(timeout,
+            ApiUtils.prepareMillisCheckFailMsgPrefix(timeout, "timeout"));
+        if (timeoutMs < 0) {
+            throw new IllegalArgumentException("Timeout can't be negative.");
+        }
+        return timeoutMs;
+    }
+
+    /** Deletes the local state of this application, allowed only before start or after close. */
+    public void cleanUp() {
+        if (!(state.hasNotStarted() || state.hasCompletedShutdown())) {
+            throw new IllegalStateException("Cannot clean up while running.");
+        }
+        stateDirectory.clean();
+    }
+
+    // ---------------------------------------------------------------- metadata
+
+    public Collection<StreamsMetadata> metadataForAllStreamsClients() {
+        validateIsRunningOrRebalancing();
+        refreshMetadata();
+        return streamsMetadataState.allMetadata();
+    }
+
+    public Collection<StreamsMetadata> streamsMetadataForStore(final String storeName) {
+        validateIsRunningOrRebalancing();
+        refreshMetadata();
+        return streamsMetadataState.allMetadataForStore(storeName);
+    }
+
+    public <K> KeyQueryMetadata queryMetadataForKey(final String storeName, final K key,
+                                                    final Serializer<K> keySerializer) {
+        return queryMetadataForKey(storeName, key, (Headers) null, keySerializer);
+    }
+
+    public <K> KeyQueryMetadata queryMetadataForKey(final String storeName, final K key, final Headers headers,
+                                                    final Serializer<K> keySerializer) {
+        validateIsRunningOrRebalancing();
+        refreshMetadata();
+        return streamsMetadataState.keyQueryMetadataForKey(storeName, key, headers, keySerializer);
+    }
+
+    public <K> KeyQueryMetadata queryMetadataForKey(final String storeName, final K key,
+                                                    final StreamPartitioner<? super K, ?> partitioner) {
+        return queryMetadataForKey(storeName, key, (Headers) null, partitioner);
+    }
+
+    public <K> KeyQueryMetadata queryMetadataForKey(final String storeName, final K key, final Headers headers,
+                                                    final StreamPartitioner<? super K, ?> partitioner) {
+        validateIsRunningOrRebalancing();
+        refreshMetadata();
+        return streamsMetadataState.keyQueryMetadataForKey(storeName, key, headers, partitioner);
+    }
+
+    private void refreshMetadata() {
+        final EngineRuntime current = currentEngine();
+        localMetadata.update(current == null ? List.of() : current.localTasks().values());
+    }
+
+    // ---------------------------------------------------------------- interactive queries
+
+    public <T> T store(final StoreQueryParameters<T> storeQueryParameters) {
+        validateIsRunningOrRebalancing();
+        final String storeName = storeQueryParameters.storeName();
+        if (!topologyMetadata.hasStore(storeName)) {
+            throw new UnknownStateStoreException("Cannot get state store " + storeName
+                + " because no such store is registered in the topology.");
+        }
+        if (!storeQueryParameters.staleStoresEnabled() && state != State.RUNNING) {
+            throw new InvalidStateStoreException("Cannot get state store " + storeName
+                + " because the stream thread is " + state + ", not RUNNING");
+        }
+        return storeQueryParameters.queryableStoreType().create(
+            new LocalStateStoreProvider(this::localStores, storeQueryParameters,
+                applicationConfigs.defaultInteractiveQueryIsolationLevel()),
+            storeName);
+    }
+
+    private Map<Integer, StateStore> localStores(final String storeName) {
+        final EngineRuntime current = currentEngine();
+        if (current == null || !isRunningOrRebalancing()) {
+            throw new InvalidStateStoreException("KafkaStreams has been stopped (" + state + ").");
+        }
+        return current.localStores(storeName);
+    }
+
+    public <R> StateQueryResult<R> query(final StateQueryRequest<R> request) {
+        final String storeName = request.getStoreName();
+        if (!topologyMetadata.hasStore(storeName)) {
+            throw new UnknownStateStoreException("Cannot get state store " + storeName
+                + " because no such store is registered in the topology.");
+        }
+        if (state().hasNotStarted()) {
+            throw new StreamsNotStartedException("KafkaStreams has not been started, you can retry after calling start().");
+        }
+        if (state().isShuttingDown() || state.hasCompletedShutdown()) {
+            throw new StreamsStoppedException("KafkaStreams has been stopped (" + state
+                + "). This instance can no longer serve queries.");
+        }
+        final StateQueryResult<R> result = new StateQueryResult<>();
+        final Map<Integer, StateStore> stores = new TreeMap<>(localStores(storeName));
+        final QueryConfig queryConfig = new QueryConfig(request.executionInfoEnabled(),
+            request.isolationLevel().orElseGet(applicationConfigs::defaultInteractiveQueryIsolationLevel));
+        for (final Map.Entry<Integer, StateStore> entry : stores.entrySet()) {
+            final int partition = entry.getKey();
+            if (request.isAllPartitions() || request.getPartitions().contains(partition)) {
+                // Every local task is an active one (Sluice runs no standbys), so requireActive holds.
+                final PositionBound bound = request.isRequireActive() ? PositionBound.unbounded() : request.getPositionBound();
+                result.addResult(partition, entry.getValue().query(request.getQuery(), bound, queryConfig));
+            }
+        }
+        if (!request.isAllPartitions()) {
+            for (final Integer partition : request.getPartitions()) {
+                if (!result.getPartitionResults().containsKey(partition)) {
+                    result.addResult(partition, QueryResult.forFailure(FailureReason.NOT_PRESENT,
+                        "The requested partition was not present at the time of the query."));
+                }
+            }
+        }
+        return result;
+    }
+
+    // ---------------------------------------------------------------- pause and resume
+
+    public void pause() {
+        throw new UnsupportedOperationException("KafkaStreams.pause: Sluice's engine cannot pause processing yet");
+    }
+
+    /** Always false: Sluice's engine cannot pause ({@link #pause()} throws). */
+    public boolean isPaused() {
+        return false;
+    }
+
+    /** Nothing to resume: Sluice's engine cannot pause ({@link #pause()} throws). */
+    public void resume() {
+    }
+
+    /** Kafka Streams applies the consumer to each stream thread; Sluice runs none, so none is visited. */
+    protected int processStreamThread(final Consumer<StreamThread> consumer) {
+        return 0;
+    }
+
+    public synchronized ClientInstanceIds clientInstanceIds(final Duration timeout) {
+        if (timeout.isNegative()) {
+            throw new IllegalArgumentException("The timeout cannot be negative.");
+        }
+        if (state().hasNotStarted()) {
+            throw new IllegalStateException("KafkaStreams has not been started, you can retry after calling start().");
+        }
+        if (state().isShuttingDown() || state.hasCompletedShutdown()) {
+            throw new IllegalStateException("KafkaStreams has been stopped (" + state + ").");
+        }
+        throw new UnsupportedOperationException("KafkaStreams.clientInstanceIds: Sluice's engine uses librdkafka "
+            + "clients, whose client telemetry instance ids are not exposed yet");
+    }
+
+    // ---------------------------------------------------------------- local threads and lags
+
+    /**
+     * One entry per engine thread that runs tasks, with the tasks it reported running. Client ids
+     * follow Kafka Streams' naming; the engine's own clients are not visible from the JVM.
+     */
+    public Set<ThreadMetadata> metadataForLocalThreads() {
+        final EngineRuntime current = currentEngine();
+        if (current == null || !isRunningOrRebalancing()) {
+            return Set.of();
+        }
+        final Map<TaskId, Set<TopicPartition>> tasks = current.localTasks();
+        final Map<String, Set<TaskMetadata>> tasksByThread = new TreeMap<>();
+        tasks.forEach((task, partitions) -> {
+            final String thread = taskThreads.get(task);
+            if (thread != null) {
+                tasksByThread.computeIfAbsent(thread, t -> new HashSet<>()).add(
+                    new TaskMetadataImpl(task, partitions, Map.of(), Map.of(), Optional.empty()));
+            }
+        });
+        final Set<ThreadMetadata> result = new HashSet<>();
+        tasksByThread.forEach((thread, active) -> result.add(new ThreadMetadataImpl(thread, "RUNNING",
+            ClientUtils.consumerClientId(thread), ClientUtils.restoreConsumerClientId(thread),
+            ClientUtils.producerClientId(thread), ClientUtils.adminClientId(clientId), active, Set.of())));
+        return result;
+    }
+
+    /**
+     * For each logged store of each local task, its changelog's end offset. The engine reports
+     * only running tasks, and Kafka Streams counts a running active task as caught up (current
+     * position = end offset, lag 0); Sluice runs no standbys, so only active tasks appear.
+     */
+    public Map<String, Map<Integer, LagInfo>> allLocalStorePartitionLags() {
+        final EngineRuntime current = currentEngine();
+        if (current == null || !isRunningOrRebalancing()) {
+            return Map.of();
+        }
+        final String applicationId = applicationConfigs.getString(StreamsConfig.APPLICATION_ID_CONFIG);
+        final Map<TopicPartition, String> storeNameByChangelog = new HashMap<>();
+        topologyMetadata.lookupBuilderForNamedTopology(null).stateStores().forEach((storeName, factory) -> {
+            if (factory.loggingEnabled()) {
+                final String changelog = ProcessorStateManager.storeChangelogTopic(applicationId, storeName, null);
+                current.localStores(storeName).keySet().forEach(partition ->
+                    storeNameByChangelog.put(new TopicPartition(changelog, partition), storeName));
+            }
+        });
+        if (storeNameByChangelog.isEmpty()) {
+            return Map.of();
+        }
+        final Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> endOffsets =
+            ClientUtils.fetchEndOffsets(storeNameByChangelog.keySet(), adminClient);
+        final Map<String, Map<Integer, LagInfo>> lags = new TreeMap<>();
+        endOffsets.forEach((changelog, end) -> lags
+            .computeIfAbsent(storeNameByChangelog.get(changelog), s -> new TreeMap<>())
+            .put(changelog.partition(), new LagInfo(end.offset(), end.offset())));
+        return Collections.unmodifiableMap(lags);
+    }
+
+    /** Kafka Streams computes lags from its own tasks; Sluice has none, so this is the local lags. */
+    protected Map<String, Map<Integer, LagInfo>> allLocalStorePartitionLags(final List<Task> tasksToCollectLagFor) {
+        return allLocalStorePartitionLags();
+    }
+}

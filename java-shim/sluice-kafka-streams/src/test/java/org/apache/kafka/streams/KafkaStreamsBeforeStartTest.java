@@ -1,0 +1,208 @@
+package org.apache.kafka.streams;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.errors.StreamsNotStartedException;
+import org.apache.kafka.streams.errors.StreamsStoppedException;
+import org.apache.kafka.streams.errors.UnknownStateStoreException;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.processor.StateRestoreListener;
+import org.apache.kafka.streams.query.KeyQuery;
+import org.apache.kafka.streams.query.StateQueryRequest;
+import org.apache.kafka.streams.state.QueryableStoreTypes;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Kafka Streams' client contract that holds without an engine running: construction and its
+ * config errors, the state machine from CREATED, listeners, queries before start and after
+ * close, and the methods Sluice's engine cannot honour, which must say so.
+ */
+class KafkaStreamsBeforeStartTest {
+
+    private static final String STORE = "counts";
+
+    @TempDir
+    Path stateDir;
+
+    private final List<KafkaStreams> created = new ArrayList<>();
+
+    @AfterEach
+    void closeAll() {
+        created.forEach(streams -> streams.close(Duration.ofSeconds(30)));
+    }
+
+    private Properties props() {
+        final Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "before-start");
+        // Nothing listens there: these tests never reach a broker.
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:9");
+        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        return props;
+    }
+
+    private static Topology countingTopology() {
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream("input", Consumed.with(Serdes.String(), Serdes.String()))
+            .groupByKey()
+            .count(Materialized.as(STORE));
+        return builder.build();
+    }
+
+    private KafkaStreams streams(final Properties props) {
+        final KafkaStreams streams = new KafkaStreams(countingTopology(), props);
+        created.add(streams);
+        return streams;
+    }
+
+    @Test
+    void closeBeforeStartGoesThroughPendingShutdownToNotRunning() {
+        final KafkaStreams streams = streams(props());
+        final List<String> transitions = new CopyOnWriteArrayList<>();
+        streams.setStateListener((newState, oldState) -> transitions.add(oldState + "->" + newState));
+        assertEquals(KafkaStreams.State.CREATED, streams.state());
+
+        streams.close();
+
+        assertEquals(KafkaStreams.State.NOT_RUNNING, streams.state());
+        // As in Kafka Streams, the listener runs on the closing thread right after the state changed.
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (transitions.size() < 2 && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        assertEquals(List.of("CREATED->PENDING_SHUTDOWN", "PENDING_SHUTDOWN->NOT_RUNNING"), transitions);
+        assertTrue(streams.close(Duration.ZERO), "closing a closed client succeeds at once");
+        assertEquals(List.of("CREATED->PENDING_SHUTDOWN", "PENDING_SHUTDOWN->NOT_RUNNING"), transitions);
+        assertThrows(IllegalStateException.class, streams::start);
+        assertThrows(IllegalStateException.class, () -> streams.setStateListener((n, o) -> { }));
+        assertThrows(IllegalStateException.class, () -> streams.setUncaughtExceptionHandler(e -> null));
+    }
+
+    @Test
+    void closeWithTimeoutAndOptionsValidatesLikeKafkaStreams() {
+        final KafkaStreams streams = streams(props());
+        assertThrows(IllegalArgumentException.class, () -> streams.close(Duration.ofMillis(-1)));
+        assertThrows(NullPointerException.class, () -> streams.close((CloseOptions) null));
+        assertTrue(streams.close(CloseOptions.timeout(Duration.ofSeconds(30))));
+        assertEquals(KafkaStreams.State.NOT_RUNNING, streams.state());
+    }
+
+    @Test
+    void queriesBeforeStartAndAfterCloseThrowWhatKafkaStreamsThrows() {
+        final KafkaStreams streams = streams(props());
+        final StoreQueryParameters<?> parameters =
+            StoreQueryParameters.fromNameAndType(STORE, QueryableStoreTypes.keyValueStore());
+        assertThrows(StreamsNotStartedException.class, () -> streams.store(parameters));
+        assertThrows(UnknownStateStoreException.class,
+            () -> streams.query(StateQueryRequest.inStore("no-such-store").withQuery(KeyQuery.withKey("k"))));
+        assertThrows(StreamsNotStartedException.class,
+            () -> streams.query(StateQueryRequest.inStore(STORE).withQuery(KeyQuery.withKey("k"))));
+        assertThrows(StreamsNotStartedException.class, streams::metadataForAllStreamsClients);
+
+        streams.close();
+
+        assertThrows(IllegalStateException.class, () -> streams.store(parameters));
+        assertThrows(StreamsStoppedException.class,
+            () -> streams.query(StateQueryRequest.inStore(STORE).withQuery(KeyQuery.withKey("k"))));
+        assertTrue(streams.metadataForLocalThreads().isEmpty());
+        assertTrue(streams.allLocalStorePartitionLags().isEmpty());
+    }
+
+    @Test
+    void configErrorsNameTheKey() {
+        final Properties noApplicationId = props();
+        noApplicationId.remove(StreamsConfig.APPLICATION_ID_CONFIG);
+        assertTrue(assertThrows(ConfigException.class, () -> streams(noApplicationId)).getMessage()
+            .contains(StreamsConfig.APPLICATION_ID_CONFIG));
+
+        final Properties badThreads = props();
+        badThreads.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, "many");
+        assertTrue(assertThrows(ConfigException.class, () -> streams(badThreads)).getMessage()
+            .contains(StreamsConfig.NUM_STREAM_THREADS_CONFIG));
+
+        final Properties badServer = props();
+        badServer.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "no-port");
+        assertTrue(assertThrows(ConfigException.class, () -> streams(badServer)).getMessage()
+            .contains("no-port"));
+    }
+
+    @Test
+    void unsupportedMethodsSaySoAndNameTheMethod() {
+        final KafkaStreams streams = streams(props());
+        assertUnsupported("addStreamThread", streams::addStreamThread);
+        assertUnsupported("removeStreamThread", streams::removeStreamThread);
+        assertUnsupported("removeStreamThread", () -> streams.removeStreamThread(Duration.ofSeconds(1)));
+        assertUnsupported("pause", streams::pause);
+        assertFalse(streams.isPaused());
+        assertUnsupported("setGlobalStateRestoreListener",
+            () -> streams.setGlobalStateRestoreListener(new StateRestoreListener() {
+                @Override
+                public void onRestoreStart(final org.apache.kafka.common.TopicPartition topicPartition,
+                                           final String storeName, final long startingOffset, final long endingOffset) {
+                }
+
+                @Override
+                public void onBatchRestored(final org.apache.kafka.common.TopicPartition topicPartition,
+                                            final String storeName, final long batchEndOffset, final long numRestored) {
+                }
+
+                @Override
+                public void onRestoreEnd(final org.apache.kafka.common.TopicPartition topicPartition,
+                                         final String storeName, final long totalRestored) {
+                }
+            }));
+        assertUnsupported("close(CloseOptions)", () -> streams.close(
+            CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)));
+        assertEquals(KafkaStreams.State.CREATED, streams.state(), "a refused close leaves the client as it was");
+        // Kafka Streams checks the client's state first; so does Sluice.
+        assertThrows(IllegalStateException.class, () -> streams.clientInstanceIds(Duration.ofSeconds(1)));
+    }
+
+    @Test
+    void globalTablesAreRefusedAtConstruction() {
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.globalTable("table", Consumed.with(Serdes.String(), Serdes.String()));
+        final UnsupportedOperationException refused =
+            assertThrows(UnsupportedOperationException.class, () -> new KafkaStreams(builder.build(), props()));
+        assertTrue(refused.getMessage().contains("GlobalKTable"), refused.getMessage());
+    }
+
+    @Test
+    void cleanUpDeletesTheTaskDirectoriesBeforeStart() throws IOException {
+        final Path taskDir = Files.createDirectories(stateDir.resolve("before-start").resolve("0_0"));
+        Files.writeString(taskDir.resolve("data"), "x");
+        final KafkaStreams streams = streams(props());
+        streams.cleanUp();
+        assertFalse(Files.exists(taskDir));
+    }
+
+    @Test
+    void metricsCarryTheClientMetrics() {
+        final KafkaStreams streams = streams(props());
+        assertTrue(streams.metrics().keySet().stream().anyMatch(
+            name -> name.name().equals("application-id") && name.group().equals("stream-metrics")),
+            () -> "metrics: " + streams.metrics().keySet());
+        assertTrue(streams.metrics().keySet().stream().anyMatch(name -> name.name().equals("state")));
+    }
+
+    private static void assertUnsupported(final String method, final org.junit.jupiter.api.function.Executable call) {
+        final UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, call);
+        assertTrue(e.getMessage().contains(method), "message names " + method + ": " + e.getMessage());
+    }
+}
