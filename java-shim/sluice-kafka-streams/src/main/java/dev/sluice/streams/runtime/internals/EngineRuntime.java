@@ -58,9 +58,7 @@ public final class EngineRuntime implements AutoCloseable {
         this.topologyMetadata = topologyMetadata;
         this.config = config;
         this.ownMetrics = metrics == null ? newMetrics(config, time) : null;
-        this.ownStateDirectory = stateDirectory == null
-            ? new StateDirectory(config, time, topologyMetadata.hasPersistentStores(), topologyMetadata.hasNamedTopologies())
-            : null;
+        this.ownStateDirectory = stateDirectory == null ? lockedStateDirectory(topologyMetadata, config, time) : null;
         this.partitionLookup = new TopicPartitionLookup(config);
         this.environment = new TaskEnvironment(
             topologyMetadata,
@@ -173,6 +171,16 @@ public final class EngineRuntime implements AutoCloseable {
             return joined.toString();
         }
         return null;
+    }
+
+    /** The application's state directory, locked against other instances as Kafka Streams locks it. */
+    private static StateDirectory lockedStateDirectory(final TopologyMetadata topologyMetadata,
+                                                       final StreamsConfig config,
+                                                       final Time time) {
+        final StateDirectory directory = new StateDirectory(
+            config, time, topologyMetadata.hasPersistentStores(), topologyMetadata.hasNamedTopologies());
+        directory.initializeProcessId();
+        return directory;
     }
 
     private static Metrics newMetrics(final StreamsConfig config, final Time time) {
