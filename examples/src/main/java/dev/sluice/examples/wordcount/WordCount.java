@@ -1,11 +1,10 @@
 package dev.sluice.examples.wordcount;
 
+import dev.sluice.examples.launcher.ExampleLauncher;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Properties;
-import java.util.concurrent.CountDownLatch;
 import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
@@ -46,18 +45,8 @@ public final class WordCount {
         return builder.build();
     }
 
-    /** Runs until interrupted: {@code WordCount <bootstrap.servers>}. */
+    /** Runs until SIGTERM; arguments as {@link ExampleLauncher} reads them. */
     public static void main(final String[] args) throws InterruptedException {
-        final Properties props = new Properties();
-        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "wordcount");
-        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, args.length > 0 ? args[0] : "localhost:9092");
-        final KafkaStreams streams = new KafkaStreams(topology(INPUT_TOPIC, OUTPUT_TOPIC, props), props);
-        final CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            streams.close();
-            stopped.countDown();
-        }));
-        streams.start();
-        stopped.await();
+        ExampleLauncher.run(args, "wordcount", OUTPUT_TOPIC, (config, outputTopic) -> topology(INPUT_TOPIC, outputTopic, config));
     }
 }

@@ -1,5 +1,6 @@
 package dev.sluice.examples.wordcount;
 
+import dev.sluice.examples.launcher.ExampleLauncher;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -81,13 +82,8 @@ public record WordCountRun(String bootstrapServers, String inputTopic, String ou
     private Properties streamsConfig(final String processingGuarantee,
                                      final Class<? extends DslStoreSuppliers> storeSuppliers,
                                      final Path stateDir) {
-        final Properties props = new Properties();
-        props.put(StreamsConfig.APPLICATION_ID_CONFIG, "wordcount-" + UUID.randomUUID());
-        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
-        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, processingGuarantee);
-        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-        props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
-        props.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+        final Properties props = ExampleLauncher.streamsConfig(bootstrapServers, "wordcount-" + UUID.randomUUID(),
+            processingGuarantee, stateDir);
         props.put(StreamsConfig.DSL_STORE_SUPPLIERS_CLASS_CONFIG, storeSuppliers);
         // Kafka Streams' runtime commits stores during processing under exactly-once only with
         // this set; Sluice's stores are transactional either way.
