@@ -1,5 +1,6 @@
 package dev.sluice.compat.eoscrash;
 
+import dev.sluice.compat.childjvm.ChildJvm;
 import dev.sluice.compat.eoscrash.ChildOutput.Restore;
 import dev.sluice.compat.eoscrash.Verifier.Verification;
 import dev.sluice.streams.testing.broker.LocalKafkaBroker;
@@ -52,9 +53,9 @@ final class CrashRun {
 
         final List<List<Restore>> restoresPerLife = new ArrayList<>();
         for (int life = 0; life < settings.kills(); life++) {
-            final ChildProcess child = ChildProcess.start(runDir.resolve("life-" + life + ".log"), appArguments);
+            final ChildJvm child = startLife(runDir.resolve("life-" + life + ".log"), appArguments);
             try {
-                if (!child.awaitRunning(RUNNING_TIMEOUT)) {
+                if (!child.awaitOutput(ChildOutput::reachedRunning, RUNNING_TIMEOUT)) {
                     throw new AssertionError("the application did not reach RUNNING; see " + child.log());
                 }
                 Thread.sleep(random.nextInt((int) settings.maxRunBeforeKill().toMillis()));
@@ -65,11 +66,11 @@ final class CrashRun {
         }
         driver.join();
 
-        final ChildProcess finalLife = ChildProcess.start(runDir.resolve("life-" + settings.kills() + ".log"), appArguments);
+        final ChildJvm finalLife = startLife(runDir.resolve("life-" + settings.kills() + ".log"), appArguments);
         final Verification verification;
         try {
             // Running first, so that this restart's restoration is seen even when the output is complete already.
-            if (!finalLife.awaitRunning(RUNNING_TIMEOUT)) {
+            if (!finalLife.awaitOutput(ChildOutput::reachedRunning, RUNNING_TIMEOUT)) {
                 throw new AssertionError("the application did not reach RUNNING after the last kill; see " + finalLife.log());
             }
             verification = new Verifier(broker.bootstrapServers(), topics).awaitAndVerify(CATCH_UP_TIMEOUT);
@@ -78,6 +79,11 @@ final class CrashRun {
         }
         restoresPerLife.add(ChildOutput.restores(finalLife.lines()));
         return new CrashRunResult(stores, settings, restoresPerLife, verification, Duration.ofNanos(System.nanoTime() - started));
+    }
+
+    /** One life of {@link AggregationApp}, on the test's own class path. */
+    private static ChildJvm startLife(final Path log, final List<String> appArguments) {
+        return ChildJvm.start(log, System.getProperty("java.class.path"), AggregationApp.class.getName(), appArguments);
     }
 
     private static void deleteRecursively(final Path dir) {

@@ -1,0 +1,125 @@
+package dev.sluice.compat.childjvm;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+/**
+ * An application's main class in a JVM of its own, its standard output and error in a log file.
+ * A child outlives nothing: the test JVM's shutdown kills the children it has not stopped.
+ */
+public final class ChildJvm {
+
+    private static final Duration STOP_TIMEOUT = Duration.ofSeconds(60);
+    private static final Duration KILL_TIMEOUT = Duration.ofSeconds(30);
+
+    private final Process process;
+    private final Path log;
+    private final Thread killOnExit;
+
+    private ChildJvm(final Process process, final Path log) {
+        this.process = process;
+        this.log = log;
+        this.killOnExit = new Thread(process::destroyForcibly, "child-jvm-kill-on-exit");
+        Runtime.getRuntime().addShutdownHook(killOnExit);
+    }
+
+    /** Starts {@code mainClass} with {@code arguments} on {@code classpath}, writing its output to {@code log}. */
+    public static ChildJvm start(final Path log, final String classpath, final String mainClass, final List<String> arguments) {
+        final List<String> command = new ArrayList<>(List.of(
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-Xmx256m",
+            // Applications under test live seconds to a minute: the quick compiler and a small collector
+            // start them sooner and leave the shared cores to the broker and the other JVMs.
+            "-XX:TieredStopAtLevel=1",
+            "-XX:+UseSerialGC",
+            "-cp", classpath,
+            mainClass));
+        command.addAll(arguments);
+        try {
+            Files.createDirectories(log.toAbsolutePath().getParent());
+            final Process process = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
+            return new ChildJvm(process, log);
+        } catch (final IOException e) {
+            throw new UncheckedIOException("could not start a JVM for " + mainClass, e);
+        }
+    }
+
+    /**
+     * Waits until the child's output so far satisfies {@code condition}; false when it did not within
+     * the timeout or the child exited first.
+     */
+    public boolean awaitOutput(final Predicate<List<String>> condition, final Duration timeout) throws InterruptedException {
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (condition.test(lines())) {
+                return true;
+            }
+            if (!process.isAlive()) {
+                return condition.test(lines());
+            }
+            Thread.sleep(50);
+        }
+        return false;
+    }
+
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
+    /** The exit code of a child that has exited. */
+    public int exitValue() {
+        return process.exitValue();
+    }
+
+    /** SIGKILL: no shutdown hook, no close, no final commit. */
+    public void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor(KILL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        forgetAtExit();
+    }
+
+    /** SIGTERM, which lets the application close cleanly; SIGKILL when it does not exit in time. */
+    public void stop() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+            kill();
+        }
+        forgetAtExit();
+    }
+
+    public List<String> lines() {
+        try {
+            return Files.readAllLines(log);
+        } catch (final IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The last {@code count} lines of the child's output, one per line, for failure messages. */
+    public String tail(final int count) {
+        final List<String> lines = lines();
+        return String.join(System.lineSeparator(), lines.subList(Math.max(0, lines.size() - count), lines.size()));
+    }
+
+    public Path log() {
+        return log;
+    }
+
+    private void forgetAtExit() {
+        try {
+            Runtime.getRuntime().removeShutdownHook(killOnExit);
+        } catch (final IllegalStateException alreadyShuttingDown) {
+            // the hook is running or has run: nothing left to remove
+        }
+    }
+}
