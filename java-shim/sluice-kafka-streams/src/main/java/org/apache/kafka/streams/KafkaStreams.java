@@ -31,6 +31,7 @@ import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.metrics.KafkaMetricsContext;
 import org.apache.kafka.common.metrics.MetricConfig;
 import org.apache.kafka.common.metrics.Metrics;
@@ -782,7 +783,7 @@ public class KafkaStreams implements AutoCloseable {
 
     public <K> KeyQueryMetadata queryMetadataForKey(final String storeName, final K key,
                                                     final Serializer<K> keySerializer) {
-        return queryMetadataForKey(storeName, key, (Headers) null, keySerializer);
+        return queryMetadataForKey(storeName, key, new RecordHeaders(), keySerializer);
     }
 
     public <K> KeyQueryMetadata queryMetadataForKey(final String storeName, final K key, final Headers headers,
@@ -794,7 +795,7 @@ public class KafkaStreams implements AutoCloseable {
 
     public <K> KeyQueryMetadata queryMetadataForKey(final String storeName, final K key,
                                                     final StreamPartitioner<? super K, ?> partitioner) {
-        return queryMetadataForKey(storeName, key, (Headers) null, partitioner);
+        return queryMetadataForKey(storeName, key, new RecordHeaders(), partitioner);
     }
 
     public <K> KeyQueryMetadata queryMetadataForKey(final String storeName, final K key, final Headers headers,

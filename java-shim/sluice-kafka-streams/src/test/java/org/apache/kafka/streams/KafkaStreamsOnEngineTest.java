@@ -1,0 +1,273 @@
+package org.apache.kafka.streams;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.streams.testing.broker.LocalKafkaBroker;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.LongDeserializer;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Grouped;
+import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.query.KeyQuery;
+import org.apache.kafka.streams.query.StateQueryRequest;
+import org.apache.kafka.streams.query.StateQueryResult;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.QueryableStoreTypes;
+import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
+import org.apache.kafka.streams.state.ValueAndTimestamp;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Unchanged Kafka Streams applications run through Sluice's {@link KafkaStreams} on the engine,
+ * against a real broker: the client reaches RUNNING, outputs are right, interactive queries read
+ * the live stores, and a failing processor meets the uncaught exception handler's choice.
+ */
+class KafkaStreamsOnEngineTest {
+
+    @RegisterExtension
+    static final LocalKafkaBroker BROKER = new LocalKafkaBroker();
+
+    private static final Duration WAIT = Duration.ofSeconds(120);
+    private static final String COUNTS = "word-counts";
+
+    @TempDir
+    Path stateDir;
+
+    private final List<KafkaStreams> started = new ArrayList<>();
+
+    @AfterEach
+    void closeAll() {
+        started.forEach(streams -> streams.close(Duration.ofSeconds(60)));
+    }
+
+    private Properties props(final String applicationId) {
+        final Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers());
+        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
+        props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "localhost:8080");
+        props.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+        return props;
+    }
+
+    private static Topology wordCount(final String input, final String output) {
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream(input, Consumed.with(Serdes.String(), Serdes.String()))
+            .flatMapValues(line -> Arrays.asList(line.toLowerCase(Locale.ROOT).split("\\W+")))
+            .filter((key, word) -> !word.isEmpty())
+            .groupBy((key, word) -> word, Grouped.with(Serdes.String(), Serdes.String()))
+            .count(Materialized.as(COUNTS))
+            .toStream()
+            .to(output, Produced.with(Serdes.String(), Serdes.Long()));
+        return builder.build();
+    }
+
+    @Test
+    void wordCountRunsReachesRunningAndServesInteractiveQueries() throws Exception {
+        BROKER.createTopic("wc-input", 2);
+        BROKER.createTopic("wc-output", 2);
+        final List<String> lines = List.of("the quick brown fox", "jumps over the lazy dog", "The dog sleeps",
+            "a fox and a dog");
+        produce("wc-input", lines);
+        final Map<String, Long> expected = new HashMap<>();
+        lines.forEach(line -> Arrays.stream(line.toLowerCase(Locale.ROOT).split("\\W+"))
+            .forEach(word -> expected.merge(word, 1L, Long::sum)));
+
+        final KafkaStreams streams = new KafkaStreams(wordCount("wc-input", "wc-output"), props("wc-app"));
+        started.add(streams);
+        final List<String> transitions = new CopyOnWriteArrayList<>();
+        streams.setStateListener((newState, oldState) -> transitions.add(oldState + "->" + newState));
+        streams.start();
+        assertEquals(KafkaStreams.State.REBALANCING, streams.state());
+
+        final Map<String, Long> latest = consumeLatestCounts("wc-output", expected);
+        assertEquals(expected, latest);
+        waitFor(() -> streams.state() == KafkaStreams.State.RUNNING, "the client to be RUNNING");
+        assertEquals(List.of("CREATED->REBALANCING", "REBALANCING->RUNNING"), transitions.subList(0, 2));
+
+        final ReadOnlyKeyValueStore<String, Long> store =
+            streams.store(StoreQueryParameters.fromNameAndType(COUNTS, QueryableStoreTypes.keyValueStore()));
+        waitFor(() -> expected.entrySet().stream().allMatch(e -> e.getValue().equals(store.get(e.getKey()))),
+            "the store to hold every count");
+        final ReadOnlyKeyValueStore<String, ValueAndTimestamp<Long>> timestamped = streams.store(
+            StoreQueryParameters.fromNameAndType(COUNTS, QueryableStoreTypes.timestampedKeyValueStore()));
+        assertEquals(expected.get("dog"), timestamped.get("dog").value());
+        final Map<String, Long> all = new HashMap<>();
+        try (KeyValueIterator<String, Long> iterator = store.all()) {
+            iterator.forEachRemaining(entry -> all.put(entry.key, entry.value));
+        }
+        assertEquals(expected, all);
+
+        // As in Kafka Streams, a KeyQuery on a timestamped store answers the plain value.
+        final StateQueryResult<Long> queried =
+            streams.query(StateQueryRequest.inStore(COUNTS).withQuery(KeyQuery.<String, Long>withKey("the")));
+        assertEquals(expected.get("the"), queried.getOnlyPartitionResult().getResult());
+
+        final KeyQueryMetadata metadata = streams.queryMetadataForKey(COUNTS, "dog", Serdes.String().serializer());
+        assertEquals("localhost", metadata.activeHost().host());
+        assertTrue(metadata.partition() == 0 || metadata.partition() == 1, "partition " + metadata.partition());
+        assertEquals(1, streams.metadataForAllStreamsClients().size());
+        assertFalse(streams.metadataForLocalThreads().isEmpty());
+        assertTrue(streams.allLocalStorePartitionLags().containsKey(COUNTS));
+
+        assertTrue(streams.close(Duration.ofSeconds(60)));
+        assertEquals(KafkaStreams.State.NOT_RUNNING, streams.state());
+        waitFor(() -> transitions.contains("PENDING_SHUTDOWN->NOT_RUNNING"), "the listener to see NOT_RUNNING");
+        assertTrue(transitions.contains("RUNNING->PENDING_SHUTDOWN"), transitions.toString());
+    }
+
+    @Test
+    void aFailingProcessorShutsTheClientDownToError() throws Exception {
+        BROKER.createTopic("fail-input", 1);
+        BROKER.createTopic("fail-output", 1);
+        produce("fail-input", List.of("fine", "boom"));
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream("fail-input", Consumed.with(Serdes.String(), Serdes.String()))
+            .mapValues(value -> {
+                if (value.equals("boom")) {
+                    throw new IllegalStateException("poison record " + value);
+                }
+                return value;
+            })
+            .to("fail-output", Produced.with(Serdes.String(), Serdes.String()));
+        final KafkaStreams streams = new KafkaStreams(builder.build(), props("fail-app"));
+        started.add(streams);
+        final List<Throwable> handled = new CopyOnWriteArrayList<>();
+        streams.setUncaughtExceptionHandler(exception -> {
+            handled.add(exception);
+            return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        });
+        streams.start();
+
+        waitFor(() -> streams.state() == KafkaStreams.State.ERROR, "the client to reach ERROR");
+        assertEquals(1, handled.size());
+        assertTrue(describe(handled.get(0)).contains("poison record boom"), describe(handled.get(0)));
+        assertTrue(streams.close(Duration.ofSeconds(10)), "closing a client in ERROR returns at once");
+        assertEquals(KafkaStreams.State.ERROR, streams.state());
+    }
+
+    /** The first time the poison record comes, processing fails; the replacement engine reprocesses it. */
+    private static final AtomicBoolean POISON_FAILED = new AtomicBoolean();
+
+    @Test
+    void replaceThreadRestartsTheEngineAndProcessingGoesOn() throws Exception {
+        BROKER.createTopic("replace-input", 1);
+        BROKER.createTopic("replace-output", 1);
+        produce("replace-input", List.of("one", "poison", "three"));
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream("replace-input", Consumed.with(Serdes.String(), Serdes.String()))
+            .mapValues(value -> {
+                if (value.equals("poison") && POISON_FAILED.compareAndSet(false, true)) {
+                    throw new IllegalStateException("first poison");
+                }
+                return value.toUpperCase(Locale.ROOT);
+            })
+            .to("replace-output", Produced.with(Serdes.String(), Serdes.String()));
+        final KafkaStreams streams = new KafkaStreams(builder.build(), props("replace-app"));
+        started.add(streams);
+        final List<String> transitions = new CopyOnWriteArrayList<>();
+        streams.setStateListener((newState, oldState) -> transitions.add(oldState + "->" + newState));
+        streams.setUncaughtExceptionHandler(exception -> StreamThreadExceptionResponse.REPLACE_THREAD);
+        streams.start();
+
+        final List<String> values = new ArrayList<>();
+        try (KafkaConsumer<String, String> consumer = consumer(StringDeserializer.class)) {
+            consumer.subscribe(List.of("replace-output"));
+            final long deadline = System.nanoTime() + WAIT.toNanos();
+            while (!values.contains("THREE") && System.nanoTime() < deadline) {
+                consumer.poll(Duration.ofMillis(200)).forEach(r -> values.add(r.value()));
+            }
+        }
+        assertTrue(POISON_FAILED.get());
+        assertTrue(values.containsAll(List.of("ONE", "POISON", "THREE")), values.toString());
+        waitFor(() -> streams.state() == KafkaStreams.State.RUNNING, "the client to run again");
+        assertTrue(transitions.contains("RUNNING->REBALANCING") || transitions.indexOf("REBALANCING->RUNNING")
+            != transitions.lastIndexOf("REBALANCING->RUNNING"), transitions.toString());
+    }
+
+    private static String describe(final Throwable error) {
+        final StringBuilder text = new StringBuilder();
+        for (Throwable t = error; t != null; t = t.getCause()) {
+            text.append(t).append(" / ");
+        }
+        return text.toString();
+    }
+
+    private static void produce(final String topic, final List<String> values) throws Exception {
+        final Properties config = new Properties();
+        config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers());
+        try (KafkaProducer<String, String> producer =
+                 new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
+            int i = 0;
+            for (final String value : values) {
+                producer.send(new ProducerRecord<>(topic, "k" + i++, value)).get();
+            }
+        }
+    }
+
+    private static <V> KafkaConsumer<String, V> consumer(final Class<?> valueDeserializer) {
+        final Properties config = new Properties();
+        config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers());
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, "verifier-" + System.nanoTime());
+        config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        config.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        config.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
+        config.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, valueDeserializer);
+        return new KafkaConsumer<>(config);
+    }
+
+    private static Map<String, Long> consumeLatestCounts(final String topic, final Map<String, Long> expected) {
+        final Map<String, Long> latest = new HashMap<>();
+        try (KafkaConsumer<String, Long> consumer = consumer(LongDeserializer.class)) {
+            consumer.subscribe(List.of(topic));
+            final long deadline = System.nanoTime() + WAIT.toNanos();
+            while (!latest.equals(expected) && System.nanoTime() < deadline) {
+                for (final ConsumerRecord<String, Long> record : consumer.poll(Duration.ofMillis(200))) {
+                    assertNotNull(record.value());
+                    latest.put(record.key(), record.value());
+                }
+            }
+        }
+        return latest;
+    }
+
+    private static void waitFor(final BooleanSupplier condition, final String what) throws InterruptedException {
+        final long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            TimeUnit.MILLISECONDS.sleep(50);
+        }
+    }
+}
