@@ -19,7 +19,7 @@ use sluice_core::engine::topology::{
     repartition_topic_name, RepartitionTopicDescription, StoreDescription, SubtopologyDescription,
 };
 use sluice_core::engine::{
-    ProcessorError, ProcessorFactory, RestoreListener, TaskContext, TaskId, TaskProcessor,
+    CommittedInput, ProcessorError, ProcessorFactory, RestoreListener, TaskContext, TaskId, TaskProcessor,
     TopologyDescription,
 };
 use sluice_core::kafka::{Admin, ConsumedRecord, ProducedRecord, TopicSpec};
@@ -120,8 +120,12 @@ impl CounterFactory {
 }
 
 impl ProcessorFactory for CounterFactory {
-    fn create(&self, task: TaskId) -> Box<dyn TaskProcessor> {
-        match task.subtopology {
+    fn create(
+        &self,
+        task: TaskId,
+        _inputs: &[CommittedInput],
+    ) -> Result<Box<dyn TaskProcessor>, ProcessorError> {
+        Ok(match task.subtopology {
             0 => Box::new(Rekey {
                 repartition_topic: repartition_topic_name(&self.application_id, BY_WORD),
             }),
@@ -131,7 +135,7 @@ impl ProcessorFactory for CounterFactory {
                 counted: Arc::clone(&self.counted),
                 on_batch: self.on_batch.clone(),
             }),
-        }
+        })
     }
 }
 
