@@ -9,17 +9,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.Supplier;
 import org.apache.kafka.streams.state.DslStoreSuppliers;
 
 /**
  * Who serves the DSL's stores in the suite's Sluice run, and the tally of what was served.
  *
- * <p>Sluice's suppliers may hand some store kinds back to Kafka Streams' built-in suppliers, which
- * on this class path are the routed ones again; a call made from inside Sluice's suppliers is
- * therefore answered by Kafka Streams' own built-in suppliers. Every store handed out is counted
- * as Sluice's or Apache's by the supplier actually returned, so the report can say which store
- * kinds the run really put on Sluice. The tally is written when the JVM exits, to the file named by
+ * <p>Sluice's suppliers keep Kafka Streams' own stores for the kinds Sluice has no store for. Every
+ * store handed out is counted as Sluice's or Apache's by the supplier actually returned, so the
+ * report can say which store kinds the run really put on Sluice. The tally is written when the JVM exits, to the file named by
  * the {@value #TALLY_FILE_PROPERTY} system property.
  */
 public final class StoreRouting {
@@ -30,7 +27,6 @@ public final class StoreRouting {
     public static final String SLUICE_SUPPLIERS = "dev.sluice.streams.state.SluiceDslStoreSuppliers";
     public static final String TALLY_FILE_PROPERTY = "sluice.compat.storeTally";
 
-    private static final ThreadLocal<Boolean> INSIDE_SLUICE_SUPPLIERS = ThreadLocal.withInitial(() -> false);
     private static final Map<String, LongAdder> TALLY = new ConcurrentHashMap<>();
 
     static {
@@ -43,25 +39,10 @@ public final class StoreRouting {
     private StoreRouting() {
     }
 
-    static boolean insideSluiceSuppliers() {
-        return INSIDE_SLUICE_SUPPLIERS.get();
-    }
-
-    static <S> S withinSluiceSuppliers(final Supplier<S> call) {
-        INSIDE_SLUICE_SUPPLIERS.set(true);
-        try {
-            return call.get();
-        } finally {
-            INSIDE_SLUICE_SUPPLIERS.set(false);
-        }
-    }
-
     static <S> S record(final Request request, final String kind, final S supplier) {
-        if (!insideSluiceSuppliers()) {
-            final String servedBy = supplier.getClass().getName().startsWith("dev.sluice.") ? "Sluice" : "Apache";
-            final String key = String.join("\t", request.name(), kind, servedBy, supplier.getClass().getName());
-            TALLY.computeIfAbsent(key, k -> new LongAdder()).increment();
-        }
+        final String servedBy = supplier.getClass().getName().startsWith("dev.sluice.") ? "Sluice" : "Apache";
+        final String key = String.join("\t", request.name(), kind, servedBy, supplier.getClass().getName());
+        TALLY.computeIfAbsent(key, k -> new LongAdder()).increment();
         return supplier;
     }
 
