@@ -154,7 +154,7 @@ class ReplacedClassesTest {
     }
 
     /** Loads Kafka Streams' classes from Apache's jar, everything else (clients, JDK) from the test's loader. */
-    private static final class KafkaStreamsFirstClassLoader extends URLClassLoader {
+    static final class KafkaStreamsFirstClassLoader extends URLClassLoader {
 
         KafkaStreamsFirstClassLoader(final URL kafkaStreamsJar) {
             super(new URL[] {kafkaStreamsJar}, ReplacedClassesTest.class.getClassLoader());
