@@ -35,8 +35,8 @@ public final class EngineRuntime implements AutoCloseable {
     private final StateDirectory ownStateDirectory;
     private final TopicPartitionLookup partitionLookup;
     private final TaskEnvironment environment;
-    private long handle;
-    private boolean closed;
+    private volatile long handle;
+    private volatile boolean closed;
 
     public EngineRuntime(final TopologyMetadata topologyMetadata,
                          final StreamsConfig config,
@@ -114,9 +114,24 @@ public final class EngineRuntime implements AutoCloseable {
         }
     }
 
-    /** True once an engine thread stopped on its own (an upcall failed, or the engine did). */
-    public synchronized boolean hasFailed() {
-        return handle != 0 && !closed && NativeEngine.hasFailed(handle);
+    /**
+     * True once an engine thread stopped on its own (an upcall failed, or the engine did), until
+     * {@link #close()} begins. Not synchronized with {@link #close()}: an engine thread's listener may
+     * ask while {@code close()} waits for that thread.
+     */
+    public boolean hasFailed() {
+        final long running = handle;
+        if (running == 0 || closed) {
+            return false;
+        }
+        try {
+            return NativeEngine.hasFailed(running);
+        } catch (final RuntimeException e) {
+            if (closed) {
+                return false;
+            }
+            throw e;
+        }
     }
 
     /** The store called storeName of each running local task (KS's outermost, metered store), keyed by partition. */

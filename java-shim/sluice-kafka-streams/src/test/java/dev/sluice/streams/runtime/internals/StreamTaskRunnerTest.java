@@ -22,6 +22,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -38,6 +39,8 @@ import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.errors.LogAndContinueExceptionHandler;
+import org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler;
 import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Grouped;
@@ -219,6 +222,58 @@ class StreamTaskRunnerTest {
             assertEquals(2L + 1L, RuntimeFraming.readInputs(count.committableOffsets()).get(REPARTITION_0).offset());
             count.close(false);
             assertTrue(fixture.failures.isEmpty());
+        }
+    }
+
+    @Test
+    void wipingStateDropsEveryStoresData() throws Exception {
+        try (TaskRunnerFixture fixture = new TaskRunnerFixture(StreamTaskRunnerTest::wordCount, new Properties())) {
+            final TaskRunner count = fixture.running(1, 0);
+            count.process(batch(List.of(record(REPARTITION, 0, 0L, 10L, bytes("hello"), bytes("x")))));
+            count.flush();
+            count.committed(deliveredOffsets(Map.of(CHANGELOG_0, 4L)));
+            count.wipeState();
+            assertEquals(java.util.Collections.singletonMap(CHANGELOG_0, null), offsetsOrNone(count.committedChangelogOffsets()));
+            count.restored();
+            count.process(batch(List.of(record(REPARTITION, 0, 1L, 11L, bytes("hello"), bytes("x")))));
+            assertEquals(Map.of("hello", 1L), counts(produced(count.flush()), OUTPUT));
+            count.close(false);
+            assertTrue(fixture.failures.isEmpty());
+        }
+    }
+
+    @Test
+    void exceptionHandlersAreKafkaStreams() throws Exception {
+        final Properties handlers = new Properties();
+        handlers.put(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, LogAndContinueExceptionHandler.class);
+        handlers.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, LogAndContinueProcessingExceptionHandler.class);
+        final Supplier<Topology> topology = () -> {
+            final StreamsBuilder builder = new StreamsBuilder();
+            builder.stream("numbers", Consumed.with(Serdes.String(), Serdes.Long()))
+                .mapValues(number -> 100 / number)
+                .to("quotients", Produced.with(Serdes.String(), Serdes.Long()));
+            return builder.build();
+        };
+        try (TaskRunnerFixture fixture = new TaskRunnerFixture(topology, handlers)) {
+            final TaskRunner task = fixture.running(0, 0);
+            final List<ProducerRecord<byte[], byte[]>> out = produced(task.process(batch(List.of(
+                record("numbers", 0, 0L, 1L, bytes("not a long"), bytes("abc")),
+                record("numbers", 0, 1L, 2L, bytes("zero"), longBytes(0L)),
+                record("numbers", 0, 2L, 3L, bytes("five"), longBytes(5L))))));
+            assertEquals(Map.of("five", 20L), counts(out, "quotients"),
+                "the undeserializable record and the failing one are skipped by the configured handlers");
+            task.flush();
+            assertEquals(3L, RuntimeFraming.readInputs(task.committableOffsets()).get(new TopicPartition("numbers", 0)).offset());
+            task.close(false);
+            assertTrue(fixture.failures.isEmpty());
+        }
+        try (TaskRunnerFixture fixture = new TaskRunnerFixture(topology, new Properties())) {
+            final TaskRunner task = fixture.running(0, 0);
+            assertThrows(StreamsException.class, () -> task.process(batch(List.of(
+                record("numbers", 0, 0L, 1L, bytes("not a long"), bytes("abc"))))),
+                "the default deserialization handler fails");
+            assertEquals(1, fixture.failures.size());
+            task.close(false);
         }
     }
 
