@@ -49,17 +49,60 @@ class EngineRuntimeSmokeTest {
     private static final List<String> LINES = List.of(
         "all streams lead to kafka", "hello kafka streams", "join kafka summit", "streams streams streams");
 
+    /**
+     * Three lives of one application: the second keeps the first's local state, the third starts
+     * without local state and restores it from the changelogs; each adds lines and the counts go on.
+     */
     @ParameterizedTest
     @ValueSource(strings = {StreamsConfig.AT_LEAST_ONCE, StreamsConfig.EXACTLY_ONCE_V2})
-    void countsWords(final String guarantee) throws Exception {
+    void countsWordsAcrossRestartsAndRestores(final String guarantee) throws Exception {
         final String suffix = guarantee.replace('_', '-') + "-" + UUID.randomUUID().toString().substring(0, 8);
         final String input = "lines-" + suffix;
         final String output = "counts-" + suffix;
         BROKER.createTopic(input, 2);
         BROKER.createTopic(output, 2);
-        produceLines(input);
+        final Path firstStateDir = Files.createTempDirectory("sluice-engine-runtime");
+        final Path secondStateDir = Files.createTempDirectory("sluice-engine-runtime");
+        final Map<String, Long> expected = new HashMap<>();
+        try {
+            for (final Path stateDir : List.of(firstStateDir, firstStateDir, secondStateDir)) {
+                produceLines(input, expected);
+                final List<Throwable> failures = new CopyOnWriteArrayList<>();
+                final List<TaskId> running = new CopyOnWriteArrayList<>();
+                final EngineRuntime runtime = runtime(guarantee, suffix, input, output, stateDir, new RuntimeListener() {
+                    @Override
+                    public void onThreadFailure(final String threadName, final Throwable error) {
+                        failures.add(error);
+                    }
 
-        final Path stateDir = Files.createTempDirectory("sluice-engine-runtime");
+                    @Override
+                    public void onTaskRunning(final TaskId task) {
+                        running.add(task);
+                    }
+                });
+                final Map<String, Long> counts;
+                try {
+                    runtime.start();
+                    counts = readCounts(output, expected);
+                    assertFalse(runtime.hasFailed(), () -> "engine failed: " + failures);
+                    assertEquals(Set.of(new TaskId(0, 0), new TaskId(0, 1), new TaskId(1, 0), new TaskId(1, 1)),
+                        runtime.localTasks().keySet());
+                    assertEquals(Set.of(0, 1), runtime.localStores("counts").keySet());
+                } finally {
+                    runtime.close();
+                }
+                assertEquals(expected, counts, "life with state in " + stateDir);
+                assertTrue(failures.isEmpty(), () -> "failures: " + failures);
+                assertEquals(4, Set.copyOf(running).size());
+            }
+        } finally {
+            Utils.delete(firstStateDir.toFile());
+            Utils.delete(secondStateDir.toFile());
+        }
+    }
+
+    private static EngineRuntime runtime(final String guarantee, final String suffix, final String input,
+                                         final String output, final Path stateDir, final RuntimeListener listener) {
         final Properties properties = new Properties();
         properties.put(StreamsConfig.APPLICATION_ID_CONFIG, "wordcount-" + suffix);
         properties.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers());
@@ -72,35 +115,7 @@ class EngineRuntimeSmokeTest {
         final TopologyMetadata topology = new TopologyMetadata(
             TaskRunnerFixture.internalBuilder(wordCount(input, output).build()), config);
         topology.buildAndRewriteTopology();
-
-        final List<Throwable> failures = new CopyOnWriteArrayList<>();
-        final List<TaskId> running = new CopyOnWriteArrayList<>();
-        final Map<String, Long> counts;
-        final EngineRuntime runtime = new EngineRuntime(topology, config, Time.SYSTEM, new RuntimeListener() {
-            @Override
-            public void onThreadFailure(final String threadName, final Throwable error) {
-                failures.add(error);
-            }
-
-            @Override
-            public void onTaskRunning(final TaskId task) {
-                running.add(task);
-            }
-        });
-        try {
-            runtime.start();
-            counts = readCounts(output, expectedCounts());
-            assertFalse(runtime.hasFailed(), () -> "engine failed: " + failures);
-            assertEquals(Set.of(new TaskId(0, 0), new TaskId(0, 1), new TaskId(1, 0), new TaskId(1, 1)),
-                runtime.localTasks().keySet());
-            assertEquals(Set.of(0, 1), runtime.localStores("counts").keySet());
-        } finally {
-            runtime.close();
-            Utils.delete(stateDir.toFile());
-        }
-        assertEquals(expectedCounts(), counts);
-        assertTrue(failures.isEmpty(), () -> "failures: " + failures);
-        assertEquals(4, Set.copyOf(running).size());
+        return new EngineRuntime(topology, config, Time.SYSTEM, listener);
     }
 
     private static StreamsBuilder wordCount(final String input, final String output) {
@@ -114,23 +129,17 @@ class EngineRuntimeSmokeTest {
         return builder;
     }
 
-    private static Map<String, Long> expectedCounts() {
-        final Map<String, Long> counts = new HashMap<>();
-        for (final String line : LINES) {
-            for (final String word : line.split(" ")) {
-                counts.merge(word, 1L, Long::sum);
-            }
-        }
-        return counts;
-    }
-
-    private static void produceLines(final String topic) {
+    /** Produces {@link #LINES} and adds their words to {@code expected}. */
+    private static void produceLines(final String topic, final Map<String, Long> expected) {
         final Properties properties = new Properties();
         properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers());
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(properties, new StringSerializer(), new StringSerializer())) {
             int key = 0;
             for (final String line : LINES) {
                 producer.send(new ProducerRecord<>(topic, "line-" + key++, line));
+                for (final String word : line.split(" ")) {
+                    expected.merge(word, 1L, Long::sum);
+                }
             }
             producer.flush();
         }
@@ -140,7 +149,7 @@ class EngineRuntimeSmokeTest {
     private static Map<String, Long> readCounts(final String topic, final Map<String, Long> expected) {
         final Properties properties = new Properties();
         properties.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers());
-        properties.put(ConsumerConfig.GROUP_ID_CONFIG, "reader-" + topic);
+        properties.put(ConsumerConfig.GROUP_ID_CONFIG, "reader-" + UUID.randomUUID());
         properties.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         properties.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         final Map<String, Long> latest = new HashMap<>();
