@@ -3,6 +3,7 @@ package dev.sluice.streams.runtime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.streams.StoreQueryParameters;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
@@ -10,6 +11,8 @@ import org.apache.kafka.streams.errors.InvalidStateStorePartitionException;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.state.QueryableStoreType;
 import org.apache.kafka.streams.state.QueryableStoreTypes;
+import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
+import org.apache.kafka.streams.state.ReadOnlyWindowStore;
 import org.apache.kafka.streams.state.SessionStoreWithHeaders;
 import org.apache.kafka.streams.state.TimestampedKeyValueStore;
 import org.apache.kafka.streams.state.TimestampedKeyValueStoreWithHeaders;
@@ -79,6 +82,33 @@ public final class LocalStateStoreProvider implements StateStoreProvider {
     }
 
     /**
+     * Kafka Streams' converting facade, which also passes {@code readOnly(IsolationLevel)} on to the
+     * store it converts: the composite stores apply the isolation level through {@code readOnly},
+     * and Kafka Streams 4.4.0's facade answers it with itself, so a plain key-value query over a
+     * timestamped store would read uncommitted writes whatever the level.
+     */
+    private static <K, InV, OutV> ReadOnlyKeyValueStore<K, OutV> keyValueFacade(
+        final ReadOnlyKeyValueStore<K, InV> inner, final Function<InV, OutV> converter) {
+        return new GenericReadOnlyKeyValueStoreFacade<>(inner, converter) {
+            @Override
+            public ReadOnlyKeyValueStore<K, OutV> readOnly(final IsolationLevel isolationLevel) {
+                return keyValueFacade(inner.readOnly(isolationLevel), converter);
+            }
+        };
+    }
+
+    /** As {@link #keyValueFacade}, for window stores. */
+    private static <K, InV, OutV> ReadOnlyWindowStore<K, OutV> windowFacade(
+        final ReadOnlyWindowStore<K, InV> inner, final Function<InV, OutV> converter) {
+        return new GenericReadOnlyWindowStoreFacade<>(inner, converter) {
+            @Override
+            public ReadOnlyWindowStore<K, OutV> readOnly(final IsolationLevel isolationLevel) {
+                return windowFacade(inner.readOnly(isolationLevel), converter);
+            }
+        };
+    }
+
+    /**
      * The store as the query type sees it: a plain key-value or window query over a timestamped
      * (or headers-aware) store reads through Kafka Streams' converting facades.
      */
@@ -100,30 +130,26 @@ public final class LocalStateStoreProvider implements StateStoreProvider {
             final TimestampedKeyValueStoreWithHeaders<Object, Object> headersStore =
                 (TimestampedKeyValueStoreWithHeaders<Object, Object>) store;
             if (queryableStoreType instanceof QueryableStoreTypes.KeyValueStoreType) {
-                return (T) new GenericReadOnlyKeyValueStoreFacade<>(headersStore, ValueConverters.extractValueFromHeaders());
+                return (T) keyValueFacade(headersStore, ValueConverters.extractValueFromHeaders());
             }
             if (queryableStoreType instanceof QueryableStoreTypes.TimestampedKeyValueStoreType) {
-                return (T) new GenericReadOnlyKeyValueStoreFacade<>(headersStore,
-                    ValueConverters.extractValueAndTimestampFromHeaders());
+                return (T) keyValueFacade(headersStore, ValueConverters.extractValueAndTimestampFromHeaders());
             }
         } else if (store instanceof TimestampedKeyValueStore
             && queryableStoreType instanceof QueryableStoreTypes.KeyValueStoreType) {
-            return (T) new GenericReadOnlyKeyValueStoreFacade<>((TimestampedKeyValueStore<Object, Object>) store,
-                ValueConverters.extractValue());
+            return (T) keyValueFacade((TimestampedKeyValueStore<Object, Object>) store, ValueConverters.extractValue());
         } else if (store instanceof TimestampedWindowStoreWithHeaders) {
             final TimestampedWindowStoreWithHeaders<Object, Object> headersStore =
                 (TimestampedWindowStoreWithHeaders<Object, Object>) store;
             if (queryableStoreType instanceof QueryableStoreTypes.WindowStoreType) {
-                return (T) new GenericReadOnlyWindowStoreFacade<>(headersStore, ValueConverters.extractValueFromHeaders());
+                return (T) windowFacade(headersStore, ValueConverters.extractValueFromHeaders());
             }
             if (queryableStoreType instanceof QueryableStoreTypes.TimestampedWindowStoreType) {
-                return (T) new GenericReadOnlyWindowStoreFacade<>(headersStore,
-                    ValueConverters.extractValueAndTimestampFromHeaders());
+                return (T) windowFacade(headersStore, ValueConverters.extractValueAndTimestampFromHeaders());
             }
         } else if (store instanceof TimestampedWindowStore
             && queryableStoreType instanceof QueryableStoreTypes.WindowStoreType) {
-            return (T) new GenericReadOnlyWindowStoreFacade<>((TimestampedWindowStore<Object, Object>) store,
-                ValueConverters.extractValue());
+            return (T) windowFacade((TimestampedWindowStore<Object, Object>) store, ValueConverters.extractValue());
         } else if (store instanceof SessionStoreWithHeaders
             && queryableStoreType instanceof QueryableStoreTypes.SessionStoreType) {
             // The facade's constructor is protected: an (empty) subclass is how it is meant to be built.

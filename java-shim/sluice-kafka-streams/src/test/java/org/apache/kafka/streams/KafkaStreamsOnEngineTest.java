@@ -25,6 +25,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -35,6 +36,7 @@ import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.query.KeyQuery;
+import org.apache.kafka.streams.query.QueryResult;
 import org.apache.kafka.streams.query.StateQueryRequest;
 import org.apache.kafka.streams.query.StateQueryResult;
 import org.apache.kafka.streams.state.KeyValueIterator;
@@ -147,6 +149,40 @@ class KafkaStreamsOnEngineTest {
     }
 
     @Test
+    void readCommittedQueriesNeverSeeTheOpenCommitReadUncommittedOnesDo() throws Exception {
+        BROKER.createTopic("iso-input", 1);
+        BROKER.createTopic("iso-output", 1);
+        final Properties props = props("iso-app");
+        // No commit while the test looks: whatever the store holds is the open commit's.
+        props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, Duration.ofMinutes(10).toMillis());
+        props.put(StreamsConfig.DEFAULT_INTERACTIVE_QUERY_ISOLATION_LEVEL_CONFIG, "READ_COMMITTED");
+        // Without a record cache: Kafka Streams' caching layer answers IQv2 key queries from its dirty
+        // (uncommitted) entries whatever the isolation level, so this checks the stores' isolation.
+        props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0);
+        final KafkaStreams streams = new KafkaStreams(wordCount("iso-input", "iso-output"), props);
+        started.add(streams);
+        streams.start();
+        waitFor(() -> streams.state() == KafkaStreams.State.RUNNING, "the client to be RUNNING");
+        produce("iso-input", List.of("uncommitted words"));
+
+        final StateQueryRequest<Long> uncommitted = StateQueryRequest.inStore(COUNTS)
+            .withQuery(KeyQuery.<String, Long>withKey("uncommitted")).withIsolationLevel(IsolationLevel.READ_UNCOMMITTED);
+        waitFor(() -> Long.valueOf(1).equals(onlyResult(streams.query(uncommitted))),
+            "READ_UNCOMMITTED to see the open commit's count");
+
+        final StateQueryRequest<Long> committed = StateQueryRequest.inStore(COUNTS)
+            .withQuery(KeyQuery.<String, Long>withKey("uncommitted")).withIsolationLevel(IsolationLevel.READ_COMMITTED);
+        assertEquals(null, onlyResult(streams.query(committed)));
+        final StateQueryRequest<Long> byDefault = StateQueryRequest.inStore(COUNTS)
+            .withQuery(KeyQuery.<String, Long>withKey("uncommitted"));
+        assertEquals(null, onlyResult(streams.query(byDefault)),
+            "default.interactive.query.isolation.level=READ_COMMITTED applies to IQv2");
+        final ReadOnlyKeyValueStore<String, Long> store =
+            streams.store(StoreQueryParameters.fromNameAndType(COUNTS, QueryableStoreTypes.keyValueStore()));
+        assertEquals(null, store.get("uncommitted"), "default.interactive.query.isolation.level applies to store()");
+    }
+
+    @Test
     void aFailingProcessorShutsTheClientDownToError() throws Exception {
         BROKER.createTopic("fail-input", 1);
         BROKER.createTopic("fail-output", 1);
@@ -213,6 +249,14 @@ class KafkaStreamsOnEngineTest {
         waitFor(() -> streams.state() == KafkaStreams.State.RUNNING, "the client to run again");
         assertTrue(transitions.contains("RUNNING->REBALANCING") || transitions.indexOf("REBALANCING->RUNNING")
             != transitions.lastIndexOf("REBALANCING->RUNNING"), transitions.toString());
+    }
+
+    /** The result of the one partition queried, failing the test with the query's failure if there is one. */
+    private static <R> R onlyResult(final StateQueryResult<R> result) {
+        assertEquals(1, result.getPartitionResults().size(), result.getPartitionResults().toString());
+        final QueryResult<R> partitionResult = result.getPartitionResults().values().iterator().next();
+        assertTrue(partitionResult.isSuccess(), () -> partitionResult.getFailureReason() + ": " + partitionResult.getFailureMessage());
+        return partitionResult.getResult();
     }
 
     private static String describe(final Throwable error) {
