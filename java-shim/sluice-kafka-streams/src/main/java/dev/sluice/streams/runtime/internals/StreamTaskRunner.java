@@ -165,6 +165,9 @@ final class StreamTaskRunner implements TaskRunner {
     @Override
     public byte[] punctuate() {
         return guarded(() -> {
+            if (!running) {
+                return RuntimeFraming.emptyRecords();
+            }
             task.maybePunctuateSystemTime();
             // Records held back for max.task.idle.ms become processable as wall-clock time passes.
             processBuffered();
@@ -290,7 +293,7 @@ final class StreamTaskRunner implements TaskRunner {
             inputPartitions,
             topology,
             consumer,
-            environment.taskSettings(id),
+            environment.taskSettings(),
             environment.metrics(),
             environment.stateDirectory(),
             cache,

@@ -17,6 +17,7 @@ import org.apache.kafka.streams.TopologyConfig;
 import org.apache.kafka.streams.internals.StreamsConfigUtils;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.processor.internals.ClientUtils;
 import org.apache.kafka.streams.processor.internals.StateDirectory;
 import org.apache.kafka.streams.processor.internals.TopologyMetadata;
 import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
@@ -35,6 +36,7 @@ final class TaskEnvironment {
 
     private final TopologyMetadata topologyMetadata;
     private final StreamsConfig taskConfig;
+    private final TopologyConfig topologyConfig;
     private final Time time;
     private final StreamsMetricsImpl metrics;
     private final StateDirectory stateDirectory;
@@ -53,6 +55,9 @@ final class TaskEnvironment {
                     final Function<String, List<PartitionInfo>> partitionLookup) {
         this.topologyMetadata = topologyMetadata;
         this.taskConfig = taskConfig(config);
+        // Sluice's runtime runs one unnamed topology (EngineTopology rejects named ones).
+        final TopologyConfig applicationTopology = topologyMetadata.lookupBuilderForNamedTopology(null).topologyConfigs();
+        this.topologyConfig = new TopologyConfig(applicationTopology.topologyName, taskConfig, applicationTopology.topologyOverrides);
         this.time = time;
         this.metrics = metrics;
         this.stateDirectory = stateDirectory;
@@ -75,7 +80,8 @@ final class TaskEnvironment {
                 StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG);
         }
         originals.put(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG, true);
-        return new StreamsConfig(originals);
+        // The application's config was logged when it was made; this copy differs in one key.
+        return new ClientUtils.QuietStreamsConfig(originals);
     }
 
     /** Creates the runner of a task on the calling engine thread; {@code inputs} as {@link RuntimeFraming#readInputs}. */
@@ -102,12 +108,12 @@ final class TaskEnvironment {
         return taskConfig;
     }
 
-    /** The task settings of {@code task}'s topology, with transactional state stores on as in {@link #config()}. */
-    TopologyConfig.TaskConfig taskSettings(final TaskId task) {
-        final TopologyConfig topologyConfig = topologyMetadata.lookupBuilderForNamedTopology(task.topologyName())
-            .topologyConfigs();
-        return new TopologyConfig(topologyConfig.topologyName, taskConfig, topologyConfig.topologyOverrides)
-            .getTaskConfig();
+    /**
+     * The task settings of the topology (handlers, timestamp extractor, buffering), with transactional
+     * state stores on as in {@link #config()}; new handler instances for each task, as Kafka Streams makes.
+     */
+    TopologyConfig.TaskConfig taskSettings() {
+        return topologyConfig.getTaskConfig();
     }
 
     Time time() {
