@@ -119,7 +119,8 @@ public class KafkaStreams implements AutoCloseable {
 
     /** Guards swapping and closing the engine, so a replacement never outlives a close. */
     private final Object engineLock = new Object();
-    private EngineRuntime engine;
+    /** Read without the lock: engine threads' callbacks must never wait for a swap in progress. */
+    private volatile EngineRuntime engine;
     private boolean engineClosing;
     private Thread supervisor;
     /** Thread failures reported by the current engine, handled by the supervisor in order. */
@@ -450,8 +451,8 @@ public class KafkaStreams implements AutoCloseable {
     }
 
     /**
-     * Sluice runs no standby tasks, so, as in Kafka Streams with {@code num.standby.replicas=0},
-     * the listener is kept but never called.
+     * Accepted and never called: Sluice runs no standby tasks, as Kafka Streams with
+     * {@code num.standby.replicas=0} (the constructor warns when more are configured).
      */
     public void setStandbyUpdateListener(final StandbyUpdateListener standbyListener) {
         synchronized (stateLock) {
@@ -509,30 +510,36 @@ public class KafkaStreams implements AutoCloseable {
 
     /** A new engine, started, whose failures land in {@link #threadFailures} while it is the current one. */
     private EngineRuntime startedEngine() {
-        final EngineRuntime[] self = new EngineRuntime[1];
-        final EngineRuntime fresh = new EngineRuntime(topologyMetadata, applicationConfigs, time, new RuntimeListener() {
-            @Override
-            public void onThreadFailure(final String threadName, final Throwable error) {
-                log.error("Engine thread {} failed", threadName, error);
-                if (self[0] == currentEngine()) {
-                    threadFailures.add(error);
-                }
-            }
-
-            @Override
-            public void onTaskRunning(final TaskId task) {
-                taskThreads.put(task, Thread.currentThread().getName());
-            }
-        }, streamsMetrics, stateDirectory);
-        self[0] = fresh;
+        final EngineListener listener = new EngineListener();
+        final EngineRuntime fresh = new EngineRuntime(topologyMetadata, applicationConfigs, time, listener,
+            streamsMetrics, stateDirectory);
+        listener.engine = fresh;
         fresh.start();
         return fresh;
     }
 
-    private EngineRuntime currentEngine() {
-        synchronized (engineLock) {
-            return engine;
+    /** One engine's callbacks, called on its threads. */
+    private final class EngineListener implements RuntimeListener {
+        private volatile EngineRuntime engine;
+
+        @Override
+        public void onThreadFailure(final String threadName, final Throwable error) {
+            log.error("Engine thread {} failed", threadName, error);
+            // A failure of an engine already replaced was handled with its first one; a failure
+            // while this engine is still starting is seen by the supervisor through hasFailed().
+            if (engine != null && engine == currentEngine()) {
+                threadFailures.add(error);
+            }
         }
+
+        @Override
+        public void onTaskRunning(final TaskId task) {
+            taskThreads.put(task, Thread.currentThread().getName());
+        }
+    }
+
+    private EngineRuntime currentEngine() {
+        return engine;
     }
 
     /**
