@@ -183,6 +183,36 @@ class KafkaStreamsOnEngineTest {
     }
 
     @Test
+    void closeFromTheStateListenerAndCloseWithZeroTimeout() throws Exception {
+        BROKER.createTopic("close-input", 1);
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream("close-input", Consumed.with(Serdes.String(), Serdes.String())).foreach((k, v) -> { });
+
+        // A listener that closes the client when it runs: Kafka Streams allows closing from the
+        // thread that reports a state change.
+        final KafkaStreams closedByListener = new KafkaStreams(builder.build(), props("close-listener-app"));
+        started.add(closedByListener);
+        final AtomicBoolean closeReturned = new AtomicBoolean();
+        closedByListener.setStateListener((newState, oldState) -> {
+            if (newState == KafkaStreams.State.RUNNING) {
+                closeReturned.set(closedByListener.close(Duration.ofSeconds(60)));
+            }
+        });
+        closedByListener.start();
+        waitFor(closeReturned::get, "close from the listener to return true");
+        assertEquals(KafkaStreams.State.NOT_RUNNING, closedByListener.state());
+
+        // A zero timeout starts the shutdown and returns at once; the client still reaches NOT_RUNNING.
+        final KafkaStreams closedAtOnce = new KafkaStreams(builder.build(), props("close-zero-app"));
+        started.add(closedAtOnce);
+        closedAtOnce.start();
+        waitFor(() -> closedAtOnce.state() == KafkaStreams.State.RUNNING, "the client to be RUNNING");
+        closedAtOnce.close(Duration.ZERO);
+        assertTrue(closedAtOnce.state().hasStartedOrFinishedShuttingDown(), closedAtOnce.state().toString());
+        waitFor(() -> closedAtOnce.state() == KafkaStreams.State.NOT_RUNNING, "the client to reach NOT_RUNNING");
+    }
+
+    @Test
     void aFailingProcessorShutsTheClientDownToError() throws Exception {
         BROKER.createTopic("fail-input", 1);
         BROKER.createTopic("fail-output", 1);
