@@ -9,6 +9,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.function.Function;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.Node;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.errors.InterruptException;
@@ -43,8 +44,8 @@ final class TopicPartitionLookup implements Function<String, List<PartitionInfo>
             final List<PartitionInfo> infos = new ArrayList<>();
             for (final TopicPartitionInfo partition : description.partitions()) {
                 infos.add(new PartitionInfo(topic, partition.partition(), partition.leader(),
-                    partition.replicas().toArray(new org.apache.kafka.common.Node[0]),
-                    partition.isr().toArray(new org.apache.kafka.common.Node[0])));
+                    partition.replicas().toArray(new Node[0]),
+                    partition.isr().toArray(new Node[0])));
             }
             return List.copyOf(infos);
         } catch (final InterruptedException e) {
