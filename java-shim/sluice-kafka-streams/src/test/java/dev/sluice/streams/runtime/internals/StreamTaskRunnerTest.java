@@ -278,6 +278,29 @@ class StreamTaskRunnerTest {
     }
 
     @Test
+    void recordsOfSeveralPartitionsAreProcessedInTimestampOrder() throws Exception {
+        final Supplier<Topology> merge = () -> {
+            final StreamsBuilder builder = new StreamsBuilder();
+            builder.stream(List.of("left", "right"), Consumed.with(Serdes.String(), Serdes.String()))
+                .to("merged", Produced.with(Serdes.String(), Serdes.String()));
+            return builder.build();
+        };
+        try (TaskRunnerFixture fixture = new TaskRunnerFixture(merge, new Properties())) {
+            final TaskRunner task = fixture.running(0, 1);
+            final List<ProducerRecord<byte[], byte[]>> merged = produced(task.process(batch(List.of(
+                record("left", 1, 0L, 1_000L, bytes("a"), bytes("a")),
+                record("left", 1, 1L, 5_000L, bytes("b"), bytes("b")),
+                record("right", 1, 0L, 3_000L, bytes("x"), bytes("x"))))));
+            assertEquals(List.of("a", "x", "b"), keys(merged), "the head record with the lowest timestamp goes first");
+            task.flush();
+            final Map<TopicPartition, OffsetAndMetadata> offsets = RuntimeFraming.readInputs(task.committableOffsets());
+            assertEquals(2L, offsets.get(new TopicPartition("left", 1)).offset());
+            assertEquals(1L, offsets.get(new TopicPartition("right", 1)).offset());
+            task.close(false);
+        }
+    }
+
+    @Test
     void nothingToCommitWithoutProcessing() throws Exception {
         try (TaskRunnerFixture fixture = new TaskRunnerFixture(StreamTaskRunnerTest::wordCount, new Properties())) {
             final TaskRunner count = fixture.running(1, 0);
