@@ -5,7 +5,6 @@ import dev.sluice.streams.runtime.LocalStreamsMetadata;
 import dev.sluice.streams.runtime.internals.EngineRuntime;
 import dev.sluice.streams.runtime.internals.RuntimeListener;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
@@ -75,7 +74,6 @@ import org.apache.kafka.streams.query.QueryResult;
 import org.apache.kafka.streams.query.StateQueryRequest;
 import org.apache.kafka.streams.query.StateQueryResult;
 import org.apache.kafka.streams.state.HostInfo;
-import org.apache.kafka.streams.state.internals.QueryableStoreProvider;
 import org.slf4j.Logger;
 
 /**
@@ -113,7 +111,6 @@ public class KafkaStreams implements AutoCloseable {
 
     private final Object stateLock = new Object();
     private final LocalStreamsMetadata localMetadata;
-    private final LogContext logContext;
     private StateListener stateListener;
     private StreamsUncaughtExceptionHandler uncaughtExceptionHandler = exception -> StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
 
@@ -122,7 +119,6 @@ public class KafkaStreams implements AutoCloseable {
     /** Read without the lock: engine threads' callbacks must never wait for a swap in progress. */
     private volatile EngineRuntime engine;
     private boolean engineClosing;
-    private Thread supervisor;
     /** Thread failures reported by the current engine, handled by the supervisor in order. */
     private final BlockingQueue<Throwable> threadFailures = new LinkedBlockingQueue<>();
     /** Engine thread each running task was reported from. */
@@ -260,6 +256,10 @@ public class KafkaStreams implements AutoCloseable {
                 "KafkaStreams: GlobalKTable and global state stores are not supported by Sluice's runtime yet");
         }
 
+        final HostInfo applicationServer = HostInfo.buildFromEndpoint(
+            applicationConfigs.getString(StreamsConfig.APPLICATION_SERVER_CONFIG));
+        final HostInfo thisHost = applicationServer == null ? StreamsMetadataState.UNKNOWN_HOST : applicationServer;
+
         this.stateDirectory = new StateDirectory(applicationConfigs, time, topologyMetadata.hasPersistentStores(),
             topologyMetadata.hasNamedTopologies());
         final UUID processId;
@@ -272,15 +272,11 @@ public class KafkaStreams implements AutoCloseable {
         final String applicationId = applicationConfigs.getString(StreamsConfig.APPLICATION_ID_CONFIG);
         final String userClientId = applicationConfigs.getString(StreamsConfig.CLIENT_ID_CONFIG);
         this.clientId = userClientId.isEmpty() ? applicationId + "-" + processId : userClientId;
-        this.logContext = new LogContext(String.format("stream-client [%s] ", clientId));
+        final LogContext logContext = new LogContext(String.format("stream-client [%s] ", clientId));
         this.log = logContext.logger(getClass());
         topologyMetadata.setLog(logContext);
         log.info("Kafka Streams version: {}", ClientMetrics.version());
         log.info("Kafka Streams commit ID: {}", ClientMetrics.commitId());
-
-        final HostInfo applicationServer = HostInfo.buildFromEndpoint(
-            applicationConfigs.getString(StreamsConfig.APPLICATION_SERVER_CONFIG));
-        final HostInfo thisHost = applicationServer == null ? StreamsMetadataState.UNKNOWN_HOST : applicationServer;
 
         if (!(clientSupplier instanceof DefaultKafkaClientSupplier)) {
             log.warn("A KafkaClientSupplier ({}) was given: Sluice's engine uses its own Kafka clients for "
@@ -503,7 +499,7 @@ public class KafkaStreams implements AutoCloseable {
             closeToError();
             throw e;
         }
-        supervisor = new Thread(this::supervise, clientId + "-SluiceSupervisor");
+        final Thread supervisor = new Thread(this::supervise, clientId + "-SluiceSupervisor");
         supervisor.setDaemon(true);
         supervisor.start();
     }
