@@ -11,13 +11,37 @@ import java.util.jar.JarFile;
 
 /**
  * The class paths the build resolved for the suites' JVMs (files written by the module's build),
- * and this harness's own classes.
+ * and this harness's own classes. {@code localCluster} is the stand-in for the integration tests'
+ * embedded cluster; {@code integration} is what the integration suite needs besides the baseline (its
+ * test jars, the local broker and the broker's own dependencies).
  */
-record Classpaths(Path harnessClasses, List<Path> baseline, List<Path> sluiceStores, List<Path> storeRouting) {
+record Classpaths(Path harnessClasses, List<Path> baseline, List<Path> sluiceStores, List<Path> storeRouting,
+                  List<Path> localCluster, List<Path> integration) {
 
     static Classpaths load(final Path directory, final Path harnessClasses) {
-        return new Classpaths(harnessClasses.toAbsolutePath(), read(directory.resolve("baseline.classpath")),
-            read(directory.resolve("sluice-stores.classpath")), read(directory.resolve("store-routing.classpath")));
+        final List<Path> baseline = read(directory.resolve("baseline.classpath"));
+        final List<Path> sluiceStores = read(directory.resolve("sluice-stores.classpath"));
+        final List<Path> storeRouting = read(directory.resolve("store-routing.classpath"));
+        final List<Path> localCluster = read(directory.resolve("local-cluster.classpath"));
+        final List<Path> integration = new ArrayList<>(read(directory.resolve("integration.classpath")));
+        for (final List<Path> elsewhere : List.of(baseline, sluiceStores, storeRouting, localCluster)) {
+            integration.removeAll(elsewhere);
+        }
+        return new Classpaths(harnessClasses.toAbsolutePath(), baseline, sluiceStores, storeRouting, localCluster,
+            List.copyOf(integration));
+    }
+
+    /**
+     * A target's class path for the integration suite: the stand-in cluster ahead of the integration
+     * test jar that has the original, and the suite's additions after the target's own entries.
+     */
+    List<Path> forIntegration(final List<Path> target) {
+        // target is forBaseline() or forSluice(): the harness's classes, then the target's entries.
+        final List<Path> classpath = new ArrayList<>(List.of(harnessClasses));
+        classpath.addAll(localCluster);
+        classpath.addAll(target.subList(1, target.size()));
+        classpath.addAll(integration);
+        return classpath;
     }
 
     /** Apache Kafka Streams as published, with the published tests. */

@@ -16,7 +16,7 @@ public final class CompatMain {
 
     public static void main(final String[] args) throws Exception {
         final Classpaths classpaths = Classpaths.load(Path.of(args[0]), Path.of(args[1]));
-        final CompatRun.Results results = new CompatRun(classpaths, Path.of(args[2]).toAbsolutePath()).run();
+        final CompatRun.Results results = new CompatRun(classpaths, Path.of(args[2]).toAbsolutePath()).run(Suite.all());
         final String crashCheckSection = Files.readString(Path.of(args[4]));
         Files.writeString(Path.of(args[3]), Report.of(results, crashCheckSection));
         for (final SuiteResult suite : results.suites()) {

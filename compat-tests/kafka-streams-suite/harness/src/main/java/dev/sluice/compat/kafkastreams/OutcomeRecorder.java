@@ -1,7 +1,11 @@
 package dev.sluice.compat.kafkastreams;
 
-import java.util.ArrayList;
-import java.util.List;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.junit.platform.engine.TestExecutionResult;
 import org.junit.platform.engine.support.descriptor.ClassSource;
 import org.junit.platform.engine.support.descriptor.MethodSource;
@@ -9,21 +13,38 @@ import org.junit.platform.launcher.TestExecutionListener;
 import org.junit.platform.launcher.TestIdentifier;
 
 /**
- * Collects one outcome per test. A test class that fails before its tests run (class set-up,
- * static initialisation) becomes one failed entry of its own, so no failure goes uncounted.
+ * Writes one outcome per test to a results file, each line as soon as its test ends, so a JVM ended
+ * for taking too long leaves the outcomes of the tests it finished. A test class that fails before
+ * its tests run (class set-up, static initialisation) becomes one failed entry of its own, so no
+ * failure goes uncounted.
  */
-final class OutcomeRecorder implements TestExecutionListener {
+final class OutcomeRecorder implements TestExecutionListener, AutoCloseable {
 
-    private final List<TestOutcome> outcomes = new ArrayList<>();
+    private final BufferedWriter results;
 
-    List<TestOutcome> outcomes() {
-        return outcomes;
+    OutcomeRecorder(final Path resultsFile) throws IOException {
+        results = Files.newBufferedWriter(resultsFile, StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public void close() throws IOException {
+        results.close();
+    }
+
+    private void record(final TestOutcome outcome) {
+        try {
+            results.write(outcome.line());
+            results.newLine();
+            results.flush();
+        } catch (final IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     @Override
     public void executionSkipped(final TestIdentifier test, final String reason) {
         if (test.isTest() || test.getSource().filter(ClassSource.class::isInstance).isPresent()) {
-            outcomes.add(new TestOutcome(test.getUniqueId(), name(test), TestOutcome.Status.SKIPPED, firstLine(reason)));
+            record(new TestOutcome(test.getUniqueId(), name(test), TestOutcome.Status.SKIPPED, firstLine(reason)));
         }
     }
 
@@ -39,13 +60,15 @@ final class OutcomeRecorder implements TestExecutionListener {
             case FAILED -> TestOutcome.Status.FAILED;
         };
         final String message = result.getThrowable().map(OutcomeRecorder::describe).orElse("");
-        outcomes.add(new TestOutcome(test.getUniqueId(), name(test), status, message));
+        record(new TestOutcome(test.getUniqueId(), name(test), status, message));
     }
 
     private static String name(final TestIdentifier test) {
         return test.getSource().map(source -> {
             if (source instanceof MethodSource method) {
-                final String invocation = test.getDisplayName().startsWith("[") ? " " + test.getDisplayName() : "";
+                // A parameterized test's invocations share the method; their display names tell them apart.
+                final String invocation = test.getUniqueId().contains("[test-template-invocation:")
+                    ? " " + test.getDisplayName() : "";
                 return simpleName(method.getClassName()) + "." + method.getMethodName() + invocation;
             }
             if (source instanceof ClassSource type) {

@@ -40,9 +40,10 @@ final class Report {
         }
         line("- Not runnable against a replacement (listed per suite, counted in neither passes nor failures): "
             + "tests of Kafka Streams' own store implementations, tests on a reviewed list that check which of "
-            + "Kafka Streams' store classes a topology got (`store-class-checks.txt`), and tests that fail on the "
+            + "Kafka Streams' store classes a topology got (`store-class-checks.txt`), tests that fail on the "
             + "baseline with a linkage error (they need an API of " + CompatRun.TESTS_VERSION + " that "
-            + version(results) + " lacks).");
+            + version(results) + " lacks), and integration tests that need more than the single-node local "
+            + "broker. Skipped: disabled by the tests themselves, or left out by the suite (said per suite).");
         line("- The 4.3.1 test utilities call `org.apache.kafka.common.utils.Exit`, which kafka-clients 4.4.0 "
             + "moved to `...utils.internals.Exit`; both runs get a one-method test-support bridge for it.");
         line("");
@@ -51,12 +52,9 @@ final class Report {
             storeTally(results.storeTally());
         }
         for (final SuiteResult suite : results.suites()) {
-            suiteSection(suite);
+            suiteSection(suite, results.classpaths());
         }
-        out.append(crashCheckSection.strip()).append("\n\n");
-        line("## Pending");
-        line("");
-        line("- Suite 3, Kafka Streams integration tests against a real broker: not yet part of this report.");
+        out.append(crashCheckSection.strip()).append("\n");
         return out.toString();
     }
 
@@ -97,12 +95,48 @@ final class Report {
         line("");
     }
 
-    private void suiteSection(final SuiteResult result) {
+    private void integrationSetting(final Classpaths classpaths) {
+        line("The test jar is `kafka-streams-integration-tests` " + CompatRun.TESTS_VERSION + "; that of 4.4.0 is not "
+            + "on Maven Central. Its tests start their Kafka cluster through the jar's `EmbeddedKafkaCluster`, "
+            + "which would run KRaft brokers inside the test JVM. Both targets run the tests unchanged against "
+            + "Sluice's local broker instead: a harness-only jar ahead of the test jar (`local-cluster`) has a "
+            + "class of that name and API which starts, per test class, a single-node KRaft Apache Kafka "
+            + "4.4.0 broker in a JVM of its own (`compat-tests/local-broker`) with the broker settings the test "
+            + "asks for, and serves the tests' topic, client and group calls from it. Tests that need replicas "
+            + "on several brokers are not runnable on it.");
+        line("");
+        final TestJar jar = TestJar.read(Suite.testJar(classpaths.forIntegration(classpaths.forBaseline()),
+            "kafka-streams-integration-tests", CompatRun.TESTS_VERSION));
+        final List<String> notRun = Suite.integrationClassesNotRun(jar);
+        line("Not run yet (" + notRun.size() + " other test classes of the jar): " + String.join(", ", notRun) + ".");
+        line("");
+    }
+
+    private void sluiceStoresByClass(final SuiteResult result, final SuiteResult.Run sluice) {
+        final List<String> onSluice = sluice.classesOnSluiceStores().stream().map(Report::simpleName).toList();
+        final List<String> apacheOnly = result.classes().stream().map(Report::simpleName)
+            .filter(name -> !onSluice.contains(name)).toList();
+        line("Classes whose Sluice run put stores on Sluice's stores: " + (onSluice.isEmpty() ? "none"
+            : String.join(", ", onSluice)) + ". " + (apacheOnly.isEmpty() ? "" : "The others build every store "
+            + "they use with `Stores.*` or their own suppliers, so both columns ran Kafka Streams' own stores: "
+            + String.join(", ", apacheOnly) + "."));
+        line("");
+    }
+
+    private static String simpleName(final String className) {
+        return className.substring(className.lastIndexOf('.') + 1);
+    }
+
+    private void suiteSection(final SuiteResult result, final Classpaths classpaths) {
         final Suite suite = result.suite();
         line("## " + suite.name() + ": " + suite.title());
         line("");
-        line("Selection: " + suite.selectionRule() + "; " + result.classesSelected() + " classes.");
+        line("Selection: " + suite.selectionRule() + "; " + result.classes().size() + " classes.");
         line("");
+        if (suite.onLocalBroker()) {
+            integrationSetting(classpaths);
+            result.sluice().ifPresent(sluice -> sluiceStoresByClass(result, sluice));
+        }
         final Map<String, List<TestOutcome>> notRunnable = result.notRunnableByReason();
         if (!notRunnable.isEmpty()) {
             line("### Not runnable against a replacement");

@@ -14,6 +14,12 @@ final class StoreTally {
     private StoreTally() {
     }
 
+    /** Whether the tally has a store kind that Sluice served. */
+    static boolean anyServedBySluice(final Path file) throws IOException {
+        return Files.exists(file)
+            && Files.readAllLines(file).stream().anyMatch(line -> line.split("\t")[2].equals("Sluice"));
+    }
+
     static void addTo(final Map<String, Long> tally, final Path file) throws IOException {
         if (!Files.exists(file)) {
             return;

@@ -12,7 +12,7 @@ import org.junit.platform.launcher.core.LauncherFactory;
 
 /**
  * Runs one suite's test classes in this JVM, on whatever class path it was started with, and writes
- * one line per test. Started by {@link ForkedRun}: {@code SuiteMain <class list> <results file>}.
+ * one line per test as it ends. Started by {@link ForkedRun}: {@code SuiteMain <class list> <results file>}.
  */
 public final class SuiteMain {
 
@@ -22,11 +22,13 @@ public final class SuiteMain {
     public static void main(final String[] args) throws IOException {
         final LauncherDiscoveryRequest request = LauncherDiscoveryRequestBuilder.request()
             .selectors(Files.readAllLines(Path.of(args[0])).stream().map(name -> selectClass(name)).toList())
+            .configurationParameter("junit.jupiter.extensions.autodetection.enabled",
+                Boolean.toString(System.getProperty(LeaveOutCondition.PROPERTY) != null))
             .build();
-        final OutcomeRecorder recorder = new OutcomeRecorder();
-        final Launcher launcher = LauncherFactory.create();
-        launcher.execute(request, recorder);
-        TestOutcome.write(Path.of(args[1]), recorder.outcomes());
+        try (OutcomeRecorder recorder = new OutcomeRecorder(Path.of(args[1]))) {
+            final Launcher launcher = LauncherFactory.create();
+            launcher.execute(request, recorder);
+        }
         // Tests may leave non-daemon threads behind; the results are written, so end here.
         System.exit(0);
     }

@@ -14,14 +14,18 @@ import java.util.stream.Collectors;
 /**
  * One suite's outcomes on both targets, and what they mean. A test is not runnable against a
  * replacement when its class tests Kafka Streams' own store implementations, when it is one of the
- * listed tests that check which store classes a topology got, or when it fails on the baseline
- * with a linkage error: it needs an API of the tests' Kafka version that 4.4.0 lacks.
+ * listed tests that check which store classes a topology got, when it fails on the baseline
+ * with a linkage error (it needs an API of the tests' Kafka version that 4.4.0 lacks), or when it
+ * fails on the baseline because it needs more than the single-node local broker.
  */
-record SuiteResult(Suite suite, int classesSelected, Map<String, String> notRunnableClasses,
+record SuiteResult(Suite suite, List<String> classes, Map<String, String> notRunnableClasses,
                    Set<String> storeClassChecks, Run baseline, Optional<Run> sluice) {
 
-    /** One target's outcomes and how long the run took. */
-    record Run(List<TestOutcome> outcomes, long seconds) {
+    /**
+     * One target's outcomes and how long the run took; for a suite run class by class on Sluice, the
+     * classes for which the store routing put at least one store on Sluice's stores.
+     */
+    record Run(List<TestOutcome> outcomes, long seconds, List<String> classesOnSluiceStores) {
         Map<String, TestOutcome> byId() {
             return outcomes.stream().collect(Collectors.toMap(TestOutcome::id, Function.identity(), (a, b) -> a,
                 LinkedHashMap::new));
@@ -33,6 +37,10 @@ record SuiteResult(Suite suite, int classesSelected, Map<String, String> notRunn
     }
 
     static final String STORE_CLASS_CHECK = "checks which of Kafka Streams' own store classes the topology got";
+    static final String NEEDS_MORE_BROKERS = "needs more than the single-node local broker (replicas on several "
+        + "brokers, or settings it cannot take)";
+    /** How the integration suite's stand-in cluster (local-cluster) starts the message of such a failure. */
+    private static final String LOCAL_BROKER_MARKER = "[not runnable on the single-node local broker]";
     private static final Pattern TEST_CLASS = Pattern.compile("\\[class:([^\\]]+)]");
     private static final Set<String> LINKAGE_ERRORS = Set.of(
         "java.lang.NoSuchMethodError", "java.lang.NoSuchFieldError", "java.lang.NoClassDefFoundError",
@@ -51,6 +59,10 @@ record SuiteResult(Suite suite, int classesSelected, Map<String, String> notRunn
         if (onBaseline != null && onBaseline.status() == TestOutcome.Status.FAILED
             && LINKAGE_ERRORS.contains(onBaseline.failureType())) {
             return Optional.of("needs an API Kafka Streams 4.4.0 lacks: " + onBaseline.message());
+        }
+        if (onBaseline != null && onBaseline.status() == TestOutcome.Status.FAILED
+            && onBaseline.message().contains(LOCAL_BROKER_MARKER)) {
+            return Optional.of(NEEDS_MORE_BROKERS);
         }
         return Optional.empty();
     }

@@ -13,10 +13,9 @@ record TestOutcome(String id, String name, Status status, String message) {
 
     enum Status { PASSED, FAILED, SKIPPED }
 
-    static void write(final Path file, final List<TestOutcome> outcomes) throws IOException {
-        Files.write(file, outcomes.stream()
-            .map(o -> String.join("\t", o.id, o.name, o.status.name(), o.message))
-            .toList());
+    /** One line of a results file. */
+    String line() {
+        return String.join("\t", id, name, status.name(), message);
     }
 
     static List<TestOutcome> read(final Path file) throws IOException {
