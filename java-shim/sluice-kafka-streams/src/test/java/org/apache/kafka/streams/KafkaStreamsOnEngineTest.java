@@ -145,7 +145,12 @@ class KafkaStreamsOnEngineTest {
         assertEquals(metadata, streams.queryMetadataForKey(COUNTS, "dog", new RecordHeaders(), Serdes.String().serializer()));
         assertEquals(1, streams.metadataForAllStreamsClients().size());
         assertFalse(streams.metadataForLocalThreads().isEmpty());
-        assertTrue(streams.allLocalStorePartitionLags().containsKey(COUNTS));
+        assertEquals(Map.of(0, 0L, 1, 0L), lagsOf(streams.allLocalStorePartitionLags().get(COUNTS)),
+            "running tasks are caught up, as Kafka Streams counts them");
+        // The tasks' processor and store metrics are the client's, beside the client-level ones.
+        assertTrue(streams.metrics().keySet().stream().anyMatch(name -> name.group().equals("stream-state-metrics")));
+        assertTrue(streams.metrics().keySet().stream().anyMatch(name -> name.group().equals("stream-metrics")
+            && name.name().equals("state")));
 
         assertTrue(streams.close(Duration.ofSeconds(60)));
         assertEquals(KafkaStreams.State.NOT_RUNNING, streams.state());
@@ -284,6 +289,12 @@ class KafkaStreamsOnEngineTest {
         waitFor(() -> streams.state() == KafkaStreams.State.RUNNING, "the client to run again");
         assertTrue(transitions.contains("RUNNING->REBALANCING") || transitions.indexOf("REBALANCING->RUNNING")
             != transitions.lastIndexOf("REBALANCING->RUNNING"), transitions.toString());
+    }
+
+    private static Map<Integer, Long> lagsOf(final Map<Integer, LagInfo> lags) {
+        final Map<Integer, Long> offsetLags = new HashMap<>();
+        lags.forEach((partition, lag) -> offsetLags.put(partition, lag.offsetLag()));
+        return offsetLags;
     }
 
     /** The result of the one partition queried, failing the test with the query's failure if there is one. */
