@@ -26,6 +26,7 @@ import java.util.function.Consumer;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicPartition;
@@ -652,8 +653,8 @@ public class KafkaStreams implements AutoCloseable {
     }
 
     /**
-     * Closes the client with no timeout, waiting until it is NOT_RUNNING; leaves the consumer group
-     * as the engine's consumer does on close.
+     * Closes the client with no timeout, waiting until it is NOT_RUNNING; the engine's consumers
+     * leave the group unless they are static members.
      */
     public void close() {
         close(Optional.empty(), org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.DEFAULT);
@@ -684,11 +685,7 @@ public class KafkaStreams implements AutoCloseable {
     }
 
     boolean close(final Optional<Long> timeout, final org.apache.kafka.streams.CloseOptions.GroupMembershipOperation operation) {
-        if (operation != org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.DEFAULT) {
-            throw new UnsupportedOperationException("KafkaStreams.close(CloseOptions) with GroupMembershipOperation."
-                + operation + ": Sluice's engine leaves or stays in the group as its consumer does on close; "
-                + "use GroupMembershipOperation.DEFAULT");
-        }
+        checkGroupMembershipOperation(operation);
         final long timeoutMs = timeout.orElse(Long.MAX_VALUE);
         log.debug("Stopping Streams client with timeout = {}ms.", timeoutMs);
         if (!setState(State.PENDING_SHUTDOWN)) {
@@ -719,6 +716,26 @@ public class KafkaStreams implements AutoCloseable {
         }
         log.info("Streams client cannot stop completely within the {}ms timeout", timeoutMs);
         return false;
+    }
+
+    /**
+     * The engine's consumers close as consumers do by default: a dynamic member leaves the group, a
+     * static one ({@code group.instance.id}) stays. An operation asking for the other is refused
+     * before anything closes.
+     */
+    private void checkGroupMembershipOperation(final org.apache.kafka.streams.CloseOptions.GroupMembershipOperation operation) {
+        if (operation == org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.DEFAULT) {
+            return;
+        }
+        final boolean staticMember = applicationConfigs.getMainConsumerConfigs(
+            applicationConfigs.getString(StreamsConfig.APPLICATION_ID_CONFIG), clientId, 0)
+            .get(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG) != null;
+        final boolean engineLeaves = !staticMember;
+        if ((operation == org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.LEAVE_GROUP) != engineLeaves) {
+            throw new UnsupportedOperationException("KafkaStreams.close(CloseOptions) with GroupMembershipOperation."
+                + operation + ": Sluice's engine closes its consumers as consumers do by default, so a "
+                + (staticMember ? "static member (group.instance.id) stays in" : "dynamic member leaves") + " the group");
+        }
     }
 
     void closeToError() {

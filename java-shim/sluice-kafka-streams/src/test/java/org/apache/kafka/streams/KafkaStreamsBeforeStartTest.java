@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.errors.StreamsNotStartedException;
@@ -167,11 +168,28 @@ class KafkaStreamsBeforeStartTest {
                                          final String storeName, final long totalRestored) {
                 }
             }));
+        // A dynamic member's consumer leaves the group on close; staying in it is not possible.
         assertUnsupported("close(CloseOptions)", () -> streams.close(
-            CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)));
+            CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.REMAIN_IN_GROUP)));
         assertEquals(KafkaStreams.State.CREATED, streams.state(), "a refused close leaves the client as it was");
         // Kafka Streams checks the client's state first; so does Sluice.
         assertThrows(IllegalStateException.class, () -> streams.clientInstanceIds(Duration.ofSeconds(1)));
+    }
+
+    @Test
+    void closeHonoursTheGroupMembershipOperationTheEngineCanDo() {
+        final KafkaStreams dynamicMember = streams(props());
+        assertTrue(dynamicMember.close(
+            CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)));
+        assertEquals(KafkaStreams.State.NOT_RUNNING, dynamicMember.state());
+
+        final Properties staticProps = props();
+        staticProps.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), "instance-a");
+        final KafkaStreams staticMember = streams(staticProps);
+        assertUnsupported("close(CloseOptions)", () -> staticMember.close(
+            CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)));
+        assertTrue(staticMember.close(
+            CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.REMAIN_IN_GROUP)));
     }
 
     @Test
