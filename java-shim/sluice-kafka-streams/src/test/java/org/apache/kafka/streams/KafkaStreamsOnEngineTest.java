@@ -50,6 +50,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Unchanged Kafka Streams applications run through Sluice's {@link KafkaStreams} on the engine,
@@ -222,32 +224,38 @@ class KafkaStreamsOnEngineTest {
         waitFor(() -> closedAtOnce.state() == KafkaStreams.State.NOT_RUNNING, "the client to reach NOT_RUNNING");
     }
 
-    @Test
-    void aFailingProcessorShutsTheClientDownToError() throws Exception {
-        BROKER.createTopic("fail-input", 1);
-        BROKER.createTopic("fail-output", 1);
-        produce("fail-input", List.of("fine", "boom"));
+    /** Kafka Streams' default handler shuts the client down; so do both shutdown responses here. */
+    @ParameterizedTest
+    @ValueSource(strings = {"DEFAULT", "SHUTDOWN_CLIENT", "SHUTDOWN_APPLICATION"})
+    void aFailingProcessorShutsTheClientDownToError(final String response) throws Exception {
+        final String input = "fail-input-" + response;
+        BROKER.createTopic(input, 1);
+        produce(input, List.of("fine", "boom"));
         final StreamsBuilder builder = new StreamsBuilder();
-        builder.stream("fail-input", Consumed.with(Serdes.String(), Serdes.String()))
+        builder.stream(input, Consumed.with(Serdes.String(), Serdes.String()))
             .mapValues(value -> {
                 if (value.equals("boom")) {
                     throw new IllegalStateException("poison record " + value);
                 }
                 return value;
             })
-            .to("fail-output", Produced.with(Serdes.String(), Serdes.String()));
-        final KafkaStreams streams = new KafkaStreams(builder.build(), props("fail-app"));
+            .to("fail-output-" + response, Produced.with(Serdes.String(), Serdes.String()));
+        final KafkaStreams streams = new KafkaStreams(builder.build(), props("fail-app-" + response));
         started.add(streams);
         final List<Throwable> handled = new CopyOnWriteArrayList<>();
-        streams.setUncaughtExceptionHandler(exception -> {
-            handled.add(exception);
-            return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
-        });
+        if (!response.equals("DEFAULT")) {
+            streams.setUncaughtExceptionHandler(exception -> {
+                handled.add(exception);
+                return StreamThreadExceptionResponse.valueOf(response);
+            });
+        }
         streams.start();
 
         waitFor(() -> streams.state() == KafkaStreams.State.ERROR, "the client to reach ERROR");
-        assertEquals(1, handled.size());
-        assertTrue(describe(handled.get(0)).contains("poison record boom"), describe(handled.get(0)));
+        if (!response.equals("DEFAULT")) {
+            assertEquals(1, handled.size());
+            assertTrue(describe(handled.get(0)).contains("poison record boom"), describe(handled.get(0)));
+        }
         assertTrue(streams.close(Duration.ofSeconds(10)), "closing a client in ERROR returns at once");
         assertEquals(KafkaStreams.State.ERROR, streams.state());
     }
