@@ -7,6 +7,7 @@
 //! (restore, process, punctuate, flush, commit, close) is one call into its runner with the
 //! records framed as [`record_framing`](super::record_framing) describes. An exception in a
 //! runner stops the engine thread, as an uncaught exception stops a Kafka Streams thread.
+//! Restoration progress goes to an optional Java `RestoreProgress`.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -27,7 +28,7 @@ use super::handles::HandleTable;
 use super::record_framing;
 use crate::engine::{
     CommittedInput, Engine, EngineConfig, Error as EngineError, InputOffset, ProcessorError,
-    ProcessorFactory, TaskContext, TaskId, TaskProcessor, TopologyDescription,
+    ProcessorFactory, RestoreListener, TaskContext, TaskId, TaskProcessor, TopologyDescription,
 };
 use crate::kafka::{ConsumedRecord, DeliveredOffsets, ProducedRecord};
 use crate::store::TopicPartition;
@@ -44,6 +45,7 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_st
     topology: JByteArray<'local>,
     properties: JByteArray<'local>,
     factory: JObject<'local>,
+    restore_progress: JObject<'local>,
 ) -> jlong {
     env.with_env(|env| -> Result<jlong, NativeError> {
         let topology: TopologyDescription =
@@ -58,12 +60,21 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_st
                 "task factory cannot be null",
             ));
         }
+        let vm = env.get_java_vm()?;
+        let restore_listener: Option<Arc<dyn RestoreListener>> = if restore_progress.is_null() {
+            None
+        } else {
+            Some(Arc::new(JvmRestoreListener {
+                vm: vm.clone(),
+                progress: env.new_global_ref(&restore_progress)?,
+            }))
+        };
         let factory = JvmProcessorFactory {
-            vm: env.get_java_vm()?,
+            vm,
             factory: env.new_global_ref(&factory)?,
         };
-        let engine =
-            Engine::start(config, &topology, Arc::new(factory), None).map_err(engine_error)?;
+        let engine = Engine::start(config, &topology, Arc::new(factory), restore_listener)
+            .map_err(engine_error)?;
         Ok(ENGINES.insert(Arc::new(Mutex::new(Some(engine)))))
     })
     .resolve::<ThrowJavaException>()
@@ -264,6 +275,63 @@ impl TaskProcessor for JvmTaskProcessor {
         });
         // The budget is advisory: a runner that cannot say counts as holding nothing.
         bytes.map_or(0, |b| b.max(0) as u64)
+    }
+}
+
+/// Reports restoration to a Java `RestoreProgress`, which never throws (it guards the
+/// listeners it calls), so a failed call can only be a JVM in trouble: it is dropped, as
+/// progress reports are not the restore's business.
+struct JvmRestoreListener {
+    vm: JavaVM,
+    progress: Global<JObject<'static>>,
+}
+
+impl JvmRestoreListener {
+    /// Calls `method(store, topic, partition, numbers...)`, whose signature is `sig`.
+    fn report(
+        &self,
+        method: &JNIStr,
+        sig: &MethodSignature<'_, '_>,
+        store: &str,
+        partition: &TopicPartition,
+        numbers: &[i64],
+    ) {
+        let _ = upcall(&self.vm, |env| {
+            let store = env.new_string(store)?;
+            let topic = env.new_string(&partition.topic)?;
+            let mut arguments = vec![
+                JValue::Object(&store),
+                JValue::Object(&topic),
+                JValue::Int(partition.partition),
+            ];
+            arguments.extend(numbers.iter().map(|&n| JValue::Long(n)));
+            env.call_method(&*self.progress, method, sig, &arguments)?;
+            Ok(())
+        });
+    }
+}
+
+impl RestoreListener for JvmRestoreListener {
+    fn on_restore_start(&self, store: &str, partition: &TopicPartition, start: i64, end: i64) {
+        let sig = jni_sig!("(Ljava/lang/String;Ljava/lang/String;IJJ)V");
+        self.report(jni_str!("restoreStarted"), &sig, store, partition, &[start, end]);
+    }
+
+    fn on_batch_restored(
+        &self,
+        store: &str,
+        partition: &TopicPartition,
+        restored: u64,
+        remaining: u64,
+    ) {
+        let sig = jni_sig!("(Ljava/lang/String;Ljava/lang/String;IJJ)V");
+        let numbers = [restored as i64, remaining as i64];
+        self.report(jni_str!("batchRestored"), &sig, store, partition, &numbers);
+    }
+
+    fn on_restore_end(&self, store: &str, partition: &TopicPartition, restored: u64) {
+        let sig = jni_sig!("(Ljava/lang/String;Ljava/lang/String;IJ)V");
+        self.report(jni_str!("restoreEnded"), &sig, store, partition, &[restored as i64]);
     }
 }
 

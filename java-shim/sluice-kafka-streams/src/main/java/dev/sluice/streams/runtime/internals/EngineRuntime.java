@@ -13,6 +13,7 @@ import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.metrics.Sensor;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.processor.StateRestoreListener;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.internals.StateDirectory;
@@ -35,6 +36,7 @@ public final class EngineRuntime implements AutoCloseable {
     private final StateDirectory ownStateDirectory;
     private final TopicPartitionLookup partitionLookup;
     private final TaskEnvironment environment;
+    private StateRestoreListener restoreListener;
     private volatile long handle;
     private volatile boolean closed;
 
@@ -85,7 +87,17 @@ public final class EngineRuntime implements AutoCloseable {
         }
         final byte[] topology = EngineTopology.json(topologyMetadata, config);
         NativeLibrary.load();
-        handle = NativeEngine.start(topology, RuntimeFraming.properties(engineProperties(config)), environment::createTask);
+        final RestoreProgress restoreProgress = restoreListener == null ? null : new RestoreProgress(restoreListener);
+        handle = NativeEngine.start(
+            topology, RuntimeFraming.properties(engineProperties(config)), environment::createTask, restoreProgress);
+    }
+
+    /** Hears about the restoration of every store; set before {@link #start()}. */
+    public synchronized void setRestoreListener(final StateRestoreListener listener) {
+        if (handle != 0) {
+            throw new IllegalStateException("The restore listener must be set before the engine starts");
+        }
+        this.restoreListener = listener;
     }
 
     /**

@@ -16,10 +16,11 @@ final class NativeEngine {
      * @param topologyJson the topology (see {@link EngineTopology}), UTF-8 JSON
      * @param config the application config as framed properties ({@link RuntimeFraming#properties})
      * @param factory called on engine threads to create each task they are assigned
+     * @param restoreProgress hears about restoration on engine threads; null for nobody
      * @throws org.apache.kafka.common.config.ConfigException for a bad config value
      * @throws org.apache.kafka.streams.errors.StreamsException for anything else
      */
-    static native long start(byte[] topologyJson, byte[] config, TaskFactory factory);
+    static native long start(byte[] topologyJson, byte[] config, TaskFactory factory, RestoreProgress restoreProgress);
 
     /**
      * Stops the engine cleanly (commit, close tasks), joins its threads and releases the handle; a

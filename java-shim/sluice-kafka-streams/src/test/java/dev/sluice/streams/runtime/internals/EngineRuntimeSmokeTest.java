@@ -15,13 +15,16 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -34,6 +37,7 @@ import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.processor.StateRestoreListener;
 import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.internals.TopologyMetadata;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -52,6 +56,7 @@ class EngineRuntimeSmokeTest {
     /**
      * Three lives of one application: the second keeps the first's local state, the third starts
      * without local state and restores it from the changelogs; each adds lines and the counts go on.
+     * The restore listener hears that only the third life restored anything.
      */
     @ParameterizedTest
     @ValueSource(strings = {StreamsConfig.AT_LEAST_ONCE, StreamsConfig.EXACTLY_ONCE_V2})
@@ -65,8 +70,11 @@ class EngineRuntimeSmokeTest {
         final Path secondStateDir = Files.createTempDirectory("sluice-engine-runtime");
         final Map<String, Long> expected = new HashMap<>();
         try {
-            for (final Path stateDir : List.of(firstStateDir, firstStateDir, secondStateDir)) {
+            final List<Path> lives = List.of(firstStateDir, firstStateDir, secondStateDir);
+            for (int life = 0; life < lives.size(); life++) {
+                final Path stateDir = lives.get(life);
                 produceLines(input, expected);
+                final RestoredRecords restored = new RestoredRecords();
                 final List<Throwable> failures = new CopyOnWriteArrayList<>();
                 final List<TaskId> running = new CopyOnWriteArrayList<>();
                 final EngineRuntime runtime = runtime(guarantee, suffix, input, output, stateDir, new RuntimeListener() {
@@ -80,6 +88,7 @@ class EngineRuntimeSmokeTest {
                         running.add(task);
                     }
                 });
+                runtime.setRestoreListener(restored);
                 final Map<String, Long> counts;
                 try {
                     runtime.start();
@@ -94,10 +103,52 @@ class EngineRuntimeSmokeTest {
                 assertEquals(expected, counts, "life with state in " + stateDir);
                 assertTrue(failures.isEmpty(), () -> "failures: " + failures);
                 assertEquals(4, Set.copyOf(running).size());
+                assertEquals(Set.of(0, 1), restored.endedPartitions(), "restorations ended in life " + life);
+                if (life == 1) {
+                    assertEquals(0, restored.total(), "a restart with its local state replays nothing");
+                } else if (life == 2) {
+                    assertTrue(restored.total() > 0, "a restart without local state restores the changelogs");
+                    assertEquals(restored.total(), restored.batched(), "batches add up to the totals");
+                }
             }
         } finally {
             Utils.delete(firstStateDir.toFile());
             Utils.delete(secondStateDir.toFile());
+        }
+    }
+
+    /** Sums what the engine reports restoring into the "counts" store. */
+    private static final class RestoredRecords implements StateRestoreListener {
+        private final Set<Integer> ended = ConcurrentHashMap.newKeySet();
+        private final AtomicLong total = new AtomicLong();
+        private final AtomicLong batched = new AtomicLong();
+
+        @Override
+        public void onRestoreStart(final TopicPartition partition, final String store, final long start, final long end) {
+            assertEquals("counts", store);
+        }
+
+        @Override
+        public void onBatchRestored(final TopicPartition partition, final String store, final long batchEnd, final long restored) {
+            batched.addAndGet(restored);
+        }
+
+        @Override
+        public void onRestoreEnd(final TopicPartition partition, final String store, final long restored) {
+            ended.add(partition.partition());
+            total.addAndGet(restored);
+        }
+
+        Set<Integer> endedPartitions() {
+            return Set.copyOf(ended);
+        }
+
+        long total() {
+            return total.get();
+        }
+
+        long batched() {
+            return batched.get();
         }
     }
 
