@@ -45,6 +45,38 @@ pub(crate) fn read_bytes(
     }
 }
 
+/// Keys up to this many bytes are read onto the stack, sparing a heap allocation per call.
+const STACK_BYTES: usize = 256;
+
+/// Runs `f` on the contents of `array` (keys, in practice), read onto the stack when they
+/// are short; `NullPointerException` when it is null, naming `what`.
+pub(crate) fn with_bytes<R>(
+    env: &Env<'_>,
+    array: &JByteArray<'_>,
+    what: &str,
+    f: impl FnOnce(&[u8]) -> Result<R, NativeError>,
+) -> Result<R, NativeError> {
+    let length = length_of(env, array, what)?;
+    if length > STACK_BYTES {
+        return f(&read_bytes(env, array, what)?);
+    }
+    let mut bytes = [0u8; STACK_BYTES];
+    let env_ptr = env.get_raw();
+    // SAFETY: `env_ptr` is the live JNIEnv of this thread and `array` a live, non-null
+    // byte[] of `length` elements (checked above), which fit in `bytes`; the region read
+    // is the whole array, so the call cannot throw.
+    unsafe {
+        ((**env_ptr).v1_1.GetByteArrayRegion)(
+            env_ptr,
+            array.as_raw() as jbyteArray,
+            0,
+            length as jsize,
+            bytes.as_mut_ptr() as *mut jbyte,
+        );
+    }
+    f(&bytes[..length])
+}
+
 /// The contents of `array`, or `None` when it is null (a deletion, an open range end).
 pub(crate) fn read_optional_bytes(
     env: &Env<'_>,

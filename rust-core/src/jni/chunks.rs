@@ -1,7 +1,7 @@
 //! A scan read in chunks: as many framed entries as fit in the caller's buffer per call.
 
 use super::framing;
-use crate::store::{self, KeyValue, KeyValueIterator};
+use crate::store::{self, KeyValueIterator};
 
 /// What one call hands back.
 #[derive(Debug, PartialEq, Eq)]
@@ -14,11 +14,11 @@ pub(crate) enum Chunk<'a> {
     Exhausted,
 }
 
-/// A scan plus the state that spans chunks: an entry that did not fit, a failure met after
-/// a chunk already had entries, and the buffer chunks are framed in.
+/// A scan plus the state that spans chunks: a failure met after a chunk already had
+/// entries, and the buffer chunks are framed in. An entry that does not fit stays in the
+/// scan for the next call.
 pub(crate) struct ChunkedScan {
     entries: KeyValueIterator,
-    carried: Option<KeyValue>,
     failure: Option<store::Error>,
     framed: Vec<u8>,
 }
@@ -27,14 +27,13 @@ impl ChunkedScan {
     pub(crate) fn new(entries: KeyValueIterator) -> Self {
         ChunkedScan {
             entries,
-            carried: None,
             failure: None,
             framed: Vec::new(),
         }
     }
 
-    /// The next entries that fit in `capacity` bytes. A failure is reported once the entries
-    /// read before it were handed back.
+    /// The next entries that fit in `capacity` bytes, framed straight from where the scan
+    /// holds them. A failure is reported once the entries read before it were handed back.
     pub(crate) fn next_chunk(&mut self, capacity: usize) -> store::Result<Chunk<'_>> {
         if let Some(failure) = self.failure.take() {
             return Err(failure);
@@ -42,28 +41,28 @@ impl ChunkedScan {
         self.framed.clear();
         let mut count = 0;
         loop {
-            let next = match self.carried.take() {
-                Some(entry) => entry,
-                None => match self.entries.next() {
-                    None => break,
-                    Some(Ok(entry)) => entry,
-                    Some(Err(failure)) if count == 0 => return Err(failure),
-                    Some(Err(failure)) => {
-                        self.failure = Some(failure);
-                        break;
-                    }
-                },
-            };
-            let needed = framing::framed_len(&next.0, &next.1);
-            if self.framed.len() + needed > capacity {
-                self.carried = Some(next);
-                if count == 0 {
-                    return Ok(Chunk::NeedsCapacity(needed));
+            let framed = &mut self.framed;
+            let mut too_large = 0;
+            let offered = self.entries.offer_next(&mut |key, value| {
+                let needed = framing::framed_len(key, value);
+                if framed.len() + needed > capacity {
+                    too_large = needed;
+                    return false;
                 }
-                break;
+                framing::put_entry(framed, key, value);
+                true
+            });
+            match offered {
+                None => break,
+                Some(Ok(true)) => count += 1,
+                Some(Ok(false)) if count == 0 => return Ok(Chunk::NeedsCapacity(too_large)),
+                Some(Ok(false)) => break,
+                Some(Err(failure)) if count == 0 => return Err(failure),
+                Some(Err(failure)) => {
+                    self.failure = Some(failure);
+                    break;
+                }
             }
-            framing::put_entry(&mut self.framed, &next.0, &next.1);
-            count += 1;
         }
         if count == 0 {
             return Ok(Chunk::Exhausted);
@@ -78,6 +77,7 @@ impl ChunkedScan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::KeyValue;
 
     fn scan(entries: Vec<store::Result<KeyValue>>) -> ChunkedScan {
         ChunkedScan::new(KeyValueIterator::new(entries.into_iter()))

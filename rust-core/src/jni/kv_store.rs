@@ -13,7 +13,7 @@ use jni::objects::{JByteArray, JClass, JString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::EnvUnowned;
 
-use super::arrays::{new_optional_byte_array, read_bytes, read_optional_bytes};
+use super::arrays::{new_optional_byte_array, read_bytes, read_optional_bytes, with_bytes};
 use super::errors::{NativeError, ThrowJavaException};
 use super::framing;
 use super::reads::{isolation, order, register_scan};
@@ -91,9 +91,14 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueSto
 ) -> JByteArray<'local> {
     env.with_env(|env| -> Result<JByteArray<'local>, NativeError> {
         let store = STORES.get(handle)?;
-        let key = read_bytes(env, &key, "key")?;
-        let value = store.get(&key, isolation(read_committed))?;
-        new_optional_byte_array(env, value.as_deref())
+        with_bytes(env, &key, "key", |key| {
+            // The value goes from where the store holds it straight into the Java array.
+            let mut value = Ok(JByteArray::default());
+            store.visit_value(key, isolation(read_committed), &mut |found| {
+                value = new_optional_byte_array(env, found);
+            })?;
+            value
+        })
     })
     .resolve::<ThrowJavaException>()
 }

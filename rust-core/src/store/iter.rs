@@ -4,6 +4,10 @@
 //! point-in-time view of its committed state, the overlay a copy of its staged writes in
 //! range — so it can be read slowly, from another thread, or dropped half-way, while the
 //! store keeps taking writes and commits.
+//!
+//! Entries are read two ways: as owned copies ([`Iterator`]), or lent in place
+//! ([`KeyValueIterator::offer_next`]) by callers that copy them elsewhere anyway (the JNI
+//! chunks); a backend cursor with nothing staged over it lends straight from the backend.
 
 use std::cmp::Ordering;
 use std::iter::Peekable;
@@ -36,47 +40,132 @@ impl Order {
     }
 }
 
+/// A backend's committed entries of one scan, read in place: the cursor lends its current
+/// entry and moves past it only once the reader took it.
+pub trait LendingCursor: Send {
+    /// Offers the next entry to `take` as borrowed slices; moves past it when `take`
+    /// returns true (`Some(Ok(true))`), keeps it next otherwise (`Some(Ok(false))`).
+    /// `None` once exhausted; an `Err` ends the scan for its reader.
+    fn offer_next(&mut self, take: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Option<Result<bool>>;
+}
+
+/// The entries of `cursor` as owned copies.
+pub(crate) fn owned_entries(
+    mut cursor: Box<dyn LendingCursor>,
+) -> impl Iterator<Item = Result<KeyValue>> + Send {
+    std::iter::from_fn(move || copy_next(&mut *cursor))
+}
+
+/// Any source of owned entries as a [`LendingCursor`].
+#[cfg(test)]
+pub(crate) fn lending(
+    entries: impl Iterator<Item = Result<KeyValue>> + Send + 'static,
+) -> Box<dyn LendingCursor> {
+    Box::new(OwnedEntries {
+        entries: Box::new(entries),
+        declined: None,
+    })
+}
+
+fn copy_next(cursor: &mut dyn LendingCursor) -> Option<Result<KeyValue>> {
+    let mut entry = None;
+    let offered = cursor.offer_next(&mut |key, value| {
+        entry = Some((key.to_vec(), value.to_vec()));
+        true
+    })?;
+    Some(offered.map(|_| entry.expect("a taken entry was copied")))
+}
+
+/// Owned entries offered in place; `declined` holds one its reader did not take, so it
+/// comes next.
+struct OwnedEntries {
+    entries: Box<dyn Iterator<Item = Result<KeyValue>> + Send>,
+    declined: Option<KeyValue>,
+}
+
+impl OwnedEntries {
+    fn next_owned(&mut self) -> Option<Result<KeyValue>> {
+        self.declined.take().map(Ok).or_else(|| self.entries.next())
+    }
+}
+
+impl LendingCursor for OwnedEntries {
+    fn offer_next(&mut self, take: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Option<Result<bool>> {
+        let (key, value) = match self.next_owned()? {
+            Ok(entry) => entry,
+            Err(failure) => return Some(Err(failure)),
+        };
+        if take(&key, &value) {
+            Some(Ok(true))
+        } else {
+            self.declined = Some((key, value));
+            Some(Ok(false))
+        }
+    }
+}
+
 /// Entries of a scan, in scan order. Dropping it early releases what it holds.
 ///
 /// An `Err` item means the committed state could not be read (for RocksDB, typically
 /// corruption); the iterator ends after it.
 pub struct KeyValueIterator {
-    entries: Box<dyn Iterator<Item = Result<KeyValue>> + Send>,
+    source: Source,
+}
+
+enum Source {
+    Owned(OwnedEntries),
+    /// A backend cursor lending its entries.
+    Lending(Box<dyn LendingCursor>),
 }
 
 impl KeyValueIterator {
     /// An iterator over nothing.
     pub fn empty() -> Self {
-        KeyValueIterator {
-            entries: Box::new(std::iter::empty()),
-        }
+        KeyValueIterator::new(std::iter::empty())
     }
 
     /// Wraps any sorted source of entries; used by stores built on top of the key-value
     /// stores to reshape their scans.
     pub fn new(entries: impl Iterator<Item = Result<KeyValue>> + Send + 'static) -> Self {
         KeyValueIterator {
-            entries: Box::new(entries),
+            source: Source::Owned(OwnedEntries {
+                entries: Box::new(entries),
+                declined: None,
+            }),
+        }
+    }
+
+    /// Offers the next entry to `take` in place, as [`LendingCursor::offer_next`]: a
+    /// backend cursor lends its own slices, other scans their owned entry.
+    pub fn offer_next(
+        &mut self,
+        take: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Option<Result<bool>> {
+        match &mut self.source {
+            Source::Owned(entries) => entries.offer_next(take),
+            Source::Lending(cursor) => cursor.offer_next(take),
         }
     }
 
     /// Merges a backend's committed entries with staged writes: a staged value replaces
     /// the committed one, a tombstone or staged range delete hides it.
     pub(crate) fn merged(
-        committed: Box<dyn Iterator<Item = Result<KeyValue>> + Send>,
+        committed: Box<dyn LendingCursor>,
         staged: OverlaySnapshot,
         order: Order,
     ) -> Self {
         if staged.entries.is_empty() && staged.deleted_ranges.is_empty() {
             // Nothing staged in range (the common case for committed reads): hand out the
-            // backend's scan itself, without a merge layer.
-            return KeyValueIterator { entries: committed };
+            // backend's cursor itself, without a merge layer or copies.
+            return KeyValueIterator {
+                source: Source::Lending(committed),
+            };
         }
         let OverlaySnapshot {
             entries,
             deleted_ranges,
         } = staged;
-        let visible_committed = committed.filter(move |entry| match entry {
+        let visible_committed = owned_entries(committed).filter(move |entry| match entry {
             Ok((key, _)) => !OverlaySnapshot::hides_in(&deleted_ranges, key),
             Err(_) => true,
         });
@@ -104,7 +193,10 @@ impl Iterator for KeyValueIterator {
     type Item = Result<KeyValue>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        self.entries.next()
+        match &mut self.source {
+            Source::Owned(entries) => entries.next_owned(),
+            Source::Lending(cursor) => copy_next(&mut **cursor),
+        }
     }
 }
 
@@ -175,12 +267,12 @@ impl<C: Iterator<Item = Result<KeyValue>>, S: Iterator<Item = StagedEntry>> Iter
 mod tests {
     use super::*;
 
-    fn committed(keys: &[&str]) -> Box<dyn Iterator<Item = Result<KeyValue>> + Send> {
+    fn committed(keys: &[&str]) -> Box<dyn LendingCursor> {
         let entries: Vec<_> = keys
             .iter()
             .map(|k| Ok((k.as_bytes().to_vec(), b"old".to_vec())))
             .collect();
-        Box::new(entries.into_iter())
+        lending(entries.into_iter())
     }
 
     fn staged(entries: &[(&str, Option<&str>)]) -> OverlaySnapshot {
@@ -253,7 +345,7 @@ mod tests {
             Ok((b"c".to_vec(), b"3".to_vec())),
         ];
         let mut merged = KeyValueIterator::merged(
-            Box::new(failing.into_iter()),
+            lending(failing.into_iter()),
             staged(&[("b", Some("2"))]),
             Order::Forward,
         );

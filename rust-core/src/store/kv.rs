@@ -42,6 +42,19 @@ pub trait KeyValueStore: Send + Sync {
     /// The value of `key`, if any.
     fn get(&self, key: &[u8], isolation: IsolationLevel) -> Result<Option<Vec<u8>>>;
 
+    /// Hands the value of `key` (or `None`) to `visit` while the store holds it: for callers
+    /// that copy it elsewhere anyway, such as into a Java array. Backends override it to
+    /// spare the copy [`get`](Self::get) makes.
+    fn visit_value(
+        &self,
+        key: &[u8],
+        isolation: IsolationLevel,
+        visit: &mut dyn FnMut(Option<&[u8]>),
+    ) -> Result<()> {
+        visit(self.get(key, isolation)?.as_deref());
+        Ok(())
+    }
+
     /// Entries in `bounds`, in `order`. The result is fixed at creation: later writes and
     /// commits do not show through it.
     fn scan(

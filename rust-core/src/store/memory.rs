@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::store::bounds::KeyBounds;
 use crate::store::error::Result;
-use crate::store::iter::{KeyValue, Order};
+use crate::store::iter::{KeyValue, LendingCursor, Order};
 use crate::store::offsets::{OffsetChange, StoredOffsets};
 use crate::store::overlay::Overlay;
 use crate::store::transactional::{CommittedScan, CommittedState, TransactionalStore};
@@ -37,6 +37,11 @@ pub struct MemoryState {
 impl CommittedState for MemoryState {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         Ok(self.map.get(key).cloned())
+    }
+
+    fn visit(&self, key: &[u8], visit: &mut dyn FnMut(Option<&[u8]>)) -> Result<()> {
+        visit(self.map.get(key).map(Vec::as_slice));
+        Ok(())
     }
 
     fn scan(&self, bounds: &KeyBounds, order: Order) -> Result<CommittedScan> {
@@ -114,13 +119,16 @@ impl MapCursor {
     }
 }
 
-impl Iterator for MapCursor {
-    type Item = Result<KeyValue>;
-
-    fn next(&mut self) -> Option<Self::Item> {
+impl LendingCursor for MapCursor {
+    fn offer_next(&mut self, take: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Option<Result<bool>> {
         if self.buffered.is_empty() && !self.exhausted {
             self.refill();
         }
-        self.buffered.pop_front().map(Ok)
+        let (key, value) = self.buffered.front()?;
+        let taken = take(key, value);
+        if taken {
+            self.buffered.pop_front();
+        }
+        Some(Ok(taken))
     }
 }

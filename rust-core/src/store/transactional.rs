@@ -16,18 +16,25 @@ use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::store::bounds::KeyBounds;
 use crate::store::error::{Error, Result};
-use crate::store::iter::{KeyValue, KeyValueIterator, Order};
+use crate::store::iter::{owned_entries, KeyValue, KeyValueIterator, LendingCursor, Order};
 use crate::store::kv::{IsolationLevel, KeyValueStore};
 use crate::store::offsets::{CommitMetadata, OffsetChange, StoredOffsets, TopicPartition};
 use crate::store::overlay::{Overlay, OverlaySnapshot, Staged};
 
 /// A sorted, point-in-time stream of committed entries.
-pub type CommittedScan = Box<dyn Iterator<Item = Result<KeyValue>> + Send>;
+pub type CommittedScan = Box<dyn LendingCursor>;
 
 /// The committed state of a backend, underneath the overlay.
 pub trait CommittedState: Send + Sync + 'static {
     /// The committed value of `key`.
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+
+    /// Hands the committed value of `key` to `visit` where the backend holds it, sparing
+    /// the copy of [`get`](Self::get).
+    fn visit(&self, key: &[u8], visit: &mut dyn FnMut(Option<&[u8]>)) -> Result<()> {
+        visit(self.get(key)?.as_deref());
+        Ok(())
+    }
 
     /// Committed entries in `bounds` (never empty bounds), as of now, unaffected by later
     /// commits.
@@ -123,6 +130,28 @@ where
         }
         self.committed.get(key)
     }
+
+    fn visit(
+        &self,
+        key: &[u8],
+        isolation: IsolationLevel,
+        visit: &mut dyn FnMut(Option<&[u8]>),
+    ) -> Result<()> {
+        if isolation == IsolationLevel::ReadUncommitted {
+            match self.overlay.lookup(key) {
+                Staged::Value(value) => {
+                    visit(Some(value));
+                    return Ok(());
+                }
+                Staged::Deleted => {
+                    visit(None);
+                    return Ok(());
+                }
+                Staged::Untouched => {}
+            }
+        }
+        self.committed.visit(key, visit)
+    }
 }
 
 impl<B: CommittedState> KeyValueStore for TransactionalStore<B> {
@@ -136,6 +165,16 @@ impl<B: CommittedState> KeyValueStore for TransactionalStore<B> {
 
     fn get(&self, key: &[u8], isolation: IsolationLevel) -> Result<Option<Vec<u8>>> {
         self.read(|open| open.get(key, isolation))
+    }
+
+    /// Visits under the read lock, so the value is neither copied nor changed meanwhile.
+    fn visit_value(
+        &self,
+        key: &[u8],
+        isolation: IsolationLevel,
+        visit: &mut dyn FnMut(Option<&[u8]>),
+    ) -> Result<()> {
+        self.read(|open| open.visit(key, isolation, visit))
     }
 
     fn scan(
@@ -168,7 +207,7 @@ impl<B: CommittedState> KeyValueStore for TransactionalStore<B> {
             if bounds.is_empty() {
                 return Ok(None);
             }
-            let mut committed = open.committed.scan(bounds, order)?;
+            let mut committed = owned_entries(open.committed.scan(bounds, order)?);
             if isolation == IsolationLevel::ReadCommitted || open.overlay.is_empty() {
                 return committed.next().transpose();
             }

@@ -13,7 +13,7 @@ use rocksdb::{DBRawIteratorWithThreadMode, ReadOptions, DB};
 
 use crate::store::bounds::KeyBounds;
 use crate::store::error::{Error, Result};
-use crate::store::iter::{KeyValue, Order};
+use crate::store::iter::{LendingCursor, Order};
 
 /// Committed entries of one scan.
 pub(crate) struct Cursor {
@@ -63,15 +63,13 @@ impl Cursor {
     }
 }
 
-impl Iterator for Cursor {
-    type Item = Result<KeyValue>;
-
-    fn next(&mut self) -> Option<Self::Item> {
+impl LendingCursor for Cursor {
+    fn offer_next(&mut self, take: &mut dyn FnMut(&[u8], &[u8]) -> bool) -> Option<Result<bool>> {
         if self.finished {
             return None;
         }
-        let entry = match self.iter.item() {
-            Some((key, value)) => (key.to_vec(), value.to_vec()),
+        let taken = match self.iter.item() {
+            Some((key, value)) => take(key, value),
             None => {
                 self.finished = true;
                 return match self.iter.status() {
@@ -84,10 +82,12 @@ impl Iterator for Cursor {
                 };
             }
         };
-        match self.order {
-            Order::Forward => self.iter.next(),
-            Order::Reverse => self.iter.prev(),
+        if taken {
+            match self.order {
+                Order::Forward => self.iter.next(),
+                Order::Reverse => self.iter.prev(),
+            }
         }
-        Some(Ok(entry))
+        Some(Ok(taken))
     }
 }

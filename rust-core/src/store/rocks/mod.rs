@@ -17,7 +17,7 @@ mod options;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rocksdb::{FlushOptions, IteratorMode, WriteBatch, WriteOptions, DB};
+use rocksdb::{FlushOptions, IteratorMode, ReadOptions, WriteBatch, WriteOptions, DB};
 
 use crate::store::bounds::KeyBounds;
 use crate::store::error::{Error, Result};
@@ -65,6 +65,7 @@ impl RocksDbKeyValueStore {
             db: Arc::new(db),
             path,
             commit_options: resources.commit_write_options(),
+            point_read_options: ReadOptions::default(),
             wal: resources.wal(),
         };
         Ok(TransactionalStore::with_backend(name, backend, offsets))
@@ -76,6 +77,8 @@ pub struct RocksDbState {
     db: Arc<DB>,
     path: Arc<PathBuf>,
     commit_options: WriteOptions,
+    /// Point reads share one: creating RocksDB read options costs an allocation per read.
+    point_read_options: ReadOptions,
     wal: WalMode,
 }
 
@@ -87,8 +90,17 @@ impl RocksDbState {
 
 impl CommittedState for RocksDbState {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        match self.db.get_pinned(key) {
-            Ok(value) => Ok(value.map(|v| v.to_vec())),
+        let mut value = None;
+        self.visit(key, &mut |found| value = found.map(<[u8]>::to_vec))?;
+        Ok(value)
+    }
+
+    fn visit(&self, key: &[u8], visit: &mut dyn FnMut(Option<&[u8]>)) -> Result<()> {
+        match self.db.get_pinned_opt(key, &self.point_read_options) {
+            Ok(value) => {
+                visit(value.as_deref());
+                Ok(())
+            }
             Err(e) => Err(self.error("reading committed state", e)),
         }
     }

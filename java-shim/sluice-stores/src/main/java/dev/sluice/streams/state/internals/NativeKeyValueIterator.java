@@ -11,8 +11,10 @@ import org.apache.kafka.streams.state.KeyValueIterator;
 
 /**
  * A native scan read in chunks: each native call fills a {@code byte[]} with as many entries as fit
- * ({@link EntryFraming} layout), so iterating costs one crossing per chunk, not per entry. The chunk
- * buffer grows when a single entry does not fit. Closing releases the native scan; afterwards
+ * ({@link EntryFraming} layout), so iterating costs one crossing per chunk, not per entry. The first
+ * chunk is small and each next one twice as large, up to the iterator's chunk size, so a scan read
+ * only a few entries deep does not pay for reading (and copying) a full chunk ahead; the buffer also
+ * grows when a single entry does not fit. Closing releases the native scan; afterwards
  * {@link #hasNext()} raises {@link InvalidStateStoreException}, as Kafka Streams' iterators do.
  */
 final class NativeKeyValueIterator implements KeyValueIterator<Bytes, byte[]> {
@@ -24,8 +26,12 @@ final class NativeKeyValueIterator implements KeyValueIterator<Bytes, byte[]> {
     /** Default chunk size: large enough to amortise the call, small enough to stay in cache. */
     static final int DEFAULT_CHUNK_BYTES = 16 * 1024;
 
+    /** Size of the first chunk, at most the iterator's chunk size. */
+    static final int FIRST_CHUNK_BYTES = 2 * 1024;
+
     private final Consumer<NativeKeyValueIterator> onClose;
     private final NativeHandle handle;
+    private final int chunkBytes;
     private byte[] chunk;
     private ByteBuffer reader;
     private int unreadInChunk;
@@ -35,7 +41,8 @@ final class NativeKeyValueIterator implements KeyValueIterator<Bytes, byte[]> {
     NativeKeyValueIterator(final String storeName, final long handle, final int chunkBytes,
                            final Consumer<NativeKeyValueIterator> onClose) {
         this.handle = new NativeHandle(handle, "Iterator of store " + storeName + " has closed.");
-        this.chunk = new byte[chunkBytes];
+        this.chunkBytes = chunkBytes;
+        this.chunk = new byte[Math.min(FIRST_CHUNK_BYTES, chunkBytes)];
         this.onClose = onClose;
     }
 
@@ -84,6 +91,9 @@ final class NativeKeyValueIterator implements KeyValueIterator<Bytes, byte[]> {
     }
 
     private void fetchChunk(final long open) {
+        if (reader != null && chunk.length < chunkBytes) {
+            chunk = new byte[Math.min(chunk.length * 2, chunkBytes)];
+        }
         int written = nextChunk(open, chunk);
         if (written < 0) {
             chunk = new byte[Math.max(-written, chunk.length * 2)];
