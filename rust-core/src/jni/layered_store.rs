@@ -20,8 +20,10 @@ use super::errors::{JavaException, NativeError, ThrowJavaException};
 use super::framing;
 use super::registry::LAYERED_STORES;
 use super::session_store::SessionShape;
+use super::window_store::WindowShape;
 use crate::store::session::SessionStore;
 use crate::store::time_ordered_session::TimeOrderedSessionStore;
+use crate::store::time_ordered_window::TimeOrderedWindowStore;
 use crate::store::versioned::VersionedStore;
 use crate::store::window::WindowStore;
 
@@ -49,10 +51,15 @@ pub(crate) trait LayeredStore: IntoAny + Send + Sync {
     fn session(self: Arc<Self>) -> Option<Arc<dyn SessionShape>> {
         None
     }
+
+    /// The store as a window store, if it is one (in either key layout).
+    fn window(self: Arc<Self>) -> Option<Arc<dyn WindowShape>> {
+        None
+    }
 }
 
-/// Segmented stores restore framed entries; session stores, in either layout, are also their
-/// own session view.
+/// Segmented stores restore framed entries; window and session stores, in either layout,
+/// are also their own window or session view.
 macro_rules! segmented_layered_store {
     ($store:ty $(, $view:ident: $shape:ident)?) => {
         impl LayeredStore for $store {
@@ -73,7 +80,8 @@ macro_rules! segmented_layered_store {
     };
 }
 
-segmented_layered_store!(WindowStore);
+segmented_layered_store!(WindowStore, window: WindowShape);
+segmented_layered_store!(TimeOrderedWindowStore, window: WindowShape);
 segmented_layered_store!(SessionStore, session: SessionShape);
 segmented_layered_store!(TimeOrderedSessionStore, session: SessionShape);
 

@@ -6,20 +6,115 @@
 //! and closes through that handle, restores, rolls back and releases through the entry
 //! points every layered store shares (see `layered_store`), and through this one everything
 //! window-shaped. Scans frame each record as a windowed entry (see
-//! [`framing`](super::framing)).
+//! [`framing`](super::framing)). One Java class serves both key layouts: Kafka Streams'
+//! key-ordered [`WindowStore`] and its time-ordered [`TimeOrderedWindowStore`], the store of
+//! emit-final windowed aggregations.
+
+use std::sync::Arc;
 
 use jni::objects::{JByteArray, JClass};
 use jni::sys::{jboolean, jlong};
 use jni::EnvUnowned;
 
 use super::arrays::{new_optional_byte_array, read_bytes, read_optional_bytes};
-use super::errors::{NativeError, ThrowJavaException};
+use super::errors::{JavaException, NativeError, ThrowJavaException};
 use super::framing::window_entry_key;
-use super::layered_store::{layered, register_layered};
+use super::layered_store::register_layered;
 use super::reads::{isolation, order, register_scan};
-use super::registry::STORES;
-use crate::store::window::{WindowStore, WindowStoreOptions, WindowedRecords};
-use crate::store::KeyValueIterator;
+use super::registry::{LAYERED_STORES, STORES};
+use crate::store::time_ordered_window::TimeOrderedWindowStore;
+use crate::store::window::{WindowStore, WindowStoreOptions, WindowValues, WindowedRecords};
+use crate::store::{IsolationLevel, KeyValueIterator, Order, Result as StoreResult};
+
+/// What the entry points below call, served by window stores in either key layout.
+pub(crate) trait WindowShape: Send + Sync {
+    fn put(&self, key: &[u8], value: Option<Vec<u8>>, window_start: i64) -> StoreResult<()>;
+
+    fn fetch(&self, key: &[u8], window_start: i64, isolation: IsolationLevel) -> StoreResult<Option<Vec<u8>>>;
+
+    fn fetch_key(
+        &self,
+        key: &[u8],
+        time_from: i64,
+        time_to: i64,
+        order: Order,
+        isolation: IsolationLevel,
+    ) -> StoreResult<WindowValues>;
+
+    #[allow(clippy::too_many_arguments)]
+    fn fetch_key_range(
+        &self,
+        key_from: Option<&[u8]>,
+        key_to: Option<&[u8]>,
+        time_from: i64,
+        time_to: i64,
+        order: Order,
+        isolation: IsolationLevel,
+    ) -> StoreResult<WindowedRecords>;
+
+    fn fetch_all(&self, time_from: i64, time_to: i64, order: Order, isolation: IsolationLevel) -> StoreResult<WindowedRecords>;
+
+    fn all(&self, order: Order, isolation: IsolationLevel) -> StoreResult<WindowedRecords>;
+}
+
+macro_rules! window_shape {
+    ($store:ty) => {
+        impl WindowShape for $store {
+            fn put(&self, key: &[u8], value: Option<Vec<u8>>, window_start: i64) -> StoreResult<()> {
+                <$store>::put(self, key, value, window_start)
+            }
+
+            fn fetch(&self, key: &[u8], window_start: i64, isolation: IsolationLevel) -> StoreResult<Option<Vec<u8>>> {
+                <$store>::fetch(self, key, window_start, isolation)
+            }
+
+            fn fetch_key(
+                &self,
+                key: &[u8],
+                time_from: i64,
+                time_to: i64,
+                order: Order,
+                isolation: IsolationLevel,
+            ) -> StoreResult<WindowValues> {
+                <$store>::fetch_key(self, key, time_from, time_to, order, isolation)
+            }
+
+            fn fetch_key_range(
+                &self,
+                key_from: Option<&[u8]>,
+                key_to: Option<&[u8]>,
+                time_from: i64,
+                time_to: i64,
+                order: Order,
+                isolation: IsolationLevel,
+            ) -> StoreResult<WindowedRecords> {
+                <$store>::fetch_key_range(self, key_from, key_to, time_from, time_to, order, isolation)
+            }
+
+            fn fetch_all(&self, time_from: i64, time_to: i64, order: Order, isolation: IsolationLevel) -> StoreResult<WindowedRecords> {
+                <$store>::fetch_all(self, time_from, time_to, order, isolation)
+            }
+
+            fn all(&self, order: Order, isolation: IsolationLevel) -> StoreResult<WindowedRecords> {
+                <$store>::all(self, order, isolation)
+            }
+        }
+    };
+}
+
+window_shape!(WindowStore);
+window_shape!(TimeOrderedWindowStore);
+
+/// The window store behind `handle`, in either layout; `InvalidStateStoreException` once it
+/// was released or when the handle is another kind's.
+fn window_store(handle: jlong) -> Result<Arc<dyn WindowShape>, NativeError> {
+    LAYERED_STORES.get(handle)?.window().ok_or_else(|| {
+        NativeError::new(
+            JavaException::InvalidStateStore,
+            format!("handle {handle} is not a window store"),
+        )
+    })
+}
 
 fn framed(records: WindowedRecords) -> KeyValueIterator {
     KeyValueIterator::new(
@@ -49,6 +144,32 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore
     .resolve::<ThrowJavaException>()
 }
 
+/// Opens a time-ordered window store (Kafka Streams' store for emit-final windowed
+/// aggregations) over `kv_store`, keeping a key-first index when `with_index` is set.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore_openTimeOrdered<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    kv_store: jlong,
+    retention_period: jlong,
+    segment_interval: jlong,
+    retain_duplicates: jboolean,
+    with_index: jboolean,
+) -> jlong {
+    env.with_env(|_env| -> Result<jlong, NativeError> {
+        let options = WindowStoreOptions {
+            retention_period,
+            segment_interval,
+            retain_duplicates,
+        };
+        let store = TimeOrderedWindowStore::open(STORES.get(kv_store)?, options, with_index)?;
+        Ok(register_layered(store))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore_put<'local>(
     mut env: EnvUnowned<'local>,
@@ -59,7 +180,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore
     window_start: jlong,
 ) {
     env.with_env(|env| -> Result<(), NativeError> {
-        let store = layered::<WindowStore>(handle)?;
+        let store = window_store(handle)?;
         let key = read_bytes(env, &key, "key")?;
         let value = read_optional_bytes(env, &value)?;
         Ok(store.put(&key, value, window_start)?)
@@ -78,7 +199,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore
     read_committed: jboolean,
 ) -> JByteArray<'local> {
     env.with_env(|env| -> Result<JByteArray<'local>, NativeError> {
-        let store = layered::<WindowStore>(handle)?;
+        let store = window_store(handle)?;
         let key = read_bytes(env, &key, "key")?;
         let value = store.fetch(&key, window_start, isolation(read_committed))?;
         new_optional_byte_array(env, value.as_deref())
@@ -102,7 +223,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore
     read_committed: jboolean,
 ) -> jlong {
     env.with_env(|env| -> Result<jlong, NativeError> {
-        let store = layered::<WindowStore>(handle)?;
+        let store = window_store(handle)?;
         let key = read_bytes(env, &key, "key")?;
         let values = store.fetch_key(
             &key,
@@ -135,7 +256,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore
     read_committed: jboolean,
 ) -> jlong {
     env.with_env(|env| -> Result<jlong, NativeError> {
-        let store = layered::<WindowStore>(handle)?;
+        let store = window_store(handle)?;
         let key_from = read_optional_bytes(env, &key_from)?;
         let key_to = read_optional_bytes(env, &key_to)?;
         let records = store.fetch_key_range(
@@ -151,6 +272,28 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore
     .resolve::<ThrowJavaException>()
 }
 
+/// Scans every key's windows starting in `[time_from, time_to]`, in the store's key layout:
+/// by key for key-ordered stores, by window start for time-ordered ones.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore_fetchAll<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    time_from: jlong,
+    time_to: jlong,
+    reverse: jboolean,
+    read_committed: jboolean,
+) -> jlong {
+    env.with_env(|_env| -> Result<jlong, NativeError> {
+        let store = window_store(handle)?;
+        let records = store.fetch_all(time_from, time_to, order(reverse), isolation(read_committed))?;
+        Ok(register_scan(framed(records)))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
 /// Scans every live window.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore_all<'local>(
@@ -161,7 +304,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore
     read_committed: jboolean,
 ) -> jlong {
     env.with_env(|_env| -> Result<jlong, NativeError> {
-        let store = layered::<WindowStore>(handle)?;
+        let store = window_store(handle)?;
         Ok(register_scan(framed(
             store.all(order(reverse), isolation(read_committed))?,
         )))

@@ -18,6 +18,7 @@ import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TopologyConfig;
 import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.EmitStrategy;
 import org.apache.kafka.streams.kstream.GlobalKTable;
 import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.JoinWindows;
@@ -55,6 +56,11 @@ final class DslScenarios {
             Stream.of(count(), count().withConfig(StreamsConfig.DSL_STORE_FORMAT_CONFIG, StreamsConfig.DSL_STORE_FORMAT_HEADERS),
                 aggregate(), streamReduce(), tableReduceWithSubtractor(),
                 tumblingWindowCount(), hoppingWindowSum(), slidingWindowSum(), sessionSum(),
+                tumblingWindowCountEmitFinal(), hoppingWindowSumEmitFinal(), slidingWindowSumEmitFinal(),
+                sessionSumEmitFinal(),
+                tumblingWindowCountEmitFinal().withConfig(StreamsConfig.DSL_STORE_FORMAT_CONFIG, StreamsConfig.DSL_STORE_FORMAT_HEADERS),
+                slidingWindowSumEmitFinal().withConfig(StreamsConfig.DSL_STORE_FORMAT_CONFIG, StreamsConfig.DSL_STORE_FORMAT_HEADERS),
+                sessionSumEmitFinal().withConfig(StreamsConfig.DSL_STORE_FORMAT_CONFIG, StreamsConfig.DSL_STORE_FORMAT_HEADERS),
                 suppressUntilWindowCloses(), suppressUntilTimeLimit(),
                 streamTableJoins(), foreignKeyJoin(), globalTableJoins(), versionedTableJoin()),
             Stream.of(JoinType.values()).map(DslScenarios::tableTableJoin),
@@ -150,6 +156,60 @@ final class DslScenarios {
                 .toStream((windowed, sum) -> windowed.key() + "@" + windowed.window().start() + "-" + windowed.window().end())
                 .to("session-sums-out", LONGS_OUT)),
             numbers("clicks", 0.02), List.of("session-sums-out"), SESSION);
+    }
+
+    /*
+     * Emit-final (onWindowClose) aggregations: Kafka Streams gives them its time-ordered window and session
+     * stores, with its time-ordered caching layer over the window stores, and emits each closed window from
+     * a time-range read of that layer.
+     */
+
+    static Scenario tumblingWindowCountEmitFinal() {
+        return Scenario.of("tumbling window count, emit final", App.dsl(builder -> builder.stream("clicks", STRINGS)
+                .groupByKey()
+                .windowedBy(TimeWindows.ofSizeAndGrace(Duration.ofSeconds(10), Duration.ofSeconds(5)))
+                .emitStrategy(EmitStrategy.onWindowClose())
+                .count(Materialized.as("final-tumbling-counts"))
+                .toStream(DslScenarios::windowKey)
+                .to("final-tumbling-counts-out", LONGS_OUT)),
+            numbers("clicks", 0.02), List.of("final-tumbling-counts-out"), WINDOW);
+    }
+
+    static Scenario hoppingWindowSumEmitFinal() {
+        return Scenario.of("hopping window sum, emit final", App.dsl(builder -> builder.stream("clicks", STRINGS)
+                .groupByKey()
+                .windowedBy(TimeWindows.ofSizeAndGrace(Duration.ofSeconds(10), Duration.ofSeconds(3)).advanceBy(Duration.ofSeconds(5)))
+                .emitStrategy(EmitStrategy.onWindowClose())
+                .aggregate(() -> 0L, (key, value, sum) -> sum + amount(value),
+                    Materialized.<String, Long, WindowStore<Bytes, byte[]>>as("final-hopping-sums").withValueSerde(LONG))
+                .toStream(DslScenarios::windowKey)
+                .to("final-hopping-sums-out", LONGS_OUT)),
+            numbers("clicks", 0.02), List.of("final-hopping-sums-out"), WINDOW);
+    }
+
+    /** Sliding windows look windows up by key, so Kafka Streams' time-ordered store keeps a key index for them. */
+    static Scenario slidingWindowSumEmitFinal() {
+        return Scenario.of("sliding window sum, emit final", App.dsl(builder -> builder.stream("clicks", STRINGS)
+                .groupByKey()
+                .windowedBy(SlidingWindows.ofTimeDifferenceAndGrace(Duration.ofSeconds(5), Duration.ofSeconds(5)))
+                .emitStrategy(EmitStrategy.onWindowClose())
+                .aggregate(() -> 0L, (key, value, sum) -> sum + amount(value),
+                    Materialized.<String, Long, WindowStore<Bytes, byte[]>>as("final-sliding-sums").withValueSerde(LONG))
+                .toStream(DslScenarios::windowKey)
+                .to("final-sliding-sums-out", LONGS_OUT)),
+            numbers("clicks", 0.02), List.of("final-sliding-sums-out"), WINDOW);
+    }
+
+    static Scenario sessionSumEmitFinal() {
+        return Scenario.of("session window sum, emit final", App.dsl(builder -> builder.stream("clicks", STRINGS)
+                .groupByKey()
+                .windowedBy(SessionWindows.ofInactivityGapAndGrace(Duration.ofSeconds(3), Duration.ofSeconds(2)))
+                .emitStrategy(EmitStrategy.onWindowClose())
+                .aggregate(() -> 0L, (key, value, sum) -> sum + amount(value), (key, left, right) -> left + right,
+                    Materialized.<String, Long, SessionStore<Bytes, byte[]>>as("final-session-sums").withValueSerde(LONG))
+                .toStream((windowed, sum) -> windowed.key() + "@" + windowed.window().start() + "-" + windowed.window().end())
+                .to("final-session-sums-out", LONGS_OUT)),
+            numbers("clicks", 0.02), List.of("final-session-sums-out"), SESSION);
     }
 
     static Scenario suppressUntilWindowCloses() {

@@ -18,6 +18,7 @@ import org.apache.kafka.streams.state.DslKeyValueParams;
 import org.apache.kafka.streams.state.DslSessionParams;
 import org.apache.kafka.streams.state.DslWindowParams;
 import org.apache.kafka.streams.state.VersionedBytesStoreSupplier;
+import org.apache.kafka.streams.state.internals.SluiceTimeOrderedWindowStore;
 import org.apache.kafka.streams.state.internals.WrappedStateStore;
 
 /**
@@ -68,12 +69,15 @@ final class SluiceCoverage {
      * The bytes store a supplier made, below Kafka Streams' metered, caching and change-logging layers
      * and below the adapters Kafka Streams 4.4 puts between a store format and the one a DSL operator
      * wants (for example {@code TimestampedToHeadersStoreAdapter}). The adapters expose no accessor,
-     * so their one store field is read reflectively.
+     * so their one store field is read reflectively. Sluice's time-ordered window store shows itself to
+     * Kafka Streams as Kafka Streams' own class; below it is the Sluice store it presents.
      */
     static StateStore innermost(final StateStore store) {
         StateStore inner = store;
         while (true) {
-            if (inner instanceof WrappedStateStore<?, ?, ?> wrapped) {
+            if (inner instanceof SluiceTimeOrderedWindowStore presented) {
+                return presented.sluiceStore();
+            } else if (inner instanceof WrappedStateStore<?, ?, ?> wrapped) {
                 inner = wrapped.wrapped();
             } else if (isFormatAdapter(inner)) {
                 inner = adapted(inner);

@@ -2,6 +2,7 @@ package dev.sluice.streams.state;
 
 import dev.sluice.streams.state.internals.KafkaStreamsStoreSuppliers;
 import dev.sluice.streams.state.internals.SluiceSessionBytesStoreSupplier;
+import dev.sluice.streams.state.internals.SluiceWindowBytesStoreSupplier;
 import org.apache.kafka.streams.DslStoreFormat;
 import org.apache.kafka.streams.kstream.EmitStrategy;
 import org.apache.kafka.streams.state.BuiltInDslStoreSuppliers;
@@ -23,13 +24,11 @@ import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
  * runtime under exactly-once they are transactional only with {@code enable.transactional.statestores=true}
  * (see {@link SluiceStores}).
  *
- * <p>Emit-final session aggregations ({@link EmitStrategy#onWindowClose()}) get Sluice's time-ordered
- * session store, as Kafka Streams gives them its own. Still Kafka Streams' own RocksDB stores, the ones
- * {@link BuiltInDslStoreSuppliers.RocksDBDslStoreSuppliers} of Apache Kafka Streams gives: window stores of
- * emit-final aggregations, because Kafka Streams puts its time-ordered caching layer only over its own
- * time-ordered window store and the key-ordered one over any other, whose merge needs key order; and the
- * session stores of emit-final aggregations in the headers-aware {@code dsl.store.format}, for which
- * Sluice has no time-ordered headers-aware session store.
+ * <p>Emit-final windowed and session aggregations ({@link EmitStrategy#onWindowClose()}) get Sluice's
+ * time-ordered window and session stores, as Kafka Streams gives them its own (with a key index for sliding
+ * windows, as Kafka Streams keeps one), headers-aware ones included. The time-ordered window store presents
+ * itself as Kafka Streams' {@code RocksDBTimeOrderedWindowStore} ({@code SluiceTimeOrderedWindowStore}), which
+ * is how Kafka Streams' builders know to put their time-ordered caching layer over it.
  *
  * <p>In Sluice's drop-in artifact this class is also what {@link BuiltInDslStoreSuppliers} serves, so it
  * builds Kafka Streams' stores from their supplier classes ({@link KafkaStreamsStoreSuppliers}), never
@@ -55,8 +54,9 @@ public class SluiceDslStoreSuppliers implements DslStoreSuppliers {
     public WindowBytesStoreSupplier windowStore(final DslWindowParams params) {
         final DslStoreFormat format = windowFormat(params);
         if (emitsOnWindowClose(params.emitStrategy())) {
-            return KafkaStreamsStoreSuppliers.timeOrderedWindowStore(params.name(), params.retentionPeriod(),
-                params.windowSize(), params.retainDuplicates(), params.isSlidingWindow(), format);
+            return SluiceWindowBytesStoreSupplier.persistentTimeOrdered(params.name(), params.retentionPeriod(),
+                params.windowSize(), params.retainDuplicates(), params.isSlidingWindow(),
+                format == DslStoreFormat.HEADERS);
         }
         switch (format) {
             case HEADERS:
@@ -78,7 +78,7 @@ public class SluiceDslStoreSuppliers implements DslStoreSuppliers {
         final boolean headersAware = params.storeFormat() == DslStoreFormat.HEADERS;
         if (emitsOnWindowClose(params.emitStrategy())) {
             return headersAware
-                ? KafkaStreamsStoreSuppliers.timeOrderedSessionStoreWithHeaders(params.name(), params.retentionPeriod())
+                ? SluiceSessionBytesStoreSupplier.persistentTimeOrderedWithHeaders(params.name(), params.retentionPeriod())
                 : SluiceSessionBytesStoreSupplier.persistentTimeOrdered(params.name(), params.retentionPeriod());
         }
         return headersAware

@@ -2,7 +2,6 @@ package dev.sluice.streams.state.internals;
 
 import java.time.Duration;
 import org.apache.kafka.common.utils.Bytes;
-import org.apache.kafka.streams.DslStoreFormat;
 import org.apache.kafka.streams.state.KeyValueBytesStoreSupplier;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.SessionBytesStoreSupplier;
@@ -10,9 +9,6 @@ import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
 import org.apache.kafka.streams.state.internals.InMemorySessionBytesStoreSupplier;
 import org.apache.kafka.streams.state.internals.InMemoryWindowBytesStoreSupplier;
 import org.apache.kafka.streams.state.internals.MemoryNavigableLRUCache;
-import org.apache.kafka.streams.state.internals.RocksDbIndexedTimeOrderedWindowBytesStoreSupplier;
-import org.apache.kafka.streams.state.internals.RocksDbIndexedTimeOrderedWindowBytesStoreWithHeadersSupplier;
-import org.apache.kafka.streams.state.internals.RocksDbTimeOrderedSessionHeadersBytesStoreSupplier;
 
 /**
  * Kafka Streams' own suppliers for the store kinds Sluice has no store for, built from Kafka Streams'
@@ -22,28 +18,6 @@ import org.apache.kafka.streams.state.internals.RocksDbTimeOrderedSessionHeaders
 public final class KafkaStreamsStoreSuppliers {
 
     private KafkaStreamsStoreSuppliers() {
-    }
-
-    /**
-     * Kafka Streams' time-ordered RocksDB window store, the one it gives emit-final window aggregations:
-     * its caching layer for them merges in time order only over this store.
-     */
-    public static WindowBytesStoreSupplier timeOrderedWindowStore(final String name, final Duration retentionPeriod,
-                                                                  final Duration windowSize,
-                                                                  final boolean retainDuplicates,
-                                                                  final boolean slidingWindow,
-                                                                  final DslStoreFormat format) {
-        return format == DslStoreFormat.HEADERS
-            ? RocksDbIndexedTimeOrderedWindowBytesStoreWithHeadersSupplier.create(name, retentionPeriod, windowSize,
-                retainDuplicates, slidingWindow)
-            : RocksDbIndexedTimeOrderedWindowBytesStoreSupplier.create(name, retentionPeriod, windowSize,
-                retainDuplicates, slidingWindow);
-    }
-
-    /** Kafka Streams' time-ordered, headers-aware RocksDB session store (indexed), for emit-final aggregations. */
-    public static SessionBytesStoreSupplier timeOrderedSessionStoreWithHeaders(final String name,
-                                                                               final Duration retentionPeriod) {
-        return new RocksDbTimeOrderedSessionHeadersBytesStoreSupplier(name, retentionPeriod.toMillis(), true);
     }
 
     /** Kafka Streams' in-memory window store, which iterates by window start first. */

@@ -65,14 +65,12 @@ final class ReadOnlyWindowView implements ReadOnlyWindowStore<Bytes, byte[]> {
 
     @Override
     public KeyValueIterator<Windowed<Bytes>, byte[]> fetchAll(final Instant timeFrom, final Instant timeTo) {
-        return store.fetchRange(null, null, millis(timeFrom, "timeFrom"), millis(timeTo, "timeTo"), false,
-            readCommitted);
+        return store.fetchAll(millis(timeFrom, "timeFrom"), millis(timeTo, "timeTo"), false, readCommitted);
     }
 
     @Override
     public KeyValueIterator<Windowed<Bytes>, byte[]> backwardFetchAll(final Instant timeFrom, final Instant timeTo) {
-        return store.fetchRange(null, null, millis(timeFrom, "timeFrom"), millis(timeTo, "timeTo"), true,
-            readCommitted);
+        return store.fetchAll(millis(timeFrom, "timeFrom"), millis(timeTo, "timeTo"), true, readCommitted);
     }
 
     @Override

@@ -10,7 +10,8 @@ import org.apache.kafka.streams.state.HeadersBytesStore;
 public class SluiceHeadersSessionBytesStore extends SluiceSessionBytesStore implements HeadersBytesStore {
 
     SluiceHeadersSessionBytesStore(final String name, final KeyValueBackend backend, final long retentionPeriod,
-                                   final long segmentInterval, final int iteratorChunkBytes) {
-        super(name, backend, retentionPeriod, segmentInterval, false, iteratorChunkBytes);
+                                   final long segmentInterval, final boolean timeOrdered,
+                                   final int iteratorChunkBytes) {
+        super(name, backend, retentionPeriod, segmentInterval, timeOrdered, iteratorChunkBytes);
     }
 }

@@ -10,7 +10,8 @@ final class SluiceHeadersSessionBytesStoreSupplier extends SluiceSessionBytesSto
     implements HeadersBytesStoreSupplier {
 
     SluiceHeadersSessionBytesStoreSupplier(final String name, final KeyValueBackend backend,
-                                           final long retentionPeriod, final long segmentInterval) {
-        super(name, backend, retentionPeriod, segmentInterval, false, true);
+                                           final long retentionPeriod, final long segmentInterval,
+                                           final boolean timeOrdered) {
+        super(name, backend, retentionPeriod, segmentInterval, timeOrdered, true);
     }
 }

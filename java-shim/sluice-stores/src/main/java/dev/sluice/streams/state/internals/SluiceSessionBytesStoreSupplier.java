@@ -41,7 +41,7 @@ public class SluiceSessionBytesStoreSupplier implements SessionBytesStoreSupplie
     public static SessionBytesStoreSupplier persistentWithHeaders(final String name, final Duration retentionPeriod) {
         final long retention = StoreArguments.retentionPeriod(name, retentionPeriod);
         return new SluiceHeadersSessionBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB, retention,
-            StoreArguments.segmentInterval(retention));
+            StoreArguments.segmentInterval(retention), false);
     }
 
     /**
@@ -53,6 +53,17 @@ public class SluiceSessionBytesStoreSupplier implements SessionBytesStoreSupplie
         final long retention = StoreArguments.retentionPeriod(name, retentionPeriod);
         return new SluiceSessionBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB, retention,
             StoreArguments.segmentInterval(retention), true, false);
+    }
+
+    /**
+     * Persistent time-ordered headers-aware stores, Kafka Streams' stores for emit-final session
+     * aggregations under {@code dsl.store.format=headers}. Arguments as {@link Stores#persistentSessionStore}.
+     */
+    public static SessionBytesStoreSupplier persistentTimeOrderedWithHeaders(final String name,
+                                                                             final Duration retentionPeriod) {
+        final long retention = StoreArguments.retentionPeriod(name, retentionPeriod);
+        return new SluiceHeadersSessionBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB, retention,
+            StoreArguments.segmentInterval(retention), true);
     }
 
     /**
@@ -73,7 +84,7 @@ public class SluiceSessionBytesStoreSupplier implements SessionBytesStoreSupplie
     @Override
     public SessionStore<Bytes, byte[]> get() {
         if (headersAware) {
-            return new SluiceHeadersSessionBytesStore(name, backend, retentionPeriod, segmentInterval,
+            return new SluiceHeadersSessionBytesStore(name, backend, retentionPeriod, segmentInterval, timeOrdered,
                 NativeKeyValueIterator.DEFAULT_CHUNK_BYTES);
         }
         return new SluiceSessionBytesStore(name, backend, retentionPeriod, segmentInterval, timeOrdered,

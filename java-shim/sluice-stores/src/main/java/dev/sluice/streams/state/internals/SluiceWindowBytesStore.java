@@ -16,7 +16,10 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
  * A transactional window bytes store on Sluice's native segmented window store, the bottom layer under
  * Kafka Streams' metered, caching and change-logging window wrappers. Reads return what Kafka Streams'
  * RocksDB window store returns, in its order; windows expire with stream time after the retention
- * period. The state store contract is {@link SluiceStateStore}'s.
+ * period. Time-ordered ({@link WindowStoreOptions.Layout}), it is Kafka Streams' time-ordered window
+ * store instead, the store of emit-final windowed aggregations, which Kafka Streams' builders only
+ * recognise through {@code SluiceTimeOrderedWindowStore}. The state store contract is
+ * {@link SluiceStateStore}'s.
  */
 public class SluiceWindowBytesStore extends SluiceStateStore<NativeWindowStore> implements WindowStore<Bytes, byte[]>,
     WithRetentionPeriod {
@@ -31,8 +34,7 @@ public class SluiceWindowBytesStore extends SluiceStateStore<NativeWindowStore> 
 
     @Override
     NativeWindowStore openOver(final NativeKeyValueStore data) {
-        return NativeWindowStore.open(data, options.retentionPeriod(), options.segmentInterval(),
-            options.retainDuplicates());
+        return NativeWindowStore.open(data, options);
     }
 
     @Override
@@ -76,12 +78,12 @@ public class SluiceWindowBytesStore extends SluiceStateStore<NativeWindowStore> 
 
     @Override
     public KeyValueIterator<Windowed<Bytes>, byte[]> fetchAll(final long timeFrom, final long timeTo) {
-        return fetchRange(null, null, timeFrom, timeTo, false, false);
+        return fetchAll(timeFrom, timeTo, false, false);
     }
 
     @Override
     public KeyValueIterator<Windowed<Bytes>, byte[]> backwardFetchAll(final long timeFrom, final long timeTo) {
-        return fetchRange(null, null, timeFrom, timeTo, true, false);
+        return fetchAll(timeFrom, timeTo, true, false);
     }
 
     @Override
@@ -124,6 +126,11 @@ public class SluiceWindowBytesStore extends SluiceStateStore<NativeWindowStore> 
         final long scan = open().fetchRange(keyFrom == null ? null : keyFrom.get(), keyTo == null ? null : keyTo.get(),
             timeFrom, timeTo, reverse, readCommitted);
         return windowed(scan);
+    }
+
+    KeyValueIterator<Windowed<Bytes>, byte[]> fetchAll(final long timeFrom, final long timeTo, final boolean reverse,
+                                                       final boolean readCommitted) {
+        return windowed(open().fetchAll(timeFrom, timeTo, reverse, readCommitted));
     }
 
     KeyValueIterator<Windowed<Bytes>, byte[]> all(final boolean reverse, final boolean readCommitted) {

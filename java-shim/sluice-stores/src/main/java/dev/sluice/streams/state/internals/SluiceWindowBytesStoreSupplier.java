@@ -5,6 +5,7 @@ import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.state.Stores;
 import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
 import org.apache.kafka.streams.state.WindowStore;
+import org.apache.kafka.streams.state.internals.SluiceTimeOrderedWindowStore;
 
 /**
  * Supplies Sluice window bytes stores of one backend, plain, timestamped or headers-aware. The factories
@@ -32,7 +33,8 @@ public class SluiceWindowBytesStoreSupplier implements WindowBytesStoreSupplier 
                                                       final boolean timestamped) {
         return new SluiceWindowBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB,
             timestamped ? KeyValueLayout.TIMESTAMPED : KeyValueLayout.PLAIN,
-            optionsOf(StoreArguments.window(name, retentionPeriod, windowSize), retainDuplicates));
+            optionsOf(StoreArguments.window(name, retentionPeriod, windowSize), retainDuplicates,
+                WindowStoreOptions.Layout.KEY_ORDERED));
     }
 
     /** Persistent headers-aware stores; arguments as {@link Stores#persistentTimestampedWindowStoreWithHeaders}. */
@@ -40,12 +42,33 @@ public class SluiceWindowBytesStoreSupplier implements WindowBytesStoreSupplier 
                                                                  final Duration windowSize,
                                                                  final boolean retainDuplicates) {
         return new SluiceHeadersWindowBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB,
-            optionsOf(StoreArguments.window(name, retentionPeriod, windowSize), retainDuplicates));
+            optionsOf(StoreArguments.window(name, retentionPeriod, windowSize), retainDuplicates,
+                WindowStoreOptions.Layout.KEY_ORDERED));
     }
 
-    private static WindowStoreOptions optionsOf(final StoreArguments.Window window, final boolean retainDuplicates) {
+    /**
+     * Persistent time-ordered stores with timestamped values, or headers-aware ones: the stores Kafka
+     * Streams gives emit-final windowed aggregations ({@code RocksDbIndexedTimeOrderedWindowBytesStoreSupplier}
+     * and its headers-aware twin), same arguments; {@code withIndex} keeps a key index, as Kafka Streams does
+     * for sliding windows. Their stores are {@link SluiceTimeOrderedWindowStore}s, so that Kafka Streams'
+     * builders put their time-ordered caching layer over them.
+     */
+    public static WindowBytesStoreSupplier persistentTimeOrdered(final String name, final Duration retentionPeriod,
+                                                                 final Duration windowSize,
+                                                                 final boolean retainDuplicates,
+                                                                 final boolean withIndex,
+                                                                 final boolean headersAware) {
+        final WindowStoreOptions options = optionsOf(StoreArguments.window(name, retentionPeriod, windowSize),
+            retainDuplicates, withIndex ? WindowStoreOptions.Layout.TIME_ORDERED_INDEXED : WindowStoreOptions.Layout.TIME_ORDERED);
+        return headersAware
+            ? new SluiceHeadersWindowBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB, options)
+            : new SluiceWindowBytesStoreSupplier(name, KeyValueBackend.ROCKS_DB, KeyValueLayout.TIMESTAMPED, options);
+    }
+
+    private static WindowStoreOptions optionsOf(final StoreArguments.Window window, final boolean retainDuplicates,
+                                                final WindowStoreOptions.Layout layout) {
         return new WindowStoreOptions(window.retentionPeriod(), window.segmentInterval(), window.windowSize(),
-            retainDuplicates);
+            retainDuplicates, layout);
     }
 
     /**
@@ -55,7 +78,8 @@ public class SluiceWindowBytesStoreSupplier implements WindowBytesStoreSupplier 
     public static WindowBytesStoreSupplier inMemory(final String name, final Duration retentionPeriod,
                                                     final Duration windowSize, final boolean retainDuplicates) {
         return new SluiceWindowBytesStoreSupplier(name, KeyValueBackend.IN_MEMORY, KeyValueLayout.PLAIN,
-            optionsOf(StoreArguments.window(name, retentionPeriod, windowSize), retainDuplicates));
+            optionsOf(StoreArguments.window(name, retentionPeriod, windowSize), retainDuplicates,
+                WindowStoreOptions.Layout.KEY_ORDERED));
     }
 
     @Override
@@ -65,6 +89,16 @@ public class SluiceWindowBytesStoreSupplier implements WindowBytesStoreSupplier 
 
     @Override
     public WindowStore<Bytes, byte[]> get() {
+        final SluiceWindowBytesStore store = bytesStore();
+        if (!options.layout().timeOrdered()) {
+            return store;
+        }
+        return SluiceTimeOrderedWindowStore.over(store, options.retentionPeriod(), options.segmentInterval(),
+            options.windowSize(), options.retainDuplicates(),
+            options.layout() == WindowStoreOptions.Layout.TIME_ORDERED_INDEXED);
+    }
+
+    private SluiceWindowBytesStore bytesStore() {
         final int chunkBytes = NativeKeyValueIterator.DEFAULT_CHUNK_BYTES;
         switch (layout) {
             case HEADERS:
