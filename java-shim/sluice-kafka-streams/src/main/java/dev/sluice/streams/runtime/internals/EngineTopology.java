@@ -43,16 +43,13 @@ final class EngineTopology {
      * The engine's description of {@code topologyMetadata}, which must have been built and rewritten
      * ({@link TopologyMetadata#buildAndRewriteTopology()}) with {@code config}.
      *
-     * @throws UnsupportedOperationException for what Sluice's runtime does not run yet: global stores
-     *     ({@code GlobalKTable}, {@code addGlobalStore}), pattern subscriptions, named topologies, and
-     *     stores whose changelog is a source topic ({@code topology.optimization=reuse.ktable.source.topics})
+     * Global stores are not part of it: the JVM keeps them ({@link EngineRuntime}).
+     *
+     * @throws UnsupportedOperationException for what Sluice's runtime does not run yet: pattern
+     *     subscriptions, named topologies, and stores whose changelog is a source topic
+     *     ({@code topology.optimization=reuse.ktable.source.topics})
      */
     static Map<String, Object> describe(final TopologyMetadata topologyMetadata, final StreamsConfig config) {
-        if (topologyMetadata.hasGlobalTopology()) {
-            throw new UnsupportedOperationException("Sluice's runtime does not run global state stores yet "
-                + "(GlobalKTable, StreamsBuilder#globalTable, Topology#addGlobalStore); this topology has "
-                + topologyMetadata.globalStateStores().keySet());
-        }
         if (topologyMetadata.hasNamedTopologies()) {
             throw new UnsupportedOperationException("Sluice's runtime does not run named topologies");
         }

@@ -25,6 +25,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -34,6 +35,7 @@ import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.GlobalKTable;
 import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
@@ -117,6 +119,49 @@ class EngineRuntimeSmokeTest {
         }
     }
 
+    /**
+     * A stream–GlobalKTable join: the global store is complete before the tasks run, and an update
+     * of the table reaches the join while the application runs.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {StreamsConfig.AT_LEAST_ONCE, StreamsConfig.EXACTLY_ONCE_V2})
+    void joinsAStreamWithAGlobalTable(final String guarantee) throws Exception {
+        final String suffix = guarantee.replace('_', '-') + "-" + UUID.randomUUID().toString().substring(0, 8);
+        final String countries = "countries-" + suffix;
+        final String orders = "orders-" + suffix;
+        final String output = "enriched-" + suffix;
+        BROKER.createTopic(countries, 1);
+        BROKER.createTopic(orders, 2);
+        BROKER.createTopic(output, 2);
+        produce(countries, Map.of("be", "Belgium", "fr", "France"));
+        produce(orders, Map.of("order-1", "be", "order-2", "fr"));
+        final StreamsBuilder builder = new StreamsBuilder();
+        final GlobalKTable<String, String> table = builder.globalTable(countries, Consumed.with(Serdes.String(), Serdes.String()));
+        builder.stream(orders, Consumed.with(Serdes.String(), Serdes.String()))
+            .join(table, (order, country) -> country, (order, country, name) -> order + " ships to " + name)
+            .to(output, Produced.with(Serdes.String(), Serdes.String()));
+        final Path stateDir = Files.createTempDirectory("sluice-engine-runtime");
+        final List<Throwable> failures = new CopyOnWriteArrayList<>();
+        final EngineRuntime runtime = runtime(builder, guarantee, "global-" + suffix, stateDir, (thread, error) -> failures.add(error));
+        try {
+            runtime.start();
+            assertEquals(Map.of("order-1", "order-1 ships to Belgium", "order-2", "order-2 ships to France"),
+                readLatest(output, new StringDeserializer(),
+                    Map.of("order-1", "order-1 ships to Belgium", "order-2", "order-2 ships to France")));
+            produce(countries, Map.of("be", "België"));
+            Thread.sleep(500);
+            produce(orders, Map.of("order-3", "be"));
+            final Map<String, String> expected = Map.of(
+                "order-1", "order-1 ships to Belgium", "order-2", "order-2 ships to France", "order-3", "order-3 ships to België");
+            assertEquals(expected, readLatest(output, new StringDeserializer(), expected));
+            assertFalse(runtime.hasFailed(), () -> "engine failed: " + failures);
+        } finally {
+            runtime.close();
+            Utils.delete(stateDir.toFile());
+        }
+        assertTrue(failures.isEmpty(), () -> "failures: " + failures);
+    }
+
     /** Sums what the engine reports restoring into the "counts" store. */
     private static final class RestoredRecords implements StateRestoreListener {
         private final Set<Integer> ended = ConcurrentHashMap.newKeySet();
@@ -154,8 +199,13 @@ class EngineRuntimeSmokeTest {
 
     private static EngineRuntime runtime(final String guarantee, final String suffix, final String input,
                                          final String output, final Path stateDir, final RuntimeListener listener) {
+        return runtime(wordCount(input, output), guarantee, "wordcount-" + suffix, stateDir, listener);
+    }
+
+    private static EngineRuntime runtime(final StreamsBuilder builder, final String guarantee, final String applicationId,
+                                         final Path stateDir, final RuntimeListener listener) {
         final Properties properties = new Properties();
-        properties.put(StreamsConfig.APPLICATION_ID_CONFIG, "wordcount-" + suffix);
+        properties.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
         properties.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers());
         properties.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
         properties.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
@@ -164,7 +214,7 @@ class EngineRuntimeSmokeTest {
         properties.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
         final StreamsConfig config = new StreamsConfig(properties);
         final TopologyMetadata topology = new TopologyMetadata(
-            TaskRunnerFixture.internalBuilder(wordCount(input, output).build()), config);
+            TaskRunnerFixture.internalBuilder(builder.build()), config);
         topology.buildAndRewriteTopology();
         return new EngineRuntime(topology, config, Time.SYSTEM, listener);
     }
@@ -178,6 +228,15 @@ class EngineRuntimeSmokeTest {
             .toStream()
             .to(output, Produced.with(Serdes.String(), Serdes.Long()));
         return builder;
+    }
+
+    private static void produce(final String topic, final Map<String, String> records) {
+        final Properties properties = new Properties();
+        properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers());
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(properties, new StringSerializer(), new StringSerializer())) {
+            records.forEach((key, value) -> producer.send(new ProducerRecord<>(topic, key, value)));
+            producer.flush();
+        }
     }
 
     /** Produces {@link #LINES} and adds their words to {@code expected}. */
@@ -198,17 +257,22 @@ class EngineRuntimeSmokeTest {
 
     /** The latest committed count per word, read until they are the expected ones or a minute passed. */
     private static Map<String, Long> readCounts(final String topic, final Map<String, Long> expected) {
+        return readLatest(topic, new LongDeserializer(), expected);
+    }
+
+    /** The latest committed value per key, read until they are the expected ones or a minute passed. */
+    private static <V> Map<String, V> readLatest(final String topic, final Deserializer<V> values, final Map<String, V> expected) {
         final Properties properties = new Properties();
         properties.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers());
         properties.put(ConsumerConfig.GROUP_ID_CONFIG, "reader-" + UUID.randomUUID());
         properties.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         properties.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        final Map<String, Long> latest = new HashMap<>();
-        try (KafkaConsumer<String, Long> consumer = new KafkaConsumer<>(properties, new StringDeserializer(), new LongDeserializer())) {
+        final Map<String, V> latest = new HashMap<>();
+        try (KafkaConsumer<String, V> consumer = new KafkaConsumer<>(properties, new StringDeserializer(), values)) {
             consumer.subscribe(List.of(topic));
             final long deadline = System.currentTimeMillis() + Duration.ofMinutes(1).toMillis();
             while (!latest.equals(expected) && System.currentTimeMillis() < deadline) {
-                for (final ConsumerRecord<String, Long> record : consumer.poll(Duration.ofMillis(200))) {
+                for (final ConsumerRecord<String, V> record : consumer.poll(Duration.ofMillis(200))) {
                     latest.put(record.key(), record.value());
                 }
             }

@@ -19,6 +19,7 @@ import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.TopologyDescription;
 import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.GlobalKTable;
 import org.apache.kafka.streams.kstream.JoinWindows;
 import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.Materialized;
@@ -129,13 +130,18 @@ class EngineTopologyTest {
     }
 
     @Test
-    void globalStoresAreNotRunYet() {
+    void globalStoresAreLeftToTheJvm() {
         final StreamsBuilder builder = new StreamsBuilder();
-        builder.globalTable("countries", Consumed.with(Serdes.String(), Serdes.String()));
-        builder.stream("input", Consumed.with(Serdes.String(), Serdes.String())).to("output");
-        final UnsupportedOperationException error = assertThrows(UnsupportedOperationException.class,
-            () -> describe(builder.build(), new Properties()));
-        assertTrue(error.getMessage().contains("GlobalKTable"), error.getMessage());
+        final GlobalKTable<String, String> countries = builder.globalTable("countries", Consumed.with(Serdes.String(), Serdes.String()));
+        builder.stream("input", Consumed.with(Serdes.String(), Serdes.String()))
+            .join(countries, (key, value) -> key, (value, country) -> value + "@" + country)
+            .to("output");
+        final Map<String, Object> description = describe(builder.build(), new Properties());
+        final Map<String, Object> subtopology = single(subtopologies(description));
+        assertEquals(List.of("input"), subtopology.get("source_topics"));
+        assertEquals(List.of(), subtopology.get("stores"), "the global store is not a task's store");
+        assertTrue(!description.containsKey("global_stores") || ((List<?>) description.get("global_stores")).isEmpty(),
+            "the engine keeps no global store: " + description);
     }
 
     @Test
