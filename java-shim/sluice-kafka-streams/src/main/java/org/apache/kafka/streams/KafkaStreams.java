@@ -113,6 +113,8 @@ public class KafkaStreams implements AutoCloseable {
     private final Object stateLock = new Object();
     private final LocalStreamsMetadata localMetadata;
     private StateListener stateListener;
+    /** Set before start; every engine this client starts reports restoration to it. */
+    private volatile StateRestoreListener restoreListener;
     private StreamsUncaughtExceptionHandler uncaughtExceptionHandler = exception -> StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
 
     /** Guards swapping and closing the engine, so a replacement never outlives a close. */
@@ -252,10 +254,6 @@ public class KafkaStreams implements AutoCloseable {
         this.time = time;
         this.topologyMetadata = topologyMetadata;
         this.topologyMetadata.buildAndRewriteTopology();
-        if (topologyMetadata.hasGlobalTopology()) {
-            throw new UnsupportedOperationException(
-                "KafkaStreams: GlobalKTable and global state stores are not supported by Sluice's runtime yet");
-        }
 
         final HostInfo applicationServer = HostInfo.buildFromEndpoint(
             applicationConfigs.getString(StreamsConfig.APPLICATION_SERVER_CONFIG));
@@ -430,20 +428,14 @@ public class KafkaStreams implements AutoCloseable {
         }
     }
 
-    /**
-     * Kafka Streams calls this listener while stores restore; Sluice's engine restores stores
-     * without reporting progress to the JVM, so a listener cannot be honoured yet.
-     */
+    /** The listener hears about the restoration of every store, task and global stores alike. */
     public void setGlobalStateRestoreListener(final StateRestoreListener globalStateRestoreListener) {
         synchronized (stateLock) {
             if (!state.hasNotStarted()) {
                 throw new IllegalStateException(
                     "Can only set GlobalStateRestoreListener before calling start(). Current state is: " + state);
             }
-        }
-        if (globalStateRestoreListener != null) {
-            throw new UnsupportedOperationException("KafkaStreams.setGlobalStateRestoreListener: Sluice's engine does "
-                + "not report restoration progress yet");
+            restoreListener = globalStateRestoreListener;
         }
     }
 
@@ -511,6 +503,7 @@ public class KafkaStreams implements AutoCloseable {
         final EngineRuntime fresh = new EngineRuntime(topologyMetadata, applicationConfigs, time, listener,
             streamsMetrics, stateDirectory);
         listener.engine = fresh;
+        fresh.setRestoreListener(restoreListener);
         fresh.start();
         return fresh;
     }

@@ -22,7 +22,6 @@ import org.apache.kafka.streams.errors.StreamsStoppedException;
 import org.apache.kafka.streams.errors.UnknownStateStoreException;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Materialized;
-import org.apache.kafka.streams.processor.StateRestoreListener;
 import org.apache.kafka.streams.query.KeyQuery;
 import org.apache.kafka.streams.query.StateQueryRequest;
 import org.apache.kafka.streams.state.QueryableStoreTypes;
@@ -151,23 +150,6 @@ class KafkaStreamsBeforeStartTest {
         assertUnsupported("removeStreamThread", () -> streams.removeStreamThread(Duration.ofSeconds(1)));
         assertUnsupported("pause", streams::pause);
         assertFalse(streams.isPaused());
-        assertUnsupported("setGlobalStateRestoreListener",
-            () -> streams.setGlobalStateRestoreListener(new StateRestoreListener() {
-                @Override
-                public void onRestoreStart(final org.apache.kafka.common.TopicPartition topicPartition,
-                                           final String storeName, final long startingOffset, final long endingOffset) {
-                }
-
-                @Override
-                public void onBatchRestored(final org.apache.kafka.common.TopicPartition topicPartition,
-                                            final String storeName, final long batchEndOffset, final long numRestored) {
-                }
-
-                @Override
-                public void onRestoreEnd(final org.apache.kafka.common.TopicPartition topicPartition,
-                                         final String storeName, final long totalRestored) {
-                }
-            }));
         // A dynamic member's consumer leaves the group on close; staying in it is not possible.
         assertUnsupported("close(CloseOptions)", () -> streams.close(
             CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.REMAIN_IN_GROUP)));
@@ -190,15 +172,6 @@ class KafkaStreamsBeforeStartTest {
             CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)));
         assertTrue(staticMember.close(
             CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.REMAIN_IN_GROUP)));
-    }
-
-    @Test
-    void globalTablesAreRefusedAtConstruction() {
-        final StreamsBuilder builder = new StreamsBuilder();
-        builder.globalTable("table", Consumed.with(Serdes.String(), Serdes.String()));
-        final UnsupportedOperationException refused =
-            assertThrows(UnsupportedOperationException.class, () -> new KafkaStreams(builder.build(), props()));
-        assertTrue(refused.getMessage().contains("GlobalKTable"), refused.getMessage());
     }
 
     @Test
