@@ -20,10 +20,11 @@ import org.apache.kafka.streams.state.Stores;
 
 /**
  * A Processor API application written against Kafka Streams' public API: it sums each sensor's
- * readings per minute of event time in a key-value store and, from a stream-time punctuator, emits
- * every minute that has closed (stream time past its end plus {@link #GRACE}) with a range scan over
- * the store, deleting what it emitted. Readings for a closed minute are dropped. Output key the
- * sensor, value {@code minute <start ms>: <sum>}, timestamp the minute's last millisecond.
+ * readings per minute of event time in a key-value store and, from a stream-time punctuator every
+ * {@link #PUNCTUATE_EVERY}, emits every minute that has closed (stream time past its end plus
+ * {@link #GRACE}) with a range scan over the store, deleting what it emitted. Readings for a closed
+ * minute are dropped. Output key the sensor, value {@code minute <start ms>: <sum>}, timestamp the
+ * minute's last millisecond.
  */
 public final class MinuteReport {
 
@@ -80,7 +81,11 @@ public final class MinuteReport {
         }
 
         private void emitClosedMinutes(final long streamTime) {
-            final long lastClosedEnd = streamTime - GRACE.toMillis();
+            // Stream-time punctuation fires at the first record at or past each multiple of the interval;
+            // closing minutes as of that multiple, not of the stream time it fires at, makes what is
+            // emitted independent of how many records were processed before it fired.
+            final long scheduled = streamTime - Math.floorMod(streamTime, PUNCTUATE_EVERY.toMillis());
+            final long lastClosedEnd = scheduled - GRACE.toMillis();
             if (lastClosedEnd < MINUTE.toMillis()) {
                 return;
             }

@@ -1,0 +1,111 @@
+package dev.sluice.compat.parity;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.apache.kafka.common.serialization.LongSerializer;
+
+/**
+ * The applications' input: deterministic for a seed, a few thousand records over several keys, with
+ * timestamps an hour or more in the past (the broker refuses timestamps far in the future) that go
+ * mostly forward, some out of order within the grace periods and some too late for them.
+ *
+ * <p>Where Kafka Streams' own output order depends on timing, the input avoids it: a word count's
+ * words each come from lines of one key (so from one upstream task), and the two sides of a join
+ * never share a timestamp.
+ */
+final class ParityInputs {
+
+    private static final long SEED = 6;
+    private static final int SENSORS = 8;
+    private static final LongSerializer LONGS = new LongSerializer();
+    private static final String[] WORDS = {"river", "gate", "water", "stone", "lock", "barge", "mill", "weir", "bank",
+        "reed", "tide", "flow"};
+    private static final String[] TIERS = {"bronze", "silver", "gold", "platinum"};
+    private static final String[] PAGES = {"details", "reviews", "photos", "specs"};
+
+    private final long start = Instant.now().truncatedTo(ChronoUnit.HOURS).minus(Duration.ofHours(3)).toEpochMilli();
+
+    /** Lines of eight documents, each document with a vocabulary of its own; some words capitalised. */
+    List<InputRecord> lines(final String topic) {
+        final Random random = new Random(SEED);
+        final List<InputRecord> records = new ArrayList<>();
+        for (int i = 0; i < 700; i++) {
+            final int document = random.nextInt(8);
+            final List<String> words = new ArrayList<>();
+            for (int w = 2 + random.nextInt(6); w > 0; w--) {
+                final String word = WORDS[random.nextInt(WORDS.length)] + document;
+                words.add(random.nextInt(5) == 0 ? word.substring(0, 1).toUpperCase() + word.substring(1) : word);
+            }
+            records.add(new InputRecord(topic, "document-" + document, utf8(String.join(" ", words)), start + i * 250L));
+        }
+        return records;
+    }
+
+    /**
+     * Sensor readings every 750 ms over half an hour: 8 % up to 14 s out of order (inside both
+     * examples' grace), 4 % two to three minutes late (outside it).
+     */
+    List<InputRecord> readings(final String topic) {
+        final Random random = new Random(SEED);
+        final List<InputRecord> records = new ArrayList<>();
+        for (int i = 0; i < 2400; i++) {
+            final String sensor = "sensor-" + random.nextInt(SENSORS);
+            final int disorder = random.nextInt(100);
+            long timestamp = start + i * 750L;
+            if (disorder < 8) {
+                timestamp -= 1_000 + random.nextInt(13_000);
+            } else if (disorder < 12) {
+                timestamp -= 120_000 + random.nextInt(60_000);
+            }
+            records.add(new InputRecord(topic, sensor, LONGS.serialize(topic, 1L + random.nextInt(100)), timestamp));
+        }
+        return records;
+    }
+
+    /**
+     * Orders and tier changes of twenty customers interleaved in time, one event every 500 ms: tiers
+     * change, and are sometimes deleted, while orders flow; early orders find no tier yet.
+     */
+    List<InputRecord> ordersAndTiers(final String ordersTopic, final String tiersTopic) {
+        final Random random = new Random(SEED);
+        final List<InputRecord> records = new ArrayList<>();
+        for (int i = 0; i < 2800; i++) {
+            final String customer = "customer-" + random.nextInt(20);
+            final long timestamp = start + i * 500L;
+            if (random.nextInt(10) == 0) {
+                final byte[] tier = random.nextInt(10) == 0 ? null : utf8(TIERS[random.nextInt(TIERS.length)]);
+                records.add(new InputRecord(tiersTopic, customer, tier, timestamp));
+            } else {
+                records.add(new InputRecord(ordersTopic, customer, LONGS.serialize(ordersTopic, 1L + random.nextInt(500)), timestamp));
+            }
+        }
+        return records;
+    }
+
+    /** Forty products, ten of them renamed, then clicks of 25 users, one in nine on a product nobody knows. */
+    List<InputRecord> productsAndClicks(final String productsTopic, final String clicksTopic) {
+        final Random random = new Random(SEED);
+        final List<InputRecord> records = new ArrayList<>();
+        for (int p = 0; p < 40; p++) {
+            records.add(new InputRecord(productsTopic, "product-" + p, utf8("item " + p), start + p));
+        }
+        for (int renamed = 0; renamed < 10; renamed++) {
+            final int p = random.nextInt(40);
+            records.add(new InputRecord(productsTopic, "product-" + p, utf8("item " + p + " v" + renamed), start + 40 + renamed));
+        }
+        for (int i = 0; i < 2500; i++) {
+            final String click = "product-" + random.nextInt(45) + "/" + PAGES[random.nextInt(PAGES.length)];
+            records.add(new InputRecord(clicksTopic, "user-" + random.nextInt(25), utf8(click), start + 1_000 + i * 500L));
+        }
+        return records;
+    }
+
+    private static byte[] utf8(final String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+}
