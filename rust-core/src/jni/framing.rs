@@ -67,6 +67,17 @@ pub(crate) fn versioned_record(record: &VersionedRecord) -> Vec<u8> {
     framed
 }
 
+/// Frames versioned records as a sequence of `int length, versioned record`.
+pub(crate) fn versioned_records(records: &[VersionedRecord]) -> Vec<u8> {
+    let mut framed = Vec::new();
+    for record in records {
+        let record = versioned_record(record);
+        framed.extend_from_slice(&(record.len() as i32).to_be_bytes());
+        framed.extend_from_slice(&record);
+    }
+    framed
+}
+
 /// Decodes a `putAll` or restore batch.
 pub(crate) fn entries(bytes: &[u8]) -> Result<Vec<(Vec<u8>, Option<Vec<u8>>)>, NativeError> {
     let mut reader = Reader { bytes, at: 0 };

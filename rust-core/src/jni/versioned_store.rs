@@ -10,7 +10,7 @@ use super::arrays::{new_byte_array, read_bytes, read_optional_bytes};
 use super::errors::{NativeError, ThrowJavaException};
 use super::framing;
 use super::layered_store::{layered, register_layered};
-use super::reads::isolation;
+use super::reads::{isolation, order};
 use super::registry::STORES;
 use crate::store::versioned::{VersionedRecord, VersionedStore};
 
@@ -115,6 +115,31 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeVersionedSt
         let key = read_bytes(env, &key, "key")?;
         let version = store.get_as_of(&key, as_of, isolation(read_committed))?;
         framed(env, version)
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// `MultiVersionedKeyQuery`: every version of `key` valid at some time in
+/// `[from_time, to_time]`, tombstones left out, by timestamp (descending when `reverse`),
+/// framed as a sequence of length-prefixed versioned records.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeVersionedStore_getVersions<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    key: JByteArray<'local>,
+    from_time: jlong,
+    to_time: jlong,
+    reverse: jboolean,
+    read_committed: jboolean,
+) -> JByteArray<'local> {
+    env.with_env(|env| -> Result<JByteArray<'local>, NativeError> {
+        let store = layered::<VersionedStore>(handle)?;
+        let key = read_bytes(env, &key, "key")?;
+        let versions = store.get_versions(&key, from_time, to_time, order(reverse), isolation(read_committed))?;
+        new_byte_array(env, &framing::versioned_records(&versions))
     })
     .resolve::<ThrowJavaException>()
 }

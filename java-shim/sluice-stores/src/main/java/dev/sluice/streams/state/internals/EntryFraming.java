@@ -2,6 +2,7 @@ package dev.sluice.streams.state.internals;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -26,7 +27,8 @@ import org.apache.kafka.streams.state.VersionedRecord;
  *       {@code key, long sessionStart, long sessionEnd} for session stores.</li>
  *   <li><b>Timestamped entries</b> (versioned restore batches): entries followed by {@code long timestamp}.</li>
  *   <li><b>Versioned records</b> (versioned reads): {@code long timestamp, long validTo, value}, a valid-to
- *       of -1 meaning none.</li>
+ *       of -1 meaning none; several of them (multi-version reads) as a sequence of {@code int length,
+ *       versioned record}.</li>
  *   <li><b>Offsets</b> (commit): a sequence of {@code int topicLength, topic (UTF-8), int partition,
  *       long offset}; a negative offset removes the partition's stored offset.</li>
  * </ul>
@@ -146,6 +148,18 @@ final class EntryFraming {
         return validTo == NO_VALID_TO
             ? new VersionedRecord<>(value, timestamp)
             : new VersionedRecord<>(value, timestamp, validTo);
+    }
+
+    /** A sequence of length-prefixed versioned records. */
+    static List<VersionedRecord<byte[]>> versionedRecords(final byte[] framed) {
+        final List<VersionedRecord<byte[]>> records = new ArrayList<>();
+        final ByteBuffer sequence = ByteBuffer.wrap(framed);
+        while (sequence.hasRemaining()) {
+            final byte[] record = new byte[sequence.getInt()];
+            sequence.get(record);
+            records.add(versionedRecord(record));
+        }
+        return records;
     }
 
     /** Reads one entry of a chunk at the buffer's position. */

@@ -30,6 +30,15 @@ final class NativeVersionedStore extends LayeredNativeStore {
         return getAsOf(handle(), key, asOf, readCommitted);
     }
 
+    /**
+     * The versions of {@code key} valid at some time in {@code [fromTime, toTime]}, tombstones left out, by
+     * timestamp (descending when {@code reverse}), as {@link EntryFraming#versionedRecords} frames them.
+     */
+    byte[] getVersions(final byte[] key, final long fromTime, final long toTime, final boolean reverse,
+                       final boolean readCommitted) {
+        return getVersions(handle(), key, fromTime, toTime, reverse, readCommitted);
+    }
+
     private static native long open(long kvStore, long historyRetention);
 
     private static native long put(long handle, byte[] key, byte[] value, long timestamp);
@@ -39,4 +48,7 @@ final class NativeVersionedStore extends LayeredNativeStore {
     private static native byte[] get(long handle, byte[] key, boolean readCommitted);
 
     private static native byte[] getAsOf(long handle, byte[] key, long asOf, boolean readCommitted);
+
+    private static native byte[] getVersions(long handle, byte[] key, long fromTime, long toTime, boolean reverse,
+                                             boolean readCommitted);
 }

@@ -5,6 +5,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
@@ -13,6 +14,7 @@ import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.StateStoreContext;
 import org.apache.kafka.streams.processor.internals.RecordBatchingStateRestoreCallback;
+import org.apache.kafka.streams.query.FailureReason;
 import org.apache.kafka.streams.query.Position;
 import org.apache.kafka.streams.query.PositionBound;
 import org.apache.kafka.streams.query.Query;
@@ -136,10 +138,41 @@ public abstract class SluiceStateStore<N extends NativeTransactionalStore> imple
 
     @Override
     public <R> QueryResult<R> query(final Query<R> query, final PositionBound positionBound, final QueryConfig config) {
-        final IsolationLevel isolation = config.getIsolationLevel() == null
-            ? IsolationLevel.READ_UNCOMMITTED
-            : config.getIsolationLevel();
-        return StoreQueryUtils.handleBasicQueries(query, positionBound, config, this, position.at(isolation), context);
+        return StoreQueryUtils.handleBasicQueries(query, positionBound, config, this, position.at(isolation(config)),
+            context);
+    }
+
+    /**
+     * Answers a query Kafka Streams' {@link StoreQueryUtils} cannot run on this store, the way it runs the
+     * ones it can: not before the store reached {@code positionBound}, with execution info when asked, at
+     * the position of the isolation level read, and a failure, not an exception, when {@code answer} throws.
+     */
+    <R> QueryResult<R> answer(final Query<R> query, final PositionBound positionBound, final QueryConfig config,
+                              final Supplier<R> answer) {
+        final long start = config.isCollectExecutionInfo() ? System.nanoTime() : -1L;
+        final Position at = position.at(isolation(config));
+        final Integer partition = context == null ? null : context.taskId().partition();
+        QueryResult<R> result;
+        if (partition != null && !StoreQueryUtils.isPermitted(at, positionBound, partition)) {
+            result = QueryResult.notUpToBound(at, positionBound, partition);
+        } else {
+            try {
+                result = QueryResult.forResult(answer.get());
+            } catch (final RuntimeException e) {
+                result = QueryResult.forFailure(FailureReason.STORE_EXCEPTION,
+                    "The store (" + name + ") threw an exception while executing " + query + ": " + e);
+            }
+        }
+        if (config.isCollectExecutionInfo()) {
+            result.addExecutionInfo("Handled in " + getClass() + " in " + (System.nanoTime() - start) + "ns");
+        }
+        result.setPosition(at.copy());
+        return result;
+    }
+
+    /** The isolation level a query reads at: Kafka Streams' default is READ_UNCOMMITTED. */
+    static IsolationLevel isolation(final QueryConfig config) {
+        return config.getIsolationLevel() == null ? IsolationLevel.READ_UNCOMMITTED : config.getIsolationLevel();
     }
 
     @Override

@@ -1,12 +1,20 @@
 package dev.sluice.streams.state.internals;
 
+import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.query.MultiVersionedKeyQuery;
+import org.apache.kafka.streams.query.PositionBound;
+import org.apache.kafka.streams.query.Query;
+import org.apache.kafka.streams.query.QueryConfig;
+import org.apache.kafka.streams.query.QueryResult;
+import org.apache.kafka.streams.query.ResultOrder;
 import org.apache.kafka.streams.state.VersionedKeyValueStore;
 import org.apache.kafka.streams.state.VersionedRecord;
+import org.apache.kafka.streams.state.VersionedRecordIterator;
 
 /**
  * A transactional versioned key-value store of bytes on Sluice's native versioned store, with Kafka
@@ -14,6 +22,11 @@ import org.apache.kafka.streams.state.VersionedRecord;
  * {@code VersionedKeyValueToBytesStoreAdapter} turns it into the {@code VersionedBytesStore} its
  * builder wraps, so the bytes at that boundary are Kafka Streams' own. The state store contract is
  * {@link SluiceStateStore}'s; changelog records restore with their timestamp as version timestamp.
+ *
+ * <p>IQv2's {@link MultiVersionedKeyQuery} is answered here: Kafka Streams' shared query code runs it only
+ * on its own RocksDB versioned store (it casts to that class), so this store runs it itself, as that store
+ * does (from and to time as Kafka Streams' metered layer fills them in, ascending order or else
+ * descending).
  */
 public class SluiceVersionedKeyValueStore extends SluiceStateStore<NativeVersionedStore>
     implements VersionedKeyValueStore<Bytes, byte[]> {
@@ -65,6 +78,45 @@ public class SluiceVersionedKeyValueStore extends SluiceStateStore<NativeVersion
     public VersionedKeyValueStore<Bytes, byte[]> readOnly(final IsolationLevel isolationLevel) {
         Objects.requireNonNull(isolationLevel, "isolationLevel cannot be null");
         return new ReadOnlyVersionedView(this, isolationLevel == IsolationLevel.READ_COMMITTED);
+    }
+
+    @Override
+    public <R> QueryResult<R> query(final Query<R> query, final PositionBound positionBound, final QueryConfig config) {
+        if (!(query instanceof MultiVersionedKeyQuery)) {
+            return super.query(query, positionBound, config);
+        }
+        // Below Kafka Streams' metered layer a multi-version query is on bytes, answered with bytes.
+        @SuppressWarnings("unchecked")
+        final MultiVersionedKeyQuery<Bytes, byte[]> versions = (MultiVersionedKeyQuery<Bytes, byte[]>) query;
+        final boolean readCommitted = isolation(config) == IsolationLevel.READ_COMMITTED;
+        @SuppressWarnings("unchecked")
+        final QueryResult<R> result = (QueryResult<R>) answer(versions, positionBound, config,
+            () -> versions(versions.key(), versions.fromTime().get().toEpochMilli(),
+                versions.toTime().get().toEpochMilli(), versions.resultOrder(), readCommitted));
+        return result;
+    }
+
+    private VersionedRecordIterator<byte[]> versions(final Bytes key, final long fromTime, final long toTime,
+                                                     final ResultOrder order, final boolean readCommitted) {
+        Objects.requireNonNull(key, "key cannot be null");
+        final byte[] framed = open().getVersions(key.get(), fromTime, toTime, order != ResultOrder.ASCENDING,
+            readCommitted);
+        final Iterator<VersionedRecord<byte[]>> records = EntryFraming.versionedRecords(framed).iterator();
+        return new VersionedRecordIterator<>() {
+            @Override
+            public boolean hasNext() {
+                return records.hasNext();
+            }
+
+            @Override
+            public VersionedRecord<byte[]> next() {
+                return records.next();
+            }
+
+            @Override
+            public void close() {
+            }
+        };
     }
 
     VersionedRecord<byte[]> get(final Bytes key, final boolean readCommitted) {
