@@ -26,7 +26,7 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * min and sum of the input, and, behind a repartition topic, the running max and count. Prints
  * {@link ChildOutput} lines on stdout for the test to read.
  *
- * <p>Arguments: bootstrap servers, {@link StoreSuppliers} name, topic prefix, state directory,
+ * <p>Arguments: bootstrap servers, {@link Target} name, topic prefix, state directory,
  * processing guarantee.
  */
 public final class AggregationApp {
@@ -40,12 +40,12 @@ public final class AggregationApp {
 
     public static void main(final String[] args) throws InterruptedException {
         final String bootstrapServers = args[0];
-        final StoreSuppliers stores = StoreSuppliers.valueOf(args[1]);
+        final Target target = Target.valueOf(args[1]);
         final Topics topics = new Topics(args[2]);
         final Path stateDir = Path.of(args[3]);
         final String processingGuarantee = args[4];
 
-        final Properties props = config(bootstrapServers, stores, topics, stateDir, processingGuarantee);
+        final Properties props = config(bootstrapServers, target, topics, stateDir, processingGuarantee);
         final KafkaStreams streams = new KafkaStreams(topology(topics, props).build(), props);
         streams.setGlobalStateRestoreListener(new PrintingRestoreListener());
         streams.setStateListener((newState, oldState) -> ChildOutput.state(newState));
@@ -58,7 +58,7 @@ public final class AggregationApp {
         stopped.await();
     }
 
-    private static Properties config(final String bootstrapServers, final StoreSuppliers stores, final Topics topics,
+    private static Properties config(final String bootstrapServers, final Target target, final Topics topics,
                                      final Path stateDir, final String processingGuarantee) {
         final Properties props = new Properties();
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, topics.applicationId());
@@ -75,7 +75,7 @@ public final class AggregationApp {
         // the killed member's session to time out.
         props.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), topics.applicationId() + "-instance");
         props.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), 10_000);
-        stores.configure(props);
+        target.configure(props);
         return props;
     }
 

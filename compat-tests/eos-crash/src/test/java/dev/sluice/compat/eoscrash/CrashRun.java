@@ -36,14 +36,14 @@ final class CrashRun {
         this.workDir = workDir;
     }
 
-    CrashRunResult run(final StoreSuppliers stores) throws InterruptedException {
+    CrashRunResult run(final Target target) throws InterruptedException {
         final long started = System.nanoTime();
-        final Topics topics = new Topics(stores.name().toLowerCase());
+        final Topics topics = new Topics(target.name().toLowerCase().replace('_', '-'));
         final Path runDir = workDir.resolve(topics.prefix());
         deleteRecursively(runDir);
         broker.createTopic(topics.input(), PARTITIONS);
         topics.outputs().forEach(topic -> broker.createTopic(topic, PARTITIONS));
-        final List<String> appArguments = List.of(broker.bootstrapServers(), stores.name(), topics.prefix(),
+        final List<String> appArguments = List.of(broker.bootstrapServers(), target.name(), topics.prefix(),
             runDir.resolve("state").toString(), settings.processingGuarantee());
 
         final Random random = new Random(settings.seed());
@@ -53,7 +53,7 @@ final class CrashRun {
 
         final List<List<Restore>> restoresPerLife = new ArrayList<>();
         for (int life = 0; life < settings.kills(); life++) {
-            final ChildJvm child = startLife(runDir.resolve("life-" + life + ".log"), appArguments);
+            final ChildJvm child = startLife(target, runDir.resolve("life-" + life + ".log"), appArguments);
             try {
                 if (!child.awaitOutput(ChildOutput::reachedRunning, RUNNING_TIMEOUT)) {
                     throw new AssertionError("the application did not reach RUNNING; see " + child.log());
@@ -66,7 +66,7 @@ final class CrashRun {
         }
         driver.join();
 
-        final ChildJvm finalLife = startLife(runDir.resolve("life-" + settings.kills() + ".log"), appArguments);
+        final ChildJvm finalLife = startLife(target, runDir.resolve("life-" + settings.kills() + ".log"), appArguments);
         final Verification verification;
         try {
             // Running first, so that this restart's restoration is seen even when the output is complete already.
@@ -78,12 +78,12 @@ final class CrashRun {
             finalLife.stop();
         }
         restoresPerLife.add(ChildOutput.restores(finalLife.lines()));
-        return new CrashRunResult(stores, settings, restoresPerLife, verification, Duration.ofNanos(System.nanoTime() - started));
+        return new CrashRunResult(target, settings, restoresPerLife, verification, Duration.ofNanos(System.nanoTime() - started));
     }
 
-    /** One life of {@link AggregationApp}, on the test's own class path. */
-    private static ChildJvm startLife(final Path log, final List<String> appArguments) {
-        return ChildJvm.start(log, System.getProperty("java.class.path"), AggregationApp.class.getName(), appArguments);
+    /** One life of {@link AggregationApp}, on the target's class path. */
+    private static ChildJvm startLife(final Target target, final Path log, final List<String> appArguments) {
+        return ChildJvm.start(log, target.classPath(), AggregationApp.class.getName(), appArguments);
     }
 
     private static void deleteRecursively(final Path dir) {

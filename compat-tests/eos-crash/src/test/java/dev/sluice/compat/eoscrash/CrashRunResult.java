@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.Set;
 
 /** What one crash check saw: per life of the application the restorations it began, and the verification. */
-record CrashRunResult(StoreSuppliers stores, CrashSettings settings, List<List<Restore>> restoresPerLife,
+record CrashRunResult(Target target, CrashSettings settings, List<List<Restore>> restoresPerLife,
                       Verification verification, Duration duration) {
 
     /** Records restored by each restart, i.e. every life but the first. */
@@ -20,14 +20,18 @@ record CrashRunResult(StoreSuppliers stores, CrashSettings settings, List<List<R
     }
 
     /**
-     * Restorations that started from the changelog's first offset although an earlier life had already
-     * found records in that changelog: the store had held state and came back empty, it was wiped.
+     * Restorations that replayed records from the changelog's first offset although an earlier life had
+     * already found records in that changelog: the store had held state and came back empty, it was
+     * wiped. (A restore from the first offset that finds nothing committed is no wipe: the earlier lives'
+     * transactions were all aborted, or none of their store commits went through before a kill.)
      */
     List<Restore> wipes() {
         final Set<String> seenWithRecords = new HashSet<>();
         final List<Restore> wipes = new ArrayList<>();
         for (final List<Restore> life : restoresPerLife) {
-            life.stream().filter(restore -> restore.from() == 0 && seenWithRecords.contains(restore.storePartition())).forEach(wipes::add);
+            life.stream()
+                .filter(restore -> restore.from() == 0 && restore.restored() > 0 && seenWithRecords.contains(restore.storePartition()))
+                .forEach(wipes::add);
             life.stream().filter(restore -> restore.to() > 0).forEach(restore -> seenWithRecords.add(restore.storePartition()));
         }
         return wipes;

@@ -11,7 +11,7 @@ record CrashSettings(int kills, int records, Duration inputDuration, Duration ma
 
     static CrashSettings fromSystemProperties() {
         return new CrashSettings(
-            Integer.getInteger("eos.kills", 10),
+            Integer.getInteger("eos.kills", 20),
             Integer.getInteger("eos.records", 3_000),
             Duration.ofSeconds(Integer.getInteger("eos.inputSeconds", 40)),
             Duration.ofMillis(2_500),

@@ -19,19 +19,19 @@ final class EosCrashReport {
         lines.add("## Suite 4: exactly-once crash check");
         lines.add("");
         lines.add("Per key the running min and sum of keyed integers, and behind a repartition topic the running max");
-        lines.add("and count, on Apache Kafka Streams 4.4.0's runtime under exactly_once_v2 with");
+        lines.add("and count (a word count), on Sluice's runtime and on Apache Kafka Streams 4.4.0's, under exactly_once_v2 with");
         lines.add("enable.transactional.statestores=true, commit.interval.ms=100 and caching off. The application runs");
         lines.add("in its own JVM and is SIGKILLed at random moments while input is written, restarted each time, then");
         lines.add("left to catch up. The verifier recomputes every key's aggregates from the committed input and compares");
         lines.add("them with the committed output, record for record. A restore from the changelog's first offset when an earlier life");
         lines.add("had already found records there means the store was wiped.");
         lines.add("");
-        lines.add("| Stores | Verdict | Kills | Input records | Records restored per restart | Max | Total | Wiped store restores | Time |");
+        lines.add("| Run on | Verdict | Kills | Input records | Records restored per restart | Max | Total | Wiped store restores | Time |");
         lines.add("|---|---|---|---|---|---|---|---|---|");
         for (final CrashRunResult result : results) {
             final LongSummaryStatistics restored = result.restoredPerRestart().stream().mapToLong(Long::longValue).summaryStatistics();
             lines.add(String.format("| %s | %s | %d | %d | %s | %d | %d | %d | %d s |",
-                result.stores().description(),
+                result.target().description(),
                 result.verification().mismatches().isEmpty() ? "exactly-once held" : result.verification().mismatches().size() + " mismatches",
                 result.settings().kills(),
                 result.verification().inputRecords(),
@@ -44,7 +44,7 @@ final class EosCrashReport {
         for (final CrashRunResult result : results) {
             if (!result.verification().mismatches().isEmpty()) {
                 lines.add("");
-                lines.add("Mismatches on " + result.stores().description() + " (first per key and topic):");
+                lines.add("Mismatches on " + result.target().description() + " (first per key and topic):");
                 result.verification().mismatches().forEach(mismatch -> lines.add("- " + mismatch));
             }
         }
