@@ -54,8 +54,8 @@ public final class ExampleLauncher {
     }
 
     /**
-     * Runs the application {@code topology} builds from the configuration and the output topic, until
-     * SIGTERM; never returns normally.
+     * Runs the application {@code topology} builds from the configuration and the output topic: returns
+     * once SIGTERM has closed it, exits the JVM with 1 when it stops in ERROR, with 2 on a bad command line.
      */
     public static void run(final String[] args, final String defaultApplicationId, final String defaultOutputTopic,
                            final BiFunction<Properties, String, Topology> topology) throws InterruptedException {
