@@ -61,6 +61,17 @@ pub trait TaskProcessor: Send {
         Ok(())
     }
 
+    /// How far behind the end of each input partition the task's consumer is (`None`:
+    /// unknown yet), before every [`punctuate`](Self::punctuate); Kafka Streams' tasks wait
+    /// for a partition with data still on the broker before they process the others.
+    fn update_lags(
+        &mut self,
+        lags: &[(TopicPartition, Option<i64>)],
+    ) -> Result<(), ProcessorError> {
+        let _ = lags;
+        Ok(())
+    }
+
     /// Called on every turn of the loop while the task runs: wall-clock punctuation.
     fn punctuate(&mut self) -> Result<Vec<ProducedRecord>, ProcessorError> {
         Ok(Vec::new())

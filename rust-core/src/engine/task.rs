@@ -181,6 +181,12 @@ impl Task {
         self.processor_outcome(outputs)
     }
 
+    /// Tells the processor how far behind its inputs' ends the consumer is.
+    pub fn update_lags(&mut self, lags: &[(TopicPartition, Option<i64>)]) -> Result<()> {
+        let updated = self.processor.update_lags(lags);
+        self.processor_outcome(updated)
+    }
+
     /// Wall-clock punctuation, when due: what it produced.
     pub fn punctuate(&mut self) -> Result<Vec<ProducedRecord>> {
         let outputs = self.processor.punctuate();

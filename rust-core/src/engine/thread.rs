@@ -192,6 +192,8 @@ struct TaskManager {
     inputs: BTreeMap<TaskId, Vec<TopicPartition>>,
     /// Tasks whose inputs are paused until they are restored.
     paused: BTreeSet<TaskId>,
+    /// The group's committed offset of input partitions, where their tasks' consumption began.
+    committed_starts: BTreeMap<TopicPartition, i64>,
     restorer: Restorer,
     producer: StreamsProducer,
     last_commit: Instant,
@@ -216,6 +218,7 @@ impl TaskManager {
             tasks: BTreeMap::new(),
             inputs: BTreeMap::new(),
             paused: BTreeSet::new(),
+            committed_starts: BTreeMap::new(),
             producer,
             last_commit: Instant::now(),
             failure: None,
@@ -252,12 +255,11 @@ impl TaskManager {
 
     /// Opens task `id` and starts restoring its stores; its inputs wait until they are.
     fn open_task(&mut self, consumer: &MainConsumer, id: TaskId) -> Result<()> {
-        let subtopology = self
-            .shared
-            .topology
+        let topology = Arc::clone(&self.shared.topology);
+        let subtopology = topology
             .subtopology(id.subtopology)
             .expect("tasks come from the topology");
-        let processor_keeps_stores = self.shared.topology.processor_keeps_stores;
+        let processor_keeps_stores = topology.processor_keeps_stores;
         let inputs = if processor_keeps_stores {
             self.committed_inputs(consumer, id)?
         } else {
@@ -290,12 +292,18 @@ impl TaskManager {
     /// The input partitions of task `id` with the group's committed positions, which the
     /// processor reads its stream time from.
     fn committed_inputs(
-        &self,
+        &mut self,
         consumer: &MainConsumer,
         id: TaskId,
     ) -> Result<Vec<CommittedInput>> {
         let positions =
             group::committed_positions(consumer, &self.inputs[&id], self.shared.config.client_timeout)?;
+        for (partition, position) in &positions {
+            match position {
+                Some((offset, _)) => self.committed_starts.insert(partition.clone(), *offset),
+                None => self.committed_starts.remove(partition),
+            };
+        }
         Ok(positions
             .into_iter()
             .map(|(partition, position)| CommittedInput {
@@ -434,7 +442,8 @@ impl TaskManager {
         Ok(())
     }
 
-    /// Runs the wall-clock punctuation of the running tasks.
+    /// Runs the wall-clock punctuation of the running tasks, telling them first how far behind
+    /// their inputs' ends they are.
     fn punctuate(&mut self, consumer: &MainConsumer) -> Result<()> {
         let running: Vec<TaskId> = self
             .tasks
@@ -443,7 +452,10 @@ impl TaskManager {
             .map(|(id, _)| *id)
             .collect();
         for id in running {
-            let outputs = self.tasks.get_mut(&id).expect("listed above").punctuate()?;
+            let lags = group::lags(consumer, &self.inputs[&id], &self.committed_starts);
+            let task = self.tasks.get_mut(&id).expect("listed above");
+            task.update_lags(&lags)?;
+            let outputs = task.punctuate()?;
             if !self.send(consumer, &outputs)? {
                 return Ok(());
             }

@@ -231,6 +231,15 @@ impl TaskProcessor for JvmTaskProcessor {
         Ok(())
     }
 
+    fn update_lags(
+        &mut self,
+        lags: &[(TopicPartition, Option<i64>)],
+    ) -> Result<(), ProcessorError> {
+        let framed = record_framing::offsets(lags.iter().map(|(p, lag)| (p, *lag)));
+        self.call(jni_str!("updateLags"), &jni_sig!("([B)V"), Some(&framed))?;
+        Ok(())
+    }
+
     fn punctuate(&mut self) -> Result<Vec<ProducedRecord>, ProcessorError> {
         let produced = self.call(jni_str!("punctuate"), &jni_sig!("()[B"), None)?;
         Ok(record_framing::produced_records(&produced)?)

@@ -5,6 +5,8 @@
 //! librdkafka applies the change: on revocation the listener can still commit the
 //! partitions it is losing, with the group generation that owns them.
 
+use std::collections::BTreeMap;
+
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, Rebalance};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::{ClientConfig, ClientContext};
@@ -141,4 +143,60 @@ pub fn committed_positions<L: RebalanceListener>(
             (partition, position)
         })
         .collect())
+}
+
+/// How far behind the end of each of `partitions` the consumer is: the high watermark its
+/// last fetch saw, minus the next offset it hands out. Before it handed out anything, the
+/// next offset is the one `starts` gives (the group's committed offset), else the log's start
+/// (`auto.offset.reset=earliest`). `None` while unknown (nothing fetched yet). Answered from
+/// what the consumer already knows, without asking the broker.
+pub fn lags<L: RebalanceListener>(
+    consumer: &GroupConsumer<L>,
+    partitions: &[TopicPartition],
+    starts: &BTreeMap<TopicPartition, i64>,
+) -> Vec<(TopicPartition, Option<i64>)> {
+    let positions = consumer.position().ok();
+    partitions
+        .iter()
+        .map(|partition| {
+            let handed_out = positions
+                .as_ref()
+                .and_then(|list| list.find_partition(&partition.topic, partition.partition))
+                .and_then(|element| match element.offset() {
+                    Offset::Offset(offset) => Some(offset),
+                    _ => None,
+                });
+            let lag = cached_watermarks(consumer, partition).map(|(low, high)| {
+                let next = handed_out
+                    .or_else(|| starts.get(partition).copied())
+                    .unwrap_or(low);
+                (high - next).max(0)
+            });
+            (partition.clone(), lag)
+        })
+        .collect()
+}
+
+/// The low and high watermarks of `partition` as the consumer's last fetch saw them.
+fn cached_watermarks<L: RebalanceListener>(
+    consumer: &GroupConsumer<L>,
+    partition: &TopicPartition,
+) -> Option<(i64, i64)> {
+    let topic = std::ffi::CString::new(partition.topic.as_str()).ok()?;
+    let (mut low, mut high) = (-1i64, -1i64);
+    // SAFETY: the client pointer is live for as long as `consumer`, the topic a valid C string,
+    // and librdkafka only writes the two offsets; it reads its cached fetch state, no I/O.
+    let error = unsafe {
+        rdkafka::bindings::rd_kafka_get_watermark_offsets(
+            consumer.client().native_ptr(),
+            topic.as_ptr(),
+            partition.partition,
+            &mut low,
+            &mut high,
+        )
+    };
+    (error == rdkafka::bindings::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR
+        && low >= 0
+        && high >= 0)
+        .then_some((low, high))
 }

@@ -163,6 +163,14 @@ final class StreamTaskRunner implements TaskRunner {
     }
 
     @Override
+    public void updateLags(final byte[] lags) {
+        guarded(() -> {
+            consumer.lags(RuntimeFraming.readOffsets(lags));
+            return null;
+        });
+    }
+
+    @Override
     public byte[] punctuate() {
         return guarded(() -> {
             if (!running) {

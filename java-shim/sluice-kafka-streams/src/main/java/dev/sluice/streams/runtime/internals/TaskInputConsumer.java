@@ -30,13 +30,14 @@ import org.apache.kafka.common.metrics.KafkaMetric;
  * (stream time comes back from their metadata), its position after the records handed to it, and its
  * lag, and asks it to pause or resume partitions whose buffer is full. Committed offsets are those the
  * engine passed at creation, then those of each commit; the position is past the last record handed
- * over; the lag is zero, since the engine hands over what it fetched; pausing is the engine's business
+ * over; the lag is the engine consumer's, as last reported (unknown before); pausing is the engine's business
  * and ignored here. Everything else is no task's business and unsupported.
  */
 final class TaskInputConsumer implements Consumer<byte[], byte[]> {
 
     private final Map<TopicPartition, OffsetAndMetadata> committed;
     private final Map<TopicPartition, Long> positions = new HashMap<>();
+    private final Map<TopicPartition, Long> lags = new HashMap<>();
 
     TaskInputConsumer(final Map<TopicPartition, OffsetAndMetadata> committed) {
         this.committed = new HashMap<>(committed);
@@ -45,6 +46,11 @@ final class TaskInputConsumer implements Consumer<byte[], byte[]> {
     /** Records up to {@code lastOffset} of {@code partition} were handed to the task. */
     void handedOver(final TopicPartition partition, final long lastOffset) {
         positions.put(partition, lastOffset + 1);
+    }
+
+    /** The engine's consumer is {@code lags} records behind the end of each partition (null: not known). */
+    void lags(final Map<TopicPartition, Long> lags) {
+        this.lags.putAll(lags);
     }
 
     /** A commit of these offsets succeeded. */
@@ -94,7 +100,8 @@ final class TaskInputConsumer implements Consumer<byte[], byte[]> {
 
     @Override
     public OptionalLong currentLag(final TopicPartition partition) {
-        return OptionalLong.of(0L);
+        final Long lag = lags.get(partition);
+        return lag == null ? OptionalLong.empty() : OptionalLong.of(lag);
     }
 
     @Override

@@ -25,6 +25,13 @@ public interface TaskRunner {
     /** Processes framed consumed records (offset order per partition); returns the framed records produced. */
     byte[] process(byte[] records);
 
+    /**
+     * Before every {@link #punctuate}: framed offsets holding, for each input partition, how many records
+     * the engine's consumer is behind its end (-1: not known yet). A task waits for a partition with data
+     * still on the broker before it processes the others (Kafka Streams' {@code max.task.idle.ms}).
+     */
+    void updateLags(byte[] lags);
+
     /** Called on every loop iteration while the task runs: wall-clock punctuation when due; returns framed produced records. */
     byte[] punctuate();
 

@@ -59,6 +59,15 @@ import org.junit.jupiter.api.Test;
 /** The task runner driven as the engine drives it, with framed batches and no Kafka. */
 class StreamTaskRunnerTest {
 
+    /** Two input topics merged into one output: a task with two input partitions. */
+    private static final Supplier<Topology> MERGE = () -> {
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream(List.of("left", "right"), Consumed.with(Serdes.String(), Serdes.String()))
+            .to("merged", Produced.with(Serdes.String(), Serdes.String()));
+        return builder.build();
+    };
+
+
     private static final String INPUT = "input";
     private static final String REPARTITION = "app-words-repartition";
     private static final String CHANGELOG = "app-counts-changelog";
@@ -278,15 +287,37 @@ class StreamTaskRunnerTest {
     }
 
     @Test
-    void recordsOfSeveralPartitionsAreProcessedInTimestampOrder() throws Exception {
-        final Supplier<Topology> merge = () -> {
-            final StreamsBuilder builder = new StreamsBuilder();
-            builder.stream(List.of("left", "right"), Consumed.with(Serdes.String(), Serdes.String()))
-                .to("merged", Produced.with(Serdes.String(), Serdes.String()));
-            return builder.build();
-        };
-        try (TaskRunnerFixture fixture = new TaskRunnerFixture(merge, new Properties())) {
+    void aPartitionWithRecordsStillOnTheBrokerHoldsTheOthersBack() throws Exception {
+        try (TaskRunnerFixture fixture = new TaskRunnerFixture(MERGE, new Properties())) {
             final TaskRunner task = fixture.running(0, 1);
+            task.updateLags(lags(0L, null));
+            assertEquals(List.of(), keys(produced(task.process(batch(List.of(
+                record("left", 1, 0L, 1_000L, bytes("a"), bytes("a"))))))),
+                "a partition whose lag is not known yet holds the task back");
+            task.updateLags(lags(0L, 1L));
+            assertEquals(List.of(), keys(produced(task.punctuate())),
+                "a partition with a record on the broker holds the task back");
+            task.updateLags(lags(0L, 0L));
+            assertEquals(List.of("x", "a"), keys(produced(task.process(batch(List.of(
+                record("right", 1, 0L, 500L, bytes("x"), bytes("x"))))))),
+                "once it arrived, the records go in timestamp order");
+            task.close(false);
+        }
+    }
+
+    /** The framed lags of the merge topology's two inputs; null for a lag not known yet. */
+    private static byte[] lags(final Long left, final Long right) {
+        final Map<TopicPartition, Long> lags = new LinkedHashMap<>();
+        lags.put(new TopicPartition("left", 1), left);
+        lags.put(new TopicPartition("right", 1), right);
+        return RuntimeFraming.offsets(lags);
+    }
+
+    @Test
+    void recordsOfSeveralPartitionsAreProcessedInTimestampOrder() throws Exception {
+        try (TaskRunnerFixture fixture = new TaskRunnerFixture(MERGE, new Properties())) {
+            final TaskRunner task = fixture.running(0, 1);
+            task.updateLags(lags(0L, 0L));
             final List<ProducerRecord<byte[], byte[]>> merged = produced(task.process(batch(List.of(
                 record("left", 1, 0L, 1_000L, bytes("a"), bytes("a")),
                 record("left", 1, 1L, 5_000L, bytes("b"), bytes("b")),
