@@ -2,15 +2,15 @@ package dev.sluice.examples.demo;
 
 import dev.sluice.examples.wordcount.WordCount;
 import dev.sluice.examples.wordcount.WordCountRun;
-import dev.sluice.streams.state.SluiceDslStoreSuppliers;
 import dev.sluice.streams.testing.broker.LocalKafkaBroker;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.streams.StreamsConfig;
 
 /**
- * {@code make demo}: starts a local broker, runs the unchanged {@link WordCount} application on a
- * few lines under exactly-once, prints the counts it committed, and stops everything.
+ * {@code make demo}: starts a local broker, runs the unchanged {@link WordCount} application on Sluice
+ * (this module's Kafka Streams is Sluice's drop-in artifact) on a few lines under exactly-once, prints
+ * the counts it committed, and stops everything.
  */
 public final class Demo {
 
@@ -31,11 +31,11 @@ public final class Demo {
             broker.createTopic(WordCount.INPUT_TOPIC, 2);
             broker.createTopic(WordCount.OUTPUT_TOPIC, 2);
 
-            System.out.println("Running WordCount (" + StreamsConfig.EXACTLY_ONCE_V2
-                + ") on Apache Kafka Streams' runtime with Sluice's transactional stores; input:");
+            System.out.println("Running WordCount (" + StreamsConfig.EXACTLY_ONCE_V2 + ") on Sluice: the Rust engine "
+                + "reads, commits and writes, Sluice's transactional stores hold the counts; input:");
             LINES.forEach(line -> System.out.println("  " + line));
             final WordCountRun.Result result = new WordCountRun(broker.bootstrapServers(), WordCount.INPUT_TOPIC,
-                WordCount.OUTPUT_TOPIC).run(StreamsConfig.EXACTLY_ONCE_V2, SluiceDslStoreSuppliers.class, LINES);
+                WordCount.OUTPUT_TOPIC).run(StreamsConfig.EXACTLY_ONCE_V2, LINES);
             final Map<String, Long> counts = result.counts();
             System.out.println("Sluice stores the application opened: " + result.sluiceStoresOpened());
 

@@ -1,6 +1,7 @@
 package dev.sluice.examples.wordcount;
 
 import dev.sluice.examples.launcher.ExampleLauncher;
+import dev.sluice.streams.state.internals.NativeHandles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -23,9 +24,6 @@ import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
-import dev.sluice.streams.state.internals.NativeHandles;
-import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.state.DslStoreSuppliers;
 
 /**
  * One run of {@link WordCount} against a broker: starts the application, writes lines to its
@@ -61,15 +59,11 @@ public record WordCountRun(String bootstrapServers, String inputTopic, String ou
     public record Result(Map<String, Long> counts, long sluiceStoresOpened) {
     }
 
-    /**
-     * Runs the application under {@code processingGuarantee} (a {@code processing.guarantee}
-     * value) with the DSL's stores from {@code storeSuppliers}.
-     */
-    public Result run(final String processingGuarantee,
-                      final Class<? extends DslStoreSuppliers> storeSuppliers,
-                      final List<String> lines) {
+    /** Runs the application under {@code processingGuarantee} (a {@code processing.guarantee} value). */
+    public Result run(final String processingGuarantee, final List<String> lines) {
         final Map<String, Long> expected = expectedCounts(lines);
-        final Properties config = streamsConfig(processingGuarantee, storeSuppliers, temporaryStateDir());
+        final Properties config = ExampleLauncher.streamsConfig(bootstrapServers, "wordcount-" + UUID.randomUUID(),
+            processingGuarantee, temporaryStateDir());
         final long storesBefore = NativeHandles.liveStores();
         try (KafkaStreams streams = new KafkaStreams(WordCount.topology(inputTopic, outputTopic, config), config)) {
             streams.start();
@@ -77,18 +71,6 @@ public record WordCountRun(String bootstrapServers, String inputTopic, String ou
             final Map<String, Long> counts = consumeUntil(expected);
             return new Result(counts, NativeHandles.liveStores() - storesBefore);
         }
-    }
-
-    private Properties streamsConfig(final String processingGuarantee,
-                                     final Class<? extends DslStoreSuppliers> storeSuppliers,
-                                     final Path stateDir) {
-        final Properties props = ExampleLauncher.streamsConfig(bootstrapServers, "wordcount-" + UUID.randomUUID(),
-            processingGuarantee, stateDir);
-        props.put(StreamsConfig.DSL_STORE_SUPPLIERS_CLASS_CONFIG, storeSuppliers);
-        // Kafka Streams' runtime commits stores during processing under exactly-once only with
-        // this set; Sluice's stores are transactional either way.
-        props.put(StreamsConfig.TRANSACTIONAL_STATE_STORES_CONFIG, true);
-        return props;
     }
 
     private void produce(final List<String> lines) {
