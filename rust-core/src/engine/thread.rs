@@ -442,15 +442,19 @@ impl TaskManager {
         Ok(())
     }
 
-    /// Runs the wall-clock punctuation of the running tasks, telling them first how far behind
-    /// their inputs' ends they are.
-    fn punctuate(&mut self, consumer: &MainConsumer) -> Result<()> {
-        let running: Vec<TaskId> = self
-            .tasks
+    /// The tasks that finished restoring.
+    fn running_tasks(&self) -> Vec<TaskId> {
+        self.tasks
             .iter()
             .filter(|(_, task)| task.is_running())
             .map(|(id, _)| *id)
-            .collect();
+            .collect()
+    }
+
+    /// Runs the wall-clock punctuation of the running tasks, telling them first how far behind
+    /// their inputs' ends they are.
+    fn punctuate(&mut self, consumer: &MainConsumer) -> Result<()> {
+        let running = self.running_tasks();
         for id in running {
             let lags = group::lags(consumer, &self.inputs[&id], &self.committed_starts);
             let task = self.tasks.get_mut(&id).expect("listed above");
@@ -502,12 +506,7 @@ impl TaskManager {
     /// The commit barrier. Returns false when the work was rolled back instead.
     fn commit(&mut self, consumer: &MainConsumer, trigger: CommitTrigger) -> Result<bool> {
         self.last_commit = Instant::now();
-        let running: Vec<TaskId> = self
-            .tasks
-            .iter()
-            .filter(|(_, task)| task.is_running())
-            .map(|(id, _)| *id)
-            .collect();
+        let running = self.running_tasks();
         let mut consumed: BTreeMap<TopicPartition, InputOffset> = BTreeMap::new();
         for id in running {
             let task = self.tasks.get_mut(&id).expect("listed above");
