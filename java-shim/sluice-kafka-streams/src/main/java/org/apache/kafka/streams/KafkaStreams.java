@@ -32,6 +32,7 @@ import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.metrics.Gauge;
 import org.apache.kafka.common.metrics.KafkaMetricsContext;
 import org.apache.kafka.common.metrics.MetricConfig;
 import org.apache.kafka.common.metrics.Metrics;
@@ -298,6 +299,14 @@ public class KafkaStreams implements AutoCloseable {
         ClientMetrics.addStateMetric(streamsMetrics, (config, now) -> state.name());
         ClientMetrics.addNumAliveStreamThreadMetric(streamsMetrics, (config, now) -> isRunningOrRebalancing()
             ? topologyMetadata.numStreamThreads(applicationConfigs) : 0);
+        // Sluice's own: Kafka Streams has the gauge per key-value store only (stream-state-metrics); the
+        // instance's total is what statestore.uncommitted.max.bytes bounds.
+        streamsMetrics.addClientLevelMutableMetric("uncommitted-bytes",
+            "The approximate number of uncommitted bytes in the transactional state stores of this instance",
+            Sensor.RecordingLevel.INFO, (Gauge<Long>) (config, now) -> {
+                final EngineRuntime current = currentEngine();
+                return current == null ? 0L : current.uncommittedBytes();
+            });
 
         this.streamsMetadataState = new StreamsMetadataState(topologyMetadata, thisHost, logContext);
         this.localMetadata = new LocalStreamsMetadata(streamsMetadataState, thisHost, adminClient);

@@ -133,6 +133,8 @@ public final class EngineRuntime implements AutoCloseable {
                 NativeEngine.close(handle);
             }
         } finally {
+            // The threads are gone; a replacing engine registers its threads' metrics anew.
+            environment.close();
             // After the tasks, which read the global stores.
             stopGlobalThread();
             partitionLookup.close();
@@ -163,6 +165,11 @@ public final class EngineRuntime implements AutoCloseable {
             }
             throw e;
         }
+    }
+
+    /** The bytes the running local tasks' stores hold uncommitted, summed; read from any thread. */
+    public long uncommittedBytes() {
+        return environment.uncommittedBytes();
     }
 
     /** The store called storeName of each running local task (KS's outermost, metered store), keyed by partition. */

@@ -60,6 +60,7 @@ final class StreamTaskRunner implements TaskRunner {
     private final Logger log;
     private final LogContext logContext;
     private final Map<TopicPartition, OffsetAndMetadata> committedInputs;
+    private final EngineThreadMetrics threadMetrics;
     private volatile Set<TopicPartition> inputPartitions = Set.of();
 
     // The parts of the current incarnation of the task; a rollback or wipe replaces them.
@@ -69,6 +70,8 @@ final class StreamTaskRunner implements TaskRunner {
     private TaskInputConsumer consumer;
     private Map<TopicPartition, OffsetAndMetadata> preparedOffsets = Map.of();
     private boolean running;
+    // When the flush of a commit with something to commit began, for the thread's commit latency; -1: none.
+    private long commitStartMs = -1;
 
     /** Creates the task and opens its stores; failures propagate to the caller, which reports them. */
     StreamTaskRunner(final TaskEnvironment environment,
@@ -79,6 +82,7 @@ final class StreamTaskRunner implements TaskRunner {
         this.logContext = new LogContext("stream-thread [" + Thread.currentThread().getName() + "] task [" + id + "] ");
         this.log = logContext.logger(StreamTaskRunner.class);
         this.committedInputs = new HashMap<>(committedInputs);
+        this.threadMetrics = environment.threadMetrics();
         build();
     }
 
@@ -146,6 +150,7 @@ final class StreamTaskRunner implements TaskRunner {
     @Override
     public byte[] process(final byte[] records) {
         return guarded(() -> {
+            final long startMs = environment.time().milliseconds();
             final Map<TopicPartition, List<ConsumerRecord<byte[], byte[]>>> byPartition = new LinkedHashMap<>();
             for (final ConsumerRecord<byte[], byte[]> record : RuntimeFraming.readConsumedRecords(records)) {
                 byPartition.computeIfAbsent(new TopicPartition(record.topic(), record.partition()), p -> new ArrayList<>())
@@ -157,7 +162,7 @@ final class StreamTaskRunner implements TaskRunner {
                 consumer.handedOver(partition, lastOffset);
                 task.updateNextOffsets(partition, new OffsetAndMetadata(lastOffset + 1));
             });
-            processBuffered();
+            recordProcessed(processBuffered(), startMs);
             return produced();
         });
     }
@@ -176,9 +181,14 @@ final class StreamTaskRunner implements TaskRunner {
             if (!running) {
                 return RuntimeFraming.emptyRecords();
             }
-            task.maybePunctuateSystemTime();
+            final long startMs = environment.time().milliseconds();
+            long processStartMs = startMs;
+            if (task.maybePunctuateSystemTime()) {
+                processStartMs = environment.time().milliseconds();
+                threadMetrics.punctuated(processStartMs - startMs, processStartMs);
+            }
             // Records held back for max.task.idle.ms become processable as wall-clock time passes.
-            processBuffered();
+            recordProcessed(processBuffered(), processStartMs);
             return produced();
         });
     }
@@ -186,7 +196,9 @@ final class StreamTaskRunner implements TaskRunner {
     @Override
     public byte[] flush() {
         return guarded(() -> {
-            final Map<TopicPartition, OffsetAndMetadata> offsets = task.commitNeeded() ? task.prepareCommit(true) : Map.of();
+            final boolean commitNeeded = task.commitNeeded();
+            commitStartMs = commitNeeded ? environment.time().milliseconds() : -1;
+            final Map<TopicPartition, OffsetAndMetadata> offsets = commitNeeded ? task.prepareCommit(true) : Map.of();
             preparedOffsets = offsets == null ? Map.of() : offsets;
             return produced();
         });
@@ -214,6 +226,11 @@ final class StreamTaskRunner implements TaskRunner {
             consumer.committed(preparedOffsets);
             committedInputs.putAll(preparedOffsets);
             preparedOffsets = Map.of();
+            if (commitStartMs >= 0) {
+                final long nowMs = environment.time().milliseconds();
+                threadMetrics.committed(nowMs - commitStartMs, nowMs);
+                commitStartMs = -1;
+            }
             return null;
         });
     }
@@ -243,6 +260,7 @@ final class StreamTaskRunner implements TaskRunner {
                 closeDirtyQuietly();
             }
             task = null;
+            threadMetrics.taskClosed();
             return null;
         });
     }
@@ -250,6 +268,15 @@ final class StreamTaskRunner implements TaskRunner {
     @Override
     public long uncommittedBytes() {
         return guarded(task::approximateNumUncommittedBytes);
+    }
+
+    /**
+     * The store bytes written since the last commit, for the instance's uncommitted-bytes gauge: read
+     * from any thread, and 0 for a task between incarnations.
+     */
+    long currentUncommittedBytes() {
+        final StreamTask current = task;
+        return current == null ? 0 : current.approximateNumUncommittedBytes();
     }
 
     /** A new incarnation of the task over the stores' committed state, initialised (stores open) but not restored. */
@@ -327,17 +354,30 @@ final class StreamTaskRunner implements TaskRunner {
         environment.running(this);
     }
 
-    /** Processes every buffered record that is processable now, with stream-time punctuation after each. */
-    private void processBuffered() {
+    /**
+     * Processes every buffered record that is processable now, with stream-time punctuation after each;
+     * returns how many it processed.
+     */
+    private int processBuffered() {
         if (!running) {
             throw new IllegalStateException("Task " + id + " is not running: it has not been restored");
         }
         task.updateLags();
         final long now = environment.time().milliseconds();
+        int processed = 0;
         while (task.isProcessable(now) && task.process(now)) {
+            processed++;
             task.maybePunctuateStreamTime();
         }
         task.maybePunctuateStreamTime();
+        return processed;
+    }
+
+    private void recordProcessed(final int records, final long startMs) {
+        if (records > 0) {
+            final long nowMs = environment.time().milliseconds();
+            threadMetrics.processed(records, nowMs - startMs, nowMs);
+        }
     }
 
     private byte[] produced() {

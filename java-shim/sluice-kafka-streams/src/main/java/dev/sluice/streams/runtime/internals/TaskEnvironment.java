@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
 /**
  * What the tasks of one application instance share, as a Kafka Streams instance shares it among its
  * stream threads: the topology, the config the tasks see, metrics, the state directory, one record cache
- * per engine thread, and the registry of running tasks that interactive queries read from other threads.
+ * and one set of thread-level metrics per engine thread, and the registry of running tasks that interactive queries read from other threads.
  */
 final class TaskEnvironment {
 
@@ -44,6 +44,7 @@ final class TaskEnvironment {
     private final Function<String, List<PartitionInfo>> partitionLookup;
     private final long cacheBytesPerThread;
     private final Map<Thread, ThreadCache> threadCaches = new ConcurrentHashMap<>();
+    private final Map<Thread, EngineThreadMetrics> threadMetrics = new ConcurrentHashMap<>();
     private final Map<TaskId, StreamTaskRunner> runningTasks = new ConcurrentHashMap<>();
 
     TaskEnvironment(final TopologyMetadata topologyMetadata,
@@ -93,7 +94,9 @@ final class TaskEnvironment {
                     committed.put(input, offset);
                 }
             });
-            return new StreamTaskRunner(this, new TaskId(subtopology, partition), committed);
+            final StreamTaskRunner task = new StreamTaskRunner(this, new TaskId(subtopology, partition), committed);
+            threadMetrics().taskCreated();
+            return task;
         } catch (final RuntimeException | Error e) {
             reportFailure(e);
             throw e;
@@ -138,6 +141,18 @@ final class TaskEnvironment {
             new ThreadCache(new LogContext("stream-thread [" + thread.getName() + "] "), cacheBytesPerThread, metrics));
     }
 
+    /** The thread-level metrics of the calling engine thread, registered when it first asks (it creates a task). */
+    EngineThreadMetrics threadMetrics() {
+        return threadMetrics.computeIfAbsent(Thread.currentThread(), thread ->
+            new EngineThreadMetrics(thread.getName(), metrics, time.milliseconds()));
+    }
+
+    /** Removes the engine threads' metrics; called once the engine's threads have stopped. */
+    void close() {
+        threadMetrics.values().forEach(EngineThreadMetrics::remove);
+        threadMetrics.clear();
+    }
+
     /** Records {@code error} for the application before it stops the calling engine thread. */
     void reportFailure(final Throwable error) {
         listener.onThreadFailure(Thread.currentThread().getName(), error);
@@ -162,6 +177,15 @@ final class TaskEnvironment {
             }
         }
         return stores;
+    }
+
+    /** The bytes the running tasks' stores hold uncommitted, summed; read from any thread. */
+    long uncommittedBytes() {
+        long total = 0;
+        for (final StreamTaskRunner task : runningTasks.values()) {
+            total += task.currentUncommittedBytes();
+        }
+        return total;
     }
 
     /** The running tasks and their input partitions. */
