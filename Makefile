@@ -36,8 +36,9 @@ bench-engine:
 	@scripts/check-tools
 	compat-tests/local-broker/with-broker cargo bench --profile release -p sluice-core --bench engine_throughput
 
-## bench-stores: JMH get/put/range of Sluice's RocksDB key-value store against Kafka Streams' RocksDBStore
-## (a few minutes; JMH options with JMH_ARGS, e.g. JMH_ARGS="-f 1 -i 10")
+## bench-stores: JMH get/put/range of Sluice's RocksDB key-value store against Kafka Streams' RocksDBStore,
+## then the same operations on both in alternating rounds in one JVM (a few minutes; JMH options with
+## JMH_ARGS, e.g. JMH_ARGS="-f 1 -i 10")
 bench-stores:
 	@scripts/check-tools
 	$(MVN) -Pbenchmarks -DskipTests $(if $(JMH_ARGS),-Djmh.args="$(JMH_ARGS)") -pl compat-tests/store-differential -am verify
