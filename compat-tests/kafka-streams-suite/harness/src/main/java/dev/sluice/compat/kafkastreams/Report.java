@@ -149,6 +149,7 @@ final class Report {
             final List<TestOutcome> regressions = result.regressions();
             line("Tests that pass on Apache but not on Sluice: " + regressions.size() + ".");
             line("");
+            testLines(regressions);
         });
         failures("Failures on Apache (baseline)", SuiteResult.runnableFailures(result, result.baseline()));
     }
@@ -156,8 +157,13 @@ final class Report {
     private void failures(final String title, final List<TestOutcome> failures) {
         line("### " + title + ": " + failures.size());
         line("");
-        failures.forEach(test -> line("- `" + test.name() + "`: " + test.message().replace("|", "\\|")));
-        if (!failures.isEmpty()) {
+        testLines(failures);
+    }
+
+    /** One line per test: its name and the first line of its failure. */
+    private void testLines(final List<TestOutcome> tests) {
+        tests.forEach(test -> line("- `" + test.name() + "`: " + test.message().replace("|", "\\|")));
+        if (!tests.isEmpty()) {
             line("");
         }
     }

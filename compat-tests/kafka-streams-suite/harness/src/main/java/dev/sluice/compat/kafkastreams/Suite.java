@@ -45,10 +45,11 @@ record Suite(String name, String title, String selectionRule, List<String> testJ
     private static final Duration INTEGRATION_CLASS_TIMEOUT = Duration.ofMinutes(15);
     /**
      * The invocations that repeat a test under the streams rebalance protocol (KIP-1071), by their display
-     * names: the same topology and stores with the broker assigning the tasks. Left out to keep the suite's
-     * time within a few tens of minutes on two cores; the classic protocol's invocations run.
+     * names, which name it in the three ways the tests do: the same topology and stores with the broker
+     * assigning the tasks. Left out to keep the suite's time within a few tens of minutes on two cores;
+     * the classic protocol's invocations run.
      */
-    private static final String STREAMS_PROTOCOL_INVOCATIONS = "groupProtocol=streams|STREAMS protocol";
+    private static final String STREAMS_PROTOCOL_INVOCATIONS = "groupProtocol=streams|STREAMS protocol|useNewProtocol=true";
 
     /** Every suite, as {@code make compat} runs them. */
     static List<Suite> all() {
