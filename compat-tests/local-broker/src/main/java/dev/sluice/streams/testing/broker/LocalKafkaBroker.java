@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -11,6 +12,9 @@ import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -75,16 +79,45 @@ public final class LocalKafkaBroker implements BeforeAllCallback, AfterAllCallba
         createTopic(new NewTopic(name, Optional.of(partitions), Optional.empty()));
     }
 
-    /** Creates a topic, with whatever configs it carries, and waits until the broker has it. */
+    /**
+     * Creates a topic, with whatever configs it carries, and waits until the broker serves it: the
+     * controller acknowledges a new topic before the broker has applied it, and a loaded machine
+     * shows the gap as UnknownTopicOrPartitionException.
+     */
     public void createTopic(NewTopic topic) {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers()))) {
             admin.createTopics(List.of(topic)).all().get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            awaitServed(admin, topic.name());
         } catch (ExecutionException | TimeoutException e) {
             throw new IllegalStateException("could not create topic " + topic.name() + ": "
                     + SingleNodeKRaftBroker.describe(e), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while creating topic " + topic.name(), e);
+        }
+    }
+
+    private static void awaitServed(Admin admin, String topic)
+            throws ExecutionException, TimeoutException, InterruptedException {
+        long deadline = System.nanoTime() + ADMIN_TIMEOUT.toNanos();
+        ConfigResource configs = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+        while (true) {
+            try {
+                TopicDescription description = admin.describeTopics(Set.of(topic)).allTopicNames()
+                        .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).get(topic);
+                admin.describeConfigs(Set.of(configs)).all().get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+                if (description.partitions().stream().allMatch(partition -> partition.leader() != null)) {
+                    return;
+                }
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof UnknownTopicOrPartitionException) || System.nanoTime() > deadline) {
+                    throw e;
+                }
+            }
+            if (System.nanoTime() > deadline) {
+                throw new TimeoutException("topic " + topic + " has partitions without a leader");
+            }
+            Thread.sleep(50);
         }
     }
 
