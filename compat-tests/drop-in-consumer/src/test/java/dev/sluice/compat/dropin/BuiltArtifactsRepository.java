@@ -31,8 +31,8 @@ final class BuiltArtifactsRepository {
         return root;
     }
 
-    /** Publishes the artifact that holds {@code type}, with its pom and parent poms; returns its version. */
-    String publishArtifactOf(final Class<?> type) throws Exception {
+    /** Publishes the artifact that holds {@code type}, with its pom and parent poms. */
+    Artifact publishArtifactOf(final Class<?> type) throws Exception {
         final Path location = MavenClassPathTest.codeSource(type);
         final Path pomFile;
         final Path jar;
@@ -48,9 +48,13 @@ final class BuiltArtifactsRepository {
             pomFile = Files.isRegularFile(beside) ? beside : jar.getParent().getParent().resolve("pom.xml");
         }
         final Pom pom = Pom.read(pomFile);
-        Files.copy(jar, publish(pom, pomFile).resolveSibling(pom.fileName("jar")));
+        final Path published = Files.copy(jar, publish(pom, pomFile).resolveSibling(pom.fileName("jar")));
         publishParents(pom, pomFile);
-        return pom.version;
+        return new Artifact(pom.artifactId, pom.version, published);
+    }
+
+    /** An artifact as published: its coordinates and its jar in the repository. */
+    record Artifact(String artifactId, String version, Path jar) {
     }
 
     /** Parents found through {@code relativePath}; one that is not there is left to the local repository. */

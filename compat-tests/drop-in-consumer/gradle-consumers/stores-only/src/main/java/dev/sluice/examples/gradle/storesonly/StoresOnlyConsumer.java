@@ -1,4 +1,4 @@
-package dev.sluice.examples.gradle;
+package dev.sluice.examples.gradle.storesonly;
 
 import dev.sluice.streams.internals.NativeChecks;
 import dev.sluice.streams.internals.NativeLibrary;
@@ -12,9 +12,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * topology, then loads Sluice's native library from the sluice-stores jar and prints its version
  * and where that jar came from.
  */
-public final class GradleConsumer {
+public final class StoresOnlyConsumer {
 
-    private GradleConsumer() {
+    private StoresOnlyConsumer() {
     }
 
     public static void main(final String[] args) throws Exception {
