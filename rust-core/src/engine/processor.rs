@@ -142,6 +142,21 @@ pub trait ProcessorFactory: Send + Sync {
         task: TaskId,
         inputs: &[CommittedInput],
     ) -> Result<Box<dyn TaskProcessor>, ProcessorError>;
+
+    /// The calling engine thread's assignment is changing: a rebalance began (its partitions
+    /// are being revoked, possibly none), or it dropped its tasks to rejoin the group. Kafka
+    /// Streams' stream thread is PARTITIONS_REVOKED then, its client REBALANCING.
+    fn assignment_started(&self) -> Result<(), ProcessorError> {
+        Ok(())
+    }
+
+    /// The rebalance ended: the calling engine thread owns `tasks` (possibly none), each one
+    /// created already. Kafka Streams' stream thread is PARTITIONS_ASSIGNED then, and RUNNING
+    /// once every one of them finished restoring.
+    fn assigned(&self, tasks: &[TaskId]) -> Result<(), ProcessorError> {
+        let _ = tasks;
+        Ok(())
+    }
 }
 
 impl<F> ProcessorFactory for F

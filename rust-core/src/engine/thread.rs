@@ -250,7 +250,11 @@ impl TaskManager {
         for id in new {
             self.open_task(consumer, id)?;
         }
-        Ok(())
+        let owned: Vec<TaskId> = self.tasks.keys().copied().collect();
+        self.shared
+            .factory
+            .assigned(&owned)
+            .map_err(Error::Assignment)
     }
 
     /// Opens task `id` and starts restoring its stores; its inputs wait until they are.
@@ -359,6 +363,10 @@ impl TaskManager {
         partitions: &[TopicPartition],
         lost: bool,
     ) -> Result<()> {
+        self.shared
+            .factory
+            .assignment_started()
+            .map_err(Error::Assignment)?;
         let revoked: BTreeSet<TaskId> = partitions
             .iter()
             .filter_map(|p| self.shared.topology.task_of(p))
@@ -560,6 +568,11 @@ impl TaskManager {
         match failure {
             TransactionFailure::Fenced(_) => {
                 self.shared.metrics.aborted();
+                // The thread gives its tasks up until the group assigns it again.
+                self.shared
+                    .factory
+                    .assignment_started()
+                    .map_err(Error::Assignment)?;
                 let tasks: Vec<TaskId> = self.tasks.keys().copied().collect();
                 for id in tasks {
                     let mut task = self.tasks.remove(&id).expect("listed above");

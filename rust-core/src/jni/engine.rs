@@ -7,13 +7,15 @@
 //! (restore, process, punctuate, flush, commit, close) is one call into its runner with the
 //! records framed as [`record_framing`](super::record_framing) describes. An exception in a
 //! runner stops the engine thread, as an uncaught exception stops a Kafka Streams thread.
+//! The factory also hears, per engine thread, when a rebalance begins and which tasks the
+//! thread owns once it ends: what Kafka Streams' client state follows.
 //! Restoration progress goes to an optional Java `RestoreProgress`.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use jni::errors::Error as JniCallError;
-use jni::objects::{JByteArray, JClass, JObject, JValue};
+use jni::objects::{JByteArray, JClass, JIntArray, JObject, JValue};
 use jni::refs::Global;
 use jni::signature::MethodSignature;
 use jni::strings::{JNIStr, JNIString};
@@ -160,6 +162,39 @@ impl ProcessorFactory for JvmProcessorFactory {
             runner,
         }))
     }
+
+    fn assignment_started(&self) -> Result<(), ProcessorError> {
+        upcall(&self.vm, |env| {
+            env.call_method(&*self.factory, jni_str!("assignmentStarted"), jni_sig!("()V"), &[])?;
+            Ok(())
+        })
+    }
+
+    fn assigned(&self, tasks: &[TaskId]) -> Result<(), ProcessorError> {
+        let subtopologies: Vec<jint> = tasks.iter().map(|t| t.subtopology as jint).collect();
+        let partitions: Vec<jint> = tasks.iter().map(|t| t.partition).collect();
+        upcall(&self.vm, |env| {
+            let subtopologies = new_int_array(env, &subtopologies)?;
+            let partitions = new_int_array(env, &partitions)?;
+            env.call_method(
+                &*self.factory,
+                jni_str!("assigned"),
+                jni_sig!("([I[I)V"),
+                &[JValue::Object(&subtopologies), JValue::Object(&partitions)],
+            )?;
+            Ok(())
+        })
+    }
+}
+
+/// An `int[]` holding `values` (once per rebalance: the `jni` crate's checked calls will do).
+fn new_int_array<'local>(
+    env: &mut Env<'local>,
+    values: &[jint],
+) -> Result<JIntArray<'local>, JniCallError> {
+    let array = env.new_int_array(values.len())?;
+    array.set_region(env, 0, values)?;
+    Ok(array)
 }
 
 /// A task run by a Java `TaskRunner`, which keeps the task's stores.

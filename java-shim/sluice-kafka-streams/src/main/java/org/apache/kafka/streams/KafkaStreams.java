@@ -21,6 +21,7 @@ import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.CommonClientConfigs;
@@ -125,6 +126,10 @@ public class KafkaStreams implements AutoCloseable {
     private boolean engineClosing;
     /** Thread failures reported by the current engine, handled by the supervisor in order. */
     private final BlockingQueue<Throwable> threadFailures = new LinkedBlockingQueue<>();
+    /** Wakes the supervisor before its interval ends: a thread failed, or the engine's rebalances moved on. */
+    private final Semaphore supervisorWakeUps = new Semaphore(0);
+    /** Rebalances the current engine's threads had begun when the supervisor last looked; its own. */
+    private long rebalancesSeen;
     /** Engine thread each running task was reported from. */
     private final Map<TaskId, String> taskThreads = new ConcurrentHashMap<>();
 
@@ -528,12 +533,18 @@ public class KafkaStreams implements AutoCloseable {
             // while this engine is still starting is seen by the supervisor through hasFailed().
             if (engine != null && engine == currentEngine()) {
                 threadFailures.add(error);
+                supervisorWakeUps.release();
             }
         }
 
         @Override
         public void onTaskRunning(final TaskId task) {
             taskThreads.put(task, Thread.currentThread().getName());
+        }
+
+        @Override
+        public void onRebalanceStatusChanged() {
+            supervisorWakeUps.release();
         }
     }
 
@@ -543,12 +554,14 @@ public class KafkaStreams implements AutoCloseable {
 
     /**
      * Runs until the client shuts down: applies the uncaught exception handler to engine thread
-     * failures and follows the local tasks to move between REBALANCING and RUNNING.
+     * failures and follows the engine threads' rebalances to move between REBALANCING and RUNNING.
      */
     private void supervise() {
         try {
             while (!hasStartedOrFinishedShuttingDown()) {
-                Throwable failure = threadFailures.poll(SUPERVISION_INTERVAL_MS, TimeUnit.MILLISECONDS);
+                supervisorWakeUps.tryAcquire(SUPERVISION_INTERVAL_MS, TimeUnit.MILLISECONDS);
+                supervisorWakeUps.drainPermits();
+                Throwable failure = threadFailures.poll();
                 final EngineRuntime current = currentEngine();
                 if (failure == null && current.hasFailed()) {
                     // A thread stopped without a Java exception (an engine error): closing the
@@ -558,7 +571,7 @@ public class KafkaStreams implements AutoCloseable {
                 if (failure != null) {
                     handleThreadFailure(failure);
                 } else {
-                    followTasks(current);
+                    followRebalances(current);
                 }
             }
         } catch (final InterruptedException e) {
@@ -578,15 +591,22 @@ public class KafkaStreams implements AutoCloseable {
         }
     }
 
-    /** RUNNING once every local task runs; back to REBALANCING when a task is assigned and not yet running. */
-    private void followTasks(final EngineRuntime current) {
-        final Set<TaskId> assigned = current.localTasks().keySet();
-        taskThreads.keySet().retainAll(assigned);
-        final boolean allRunning = !assigned.isEmpty() && taskThreads.keySet().containsAll(assigned);
-        if (allRunning && state == State.REBALANCING) {
-            setState(State.RUNNING);
-        } else if (!allRunning && state == State.RUNNING) {
+    /**
+     * Kafka Streams' client follows its stream threads: REBALANCING while one is in a rebalance, RUNNING
+     * once every one has its assignment and runs all its tasks (also when it was assigned none). A
+     * rebalance that began and ended between two looks still shows as REBALANCING, then RUNNING, as Kafka
+     * Streams would have shown it.
+     */
+    private void followRebalances(final EngineRuntime current) {
+        taskThreads.keySet().retainAll(current.localTasks().keySet());
+        final EngineRuntime.RebalanceStatus status = current.rebalanceStatus();
+        final boolean rebalanced = status.rebalancesStarted() != rebalancesSeen;
+        rebalancesSeen = status.rebalancesStarted();
+        if (state == State.RUNNING && (rebalanced || !status.allAssignedTasksRunning())) {
             setState(State.REBALANCING);
+        }
+        if (state == State.REBALANCING && status.allAssignedTasksRunning()) {
+            setState(State.RUNNING);
         }
     }
 
@@ -644,6 +664,7 @@ public class KafkaStreams implements AutoCloseable {
             }
             threadFailures.clear();
             taskThreads.clear();
+            rebalancesSeen = 0;
             try {
                 engine = startedEngine();
             } catch (final RuntimeException e) {

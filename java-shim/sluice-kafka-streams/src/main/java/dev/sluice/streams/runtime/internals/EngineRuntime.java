@@ -106,7 +106,7 @@ public final class EngineRuntime implements AutoCloseable {
         }
         final RestoreProgress restoreProgress = restoreListener == null ? null : new RestoreProgress(restoreListener);
         handle = NativeEngine.start(
-            topology, RuntimeFraming.properties(engineProperties(config)), environment::createTask, restoreProgress);
+            topology, RuntimeFraming.properties(engineProperties(config)), environment, restoreProgress);
     }
 
     /** Hears about the restoration of every store; set before {@link #start()}. */
@@ -175,6 +175,25 @@ public final class EngineRuntime implements AutoCloseable {
     /** The store called storeName of each running local task (KS's outermost, metered store), keyed by partition. */
     public Map<Integer, StateStore> localStores(final String storeName) {
         return environment.localStores(storeName);
+    }
+
+    /**
+     * Where the engine threads stand in their rebalances, for the instance's REBALANCING and RUNNING
+     * states; {@link RuntimeListener#onRebalanceStatusChanged()} tells when it may have changed.
+     */
+    public RebalanceStatus rebalanceStatus() {
+        return environment.rebalanceStatus();
+    }
+
+    /**
+     * The engine threads' rebalances at one moment.
+     *
+     * @param rebalancesStarted how many rebalances began on the engine threads so far (a thread's first
+     *     assignment is not one): a change means a rebalance happened, however short
+     * @param allAssignedTasksRunning every engine thread has its assignment and ran every task of it (Kafka
+     *     Streams' stream threads are all RUNNING)
+     */
+    public record RebalanceStatus(long rebalancesStarted, boolean allAssignedTasksRunning) {
     }
 
     /** Running local tasks and their input partitions, for metadata. */

@@ -11,4 +11,12 @@ public interface RuntimeListener {
     /** A task finished restoring and runs on this instance. */
     default void onTaskRunning(TaskId task) {
     }
+
+    /**
+     * A rebalance began on an engine thread, one got its assignment, or one now runs every task it was
+     * assigned: {@link EngineRuntime#rebalanceStatus()} may have changed. Called on the engine thread; must
+     * return quickly.
+     */
+    default void onRebalanceStatusChanged() {
+    }
 }

@@ -1,6 +1,7 @@
 package dev.sluice.streams.runtime.internals;
 
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,8 +30,10 @@ import org.slf4j.LoggerFactory;
  * What the tasks of one application instance share, as a Kafka Streams instance shares it among its
  * stream threads: the topology, the config the tasks see, metrics, the state directory, one record cache
  * and one set of thread-level metrics per engine thread, and the registry of running tasks that interactive queries read from other threads.
+ * As the engine's {@link TaskFactory} it also follows each engine thread's assignments, which the instance's
+ * REBALANCING and RUNNING states follow.
  */
-final class TaskEnvironment {
+final class TaskEnvironment implements TaskFactory {
 
     private static final Logger LOG = LoggerFactory.getLogger(TaskEnvironment.class);
 
@@ -46,6 +49,7 @@ final class TaskEnvironment {
     private final Map<Thread, ThreadCache> threadCaches = new ConcurrentHashMap<>();
     private final Map<Thread, EngineThreadMetrics> threadMetrics = new ConcurrentHashMap<>();
     private final Map<TaskId, StreamTaskRunner> runningTasks = new ConcurrentHashMap<>();
+    private final EngineThreadAssignments assignments;
 
     TaskEnvironment(final TopologyMetadata topologyMetadata,
                     final StreamsConfig config,
@@ -66,6 +70,7 @@ final class TaskEnvironment {
         this.partitionLookup = partitionLookup;
         this.cacheBytesPerThread = Math.max(0L, StreamsConfigUtils.totalCacheSize(config))
             / Math.max(1, config.getInt(StreamsConfig.NUM_STREAM_THREADS_CONFIG));
+        this.assignments = new EngineThreadAssignments(config.getInt(StreamsConfig.NUM_STREAM_THREADS_CONFIG));
     }
 
     /**
@@ -86,7 +91,8 @@ final class TaskEnvironment {
     }
 
     /** Creates the runner of a task on the calling engine thread; {@code inputs} as {@link RuntimeFraming#readInputs}. */
-    StreamTaskRunner createTask(final int subtopology, final int partition, final byte[] inputs) {
+    @Override
+    public StreamTaskRunner create(final int subtopology, final int partition, final byte[] inputs) {
         try {
             final Map<TopicPartition, OffsetAndMetadata> committed = new LinkedHashMap<>();
             RuntimeFraming.readInputs(inputs).forEach((input, offset) -> {
@@ -101,6 +107,37 @@ final class TaskEnvironment {
             reportFailure(e);
             throw e;
         }
+    }
+
+    @Override
+    public void assignmentStarted() {
+        try {
+            assignments.started(Thread.currentThread().getName());
+            listener.onRebalanceStatusChanged();
+        } catch (final RuntimeException | Error e) {
+            reportFailure(e);
+            throw e;
+        }
+    }
+
+    @Override
+    public void assigned(final int[] subtopologies, final int[] partitions) {
+        try {
+            final Set<TaskId> tasks = new HashSet<>();
+            for (int i = 0; i < subtopologies.length; i++) {
+                tasks.add(new TaskId(subtopologies[i], partitions[i]));
+            }
+            assignments.assigned(Thread.currentThread().getName(), tasks, runningTasks.keySet());
+            listener.onRebalanceStatusChanged();
+        } catch (final RuntimeException | Error e) {
+            reportFailure(e);
+            throw e;
+        }
+    }
+
+    /** Whether each engine thread has its assignment and runs all its tasks, and how many rebalances began. */
+    EngineRuntime.RebalanceStatus rebalanceStatus() {
+        return assignments.status();
     }
 
     TopologyMetadata topologyMetadata() {
@@ -161,6 +198,9 @@ final class TaskEnvironment {
     void running(final StreamTaskRunner task) {
         runningTasks.put(task.id(), task);
         listener.onTaskRunning(task.id());
+        if (assignments.taskRunning(Thread.currentThread().getName(), task.id())) {
+            listener.onRebalanceStatusChanged();
+        }
     }
 
     void stopped(final StreamTaskRunner task) {

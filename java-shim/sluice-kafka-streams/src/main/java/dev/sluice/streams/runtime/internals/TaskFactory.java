@@ -1,6 +1,9 @@
 package dev.sluice.streams.runtime.internals;
 
-/** Creates the runner of each task the engine assigns to one of its threads; called on that thread. */
+/**
+ * Creates the runner of each task the engine assigns to one of its threads, and hears how each thread's
+ * assignment changes; every method is called on the engine thread concerned.
+ */
 public interface TaskFactory {
 
     /**
@@ -10,4 +13,19 @@ public interface TaskFactory {
      *     partitions with the group's committed offset and metadata
      */
     TaskRunner create(int subtopology, int partition, byte[] inputs);
+
+    /**
+     * The calling engine thread's assignment is changing: a rebalance began (Kafka Streams' stream thread
+     * is PARTITIONS_REVOKED), or the thread gave its tasks up to rejoin the group. Its tasks are closed
+     * after this call.
+     */
+    void assignmentStarted();
+
+    /**
+     * The rebalance ended: the calling engine thread owns these tasks (task i is
+     * {@code subtopologies[i]_partitions[i]}; none at all is an assignment too), each one created already,
+     * some perhaps running. Kafka Streams' stream thread is PARTITIONS_ASSIGNED now, and RUNNING once every
+     * one of them finished restoring.
+     */
+    void assigned(int[] subtopologies, int[] partitions);
 }

@@ -77,7 +77,7 @@ final class TaskRunnerFixture implements AutoCloseable {
 
     /** The runner of task {@code subtopology_partition}, created as the engine creates it. */
     TaskRunner create(final int subtopology, final int partition, final Map<TopicPartition, OffsetAndMetadata> inputs) {
-        return environment.createTask(subtopology, partition, RuntimeFraming.inputs(inputs));
+        return environment.create(subtopology, partition, RuntimeFraming.inputs(inputs));
     }
 
     /** Creates a task that has nothing to restore and runs. */

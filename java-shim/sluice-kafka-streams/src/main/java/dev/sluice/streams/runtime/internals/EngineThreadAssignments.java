@@ -1,0 +1,62 @@
+package dev.sluice.streams.runtime.internals;
+
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.streams.processor.TaskId;
+
+/**
+ * Where each engine thread stands in its rebalances, as Kafka Streams' stream thread states tell it: a
+ * rebalance began (PARTITIONS_REVOKED), the thread has its assignment and tasks of it still restore
+ * (PARTITIONS_ASSIGNED), or every task it was assigned has run (RUNNING, until its next rebalance: a task
+ * restoring again later, revived after a corrupt store, does not take the thread back). A thread that has
+ * not had its first assignment yet counts as in a rebalance. Thread-safe.
+ */
+final class EngineThreadAssignments {
+
+    private final int threadCount;
+    /** Assigned tasks not running yet, of each thread that has its assignment and is not running. */
+    private final Map<String, Set<TaskId>> restoring = new HashMap<>();
+    private final Set<String> running = new HashSet<>();
+    private long rebalancesStarted;
+
+    EngineThreadAssignments(final int threadCount) {
+        this.threadCount = threadCount;
+    }
+
+    /** A rebalance began on {@code thread}. */
+    synchronized void started(final String thread) {
+        restoring.remove(thread);
+        running.remove(thread);
+        rebalancesStarted++;
+    }
+
+    /** {@code thread} owns {@code tasks} now, of which {@code alreadyRunning} (or more) run. */
+    synchronized void assigned(final String thread, final Set<TaskId> tasks, final Set<TaskId> alreadyRunning) {
+        final Set<TaskId> waiting = new HashSet<>(tasks);
+        waiting.removeAll(alreadyRunning);
+        if (waiting.isEmpty()) {
+            restoring.remove(thread);
+            running.add(thread);
+        } else {
+            restoring.put(thread, waiting);
+            running.remove(thread);
+        }
+    }
+
+    /** {@code task} of {@code thread} runs; returns true when that made the thread RUNNING. */
+    synchronized boolean taskRunning(final String thread, final TaskId task) {
+        final Set<TaskId> waiting = restoring.get(thread);
+        if (waiting == null || !waiting.remove(task) || !waiting.isEmpty()) {
+            return false;
+        }
+        restoring.remove(thread);
+        running.add(thread);
+        return true;
+    }
+
+    synchronized EngineRuntime.RebalanceStatus status() {
+        return new EngineRuntime.RebalanceStatus(rebalancesStarted, running.size() == threadCount);
+    }
+}
