@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
+use rdkafka::topic_partition_list::Offset;
 use rdkafka::ClientConfig;
 
 use crate::kafka::error::KafkaFailure;
@@ -40,16 +41,25 @@ struct TopicReader {
 }
 
 impl TopicReader {
-    fn reassign(&self, topic: &str) -> Result<(), KafkaFailure> {
-        let partitions: Vec<(TopicPartition, i64)> = self
-            .next_offsets
-            .iter()
-            .map(|(p, o)| (TopicPartition::new(topic, *p), *o))
-            .collect();
-        let list = partition_list(partitions.iter().map(|(tp, o)| (tp, Some(*o))));
+    /// Adds `partition` of `topic` to what the consumer reads, from `offset`. Incremental:
+    /// the partitions being read go on undisturbed. (A full reassignment stops and restarts
+    /// every partition, and librdkafka 2.12 can abort the process when one is stopped again
+    /// before its previous stop completed.)
+    fn add(&self, topic: &str, partition: i32, offset: i64) -> Result<(), KafkaFailure> {
+        let partition = TopicPartition::new(topic, partition);
+        let list = partition_list([(&partition, Some(offset))]);
         self.consumer
-            .assign(&list)
-            .map_err(|e| KafkaFailure::new(format!("assigning changelog {topic}"), e))
+            .incremental_assign(&list)
+            .map_err(|e| KafkaFailure::new(format!("reading changelog {partition}"), e))
+    }
+
+    /// Removes `partition` of `topic` from what the consumer reads.
+    fn remove(&self, topic: &str, partition: i32) -> Result<(), KafkaFailure> {
+        let partition = TopicPartition::new(topic, partition);
+        let list = partition_list([(&partition, None)]);
+        self.consumer
+            .incremental_unassign(&list)
+            .map_err(|e| KafkaFailure::new(format!("stopping changelog {partition}"), e))
     }
 }
 
@@ -85,9 +95,15 @@ impl ChangelogReader {
 
     /// Starts reading `partition` at `offset`.
     pub fn start(&mut self, partition: &TopicPartition, offset: i64) -> Result<(), KafkaFailure> {
+        let timeout = self.timeout;
         let reader = self.topic_reader(&partition.topic)?;
-        reader.next_offsets.insert(partition.partition, offset);
-        reader.reassign(&partition.topic)
+        if reader.next_offsets.insert(partition.partition, offset).is_some() {
+            return reader
+                .consumer
+                .seek(&partition.topic, partition.partition, Offset::Offset(offset), timeout)
+                .map_err(|e| KafkaFailure::new(format!("rewinding changelog {partition}"), e));
+        }
+        reader.add(&partition.topic, partition.partition, offset)
     }
 
     /// Stops reading `partition` (finished, or its task went away).
@@ -96,7 +112,7 @@ impl ChangelogReader {
             return Ok(());
         };
         if reader.next_offsets.remove(&partition.partition).is_some() {
-            reader.reassign(&partition.topic)?;
+            reader.remove(&partition.topic, partition.partition)?;
         }
         Ok(())
     }
@@ -146,7 +162,7 @@ impl ChangelogReader {
         }
         for partition in ended {
             if let Some(reader) = self.topics.get(&partition.topic) {
-                reader.reassign(&partition.topic)?;
+                reader.remove(&partition.topic, partition.partition)?;
             }
         }
         Ok(events)
