@@ -30,6 +30,7 @@ import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.StreamsBuilder;
@@ -41,7 +42,14 @@ import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.processor.StateRestoreListener;
 import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.processor.internals.TopologyMetadata;
+import org.apache.kafka.streams.state.KeyValueBytesStoreSupplier;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
+import org.apache.kafka.streams.state.internals.InMemoryKeyValueStore;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -76,7 +84,7 @@ class EngineRuntimeSmokeTest {
             for (int life = 0; life < lives.size(); life++) {
                 final Path stateDir = lives.get(life);
                 produceLines(input, expected);
-                final RestoredRecords restored = new RestoredRecords();
+                final RestoredRecords restored = new RestoredRecords("counts");
                 final List<Throwable> failures = new CopyOnWriteArrayList<>();
                 final List<TaskId> running = new CopyOnWriteArrayList<>();
                 final EngineRuntime runtime = runtime(guarantee, suffix, input, output, stateDir, new RuntimeListener() {
@@ -162,15 +170,104 @@ class EngineRuntimeSmokeTest {
         assertTrue(failures.isEmpty(), () -> "failures: " + failures);
     }
 
-    /** Sums what the engine reports restoring into the "counts" store. */
+    /**
+     * A store that is not Sluice's (the application's own supplier; here Kafka Streams' in-memory
+     * store): the task's machinery logs its writes through the engine, and a restart, which finds it
+     * empty, restores it through its own restore callback.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {StreamsConfig.AT_LEAST_ONCE, StreamsConfig.EXACTLY_ONCE_V2})
+    void restoresACustomStoreThroughItsRestoreCallback(final String guarantee) throws Exception {
+        final String suffix = guarantee.replace('_', '-') + "-" + UUID.randomUUID().toString().substring(0, 8);
+        final String input = "words-" + suffix;
+        final String output = "custom-counts-" + suffix;
+        BROKER.createTopic(input, 1);
+        BROKER.createTopic(output, 1);
+        final Path stateDir = Files.createTempDirectory("sluice-engine-runtime");
+        final Map<String, String> expected = new HashMap<>();
+        try {
+            for (int life = 0; life < 2; life++) {
+                final String word = "word-" + life;
+                produce(input, Map.of("a", "shared", "b", word));
+                expected.put("shared", String.valueOf(life + 1));
+                expected.put(word, "1");
+                final RestoredRecords restored = new RestoredRecords("custom-counts");
+                final List<Throwable> failures = new CopyOnWriteArrayList<>();
+                final EngineRuntime runtime = runtime(customStoreCount(input, output), guarantee, "custom-" + suffix, stateDir,
+                    (thread, error) -> failures.add(error));
+                runtime.setRestoreListener(restored);
+                try {
+                    runtime.start();
+                    assertEquals(expected, readLatest(output, new StringDeserializer(), expected), "life " + life);
+                    assertFalse(runtime.hasFailed(), () -> "engine failed: " + failures);
+                } finally {
+                    runtime.close();
+                }
+                assertTrue(failures.isEmpty(), () -> "failures: " + failures);
+                assertEquals(life == 0 ? 0 : 2, restored.total(), "records restored into the in-memory store in life " + life);
+            }
+        } finally {
+            Utils.delete(stateDir.toFile());
+        }
+    }
+
+    /** Counts values in a store from the application's own supplier, emitting each new count. */
+    private static StreamsBuilder customStoreCount(final String input, final String output) {
+        final StreamsBuilder builder = new StreamsBuilder();
+        final KeyValueBytesStoreSupplier custom = new KeyValueBytesStoreSupplier() {
+            @Override
+            public String name() {
+                return "custom-counts";
+            }
+
+            @Override
+            public KeyValueStore<Bytes, byte[]> get() {
+                return new InMemoryKeyValueStore(name());
+            }
+
+            @Override
+            public String metricsScope() {
+                return "custom";
+            }
+        };
+        builder.addStateStore(Stores.keyValueStoreBuilder(custom, Serdes.String(), Serdes.Long()));
+        builder.stream(input, Consumed.with(Serdes.String(), Serdes.String()))
+            .process(() -> new Processor<String, String, String, String>() {
+                private ProcessorContext<String, String> context;
+                private KeyValueStore<String, Long> counts;
+
+                @Override
+                public void init(final ProcessorContext<String, String> context) {
+                    this.context = context;
+                    this.counts = context.getStateStore("custom-counts");
+                }
+
+                @Override
+                public void process(final Record<String, String> record) {
+                    final Long previous = counts.get(record.value());
+                    final long count = previous == null ? 1 : previous + 1;
+                    counts.put(record.value(), count);
+                    context.forward(record.withKey(record.value()).withValue(String.valueOf(count)));
+                }
+            }, "custom-counts")
+            .to(output, Produced.with(Serdes.String(), Serdes.String()));
+        return builder;
+    }
+
+    /** Sums what the engine reports restoring into one store. */
     private static final class RestoredRecords implements StateRestoreListener {
+        private final String store;
         private final Set<Integer> ended = ConcurrentHashMap.newKeySet();
         private final AtomicLong total = new AtomicLong();
         private final AtomicLong batched = new AtomicLong();
 
+        RestoredRecords(final String store) {
+            this.store = store;
+        }
+
         @Override
         public void onRestoreStart(final TopicPartition partition, final String store, final long start, final long end) {
-            assertEquals("counts", store);
+            assertEquals(this.store, store);
         }
 
         @Override
