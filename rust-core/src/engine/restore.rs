@@ -75,7 +75,10 @@ struct Restoration {
     target: Target,
     end_offset: i64,
     restored: u64,
+    /// Records put into an engine store since its last commit.
     uncommitted: u64,
+    /// Records restored since the last batch reported to the listener.
+    unreported: u64,
     last_offset: Option<i64>,
 }
 
@@ -178,6 +181,7 @@ impl Restorer {
                 end_offset,
                 restored: 0,
                 uncommitted: 0,
+                unreported: 0,
                 last_offset: None,
             },
         );
@@ -221,6 +225,7 @@ impl Restorer {
                         continue;
                     };
                     restoration.restored += 1;
+                    restoration.unreported += 1;
                     restoration.last_offset = Some(record.offset);
                     let Target::Store(index) = restoration.target else {
                         batches.entry(task.id).or_default().push(record);
@@ -253,10 +258,12 @@ impl Restorer {
                     let Some(task) = tasks.get_mut(&restoration.task) else {
                         continue;
                     };
+                    let mut restoration = restoration;
                     if let Some(batch) = batches.remove(&task.id) {
                         task.restore_kept_stores(batch)?;
                     }
                     commit_restored(task, &partition, &restoration)?;
+                    report_batch(&self.listener, task, &partition, &mut restoration, 0);
                     if let Some(listener) = &self.listener {
                         let store = store_name(task, &restoration);
                         listener.on_restore_end(store, &partition, restoration.restored);
@@ -269,7 +276,7 @@ impl Restorer {
             if let Some(task) = tasks.get_mut(&id) {
                 task.restore_kept_stores(batch)?;
                 for (_, partition) in &task.kept_changelogs {
-                    if let Some(restoration) = self.active.get(partition) {
+                    if let Some(restoration) = self.active.get_mut(partition) {
                         let last = restoration.last_offset.unwrap_or(-1);
                         let remaining = (restoration.end_offset - last - 1).max(0) as u64;
                         report_batch(&self.listener, task, partition, restoration, remaining);
@@ -282,13 +289,18 @@ impl Restorer {
 
 }
 
+/// Reports the records restored since the last report, if any, as a batch.
 fn report_batch(
     listener: &Option<Arc<dyn RestoreListener>>,
     task: &Task,
     partition: &TopicPartition,
-    restoration: &Restoration,
+    restoration: &mut Restoration,
     remaining: u64,
 ) {
+    if restoration.unreported == 0 {
+        return;
+    }
+    restoration.unreported = 0;
     if let Some(listener) = listener {
         let store = store_name(task, restoration);
         listener.on_batch_restored(store, partition, restoration.restored, remaining);
