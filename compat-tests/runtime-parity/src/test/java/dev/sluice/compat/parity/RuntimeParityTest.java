@@ -31,7 +31,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Issue 6's proof of the drop-in runtime: each example, unchanged, runs with the same input on Apache
+ * The proof of the drop-in runtime: each example, unchanged, runs with the same input on Apache
  * Kafka Streams 4.4.0 (the reference) and on a candidate runtime, each in a JVM of its own, under
  * at-least-once and exactly-once v2; the candidate's committed output must equal the reference's
  * record for record (key, value, timestamp) in each key's order.
