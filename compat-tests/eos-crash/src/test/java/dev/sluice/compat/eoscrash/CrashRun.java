@@ -6,14 +6,12 @@ import dev.sluice.compat.eoscrash.Verifier.Verification;
 import dev.sluice.streams.testing.broker.LocalKafkaBroker;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Random;
-import java.util.stream.Stream;
+import org.apache.kafka.common.utils.Utils;
 
 /**
  * One crash check: input flows while the application is started and SIGKILLed over and over; then
@@ -86,14 +84,10 @@ final class CrashRun {
         return ChildJvm.start(log, target.classPath(), AggregationApp.class.getName(), appArguments);
     }
 
+    /** Deletes {@code dir} and everything in it; a missing one is fine. */
     private static void deleteRecursively(final Path dir) {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(dir)) {
-            for (final Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(path);
-            }
+        try {
+            Utils.delete(dir.toFile());
         } catch (final IOException e) {
             throw new UncheckedIOException(e);
         }

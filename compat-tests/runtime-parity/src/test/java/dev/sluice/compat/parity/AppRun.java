@@ -4,10 +4,8 @@ import dev.sluice.compat.childjvm.ChildJvm;
 import dev.sluice.streams.testing.broker.LocalKafkaBroker;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -19,6 +17,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.StreamsConfig;
 
 /**
@@ -168,14 +167,10 @@ final class AppRun {
         return progress.toString();
     }
 
+    /** Deletes {@code dir} and everything in it; a missing one is fine. */
     private static void deleteRecursively(final Path dir) {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(dir)) {
-            for (final Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(path);
-            }
+        try {
+            Utils.delete(dir.toFile());
         } catch (final IOException e) {
             throw new UncheckedIOException(e);
         }
