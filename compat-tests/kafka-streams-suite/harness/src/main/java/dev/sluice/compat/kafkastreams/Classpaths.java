@@ -8,26 +8,30 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.jar.JarFile;
+import java.util.regex.Pattern;
 
 /**
  * The class paths the build resolved for the suites' JVMs (files written by the module's build),
- * and this harness's own classes. {@code localCluster} is the stand-in for the integration tests'
- * embedded cluster; {@code integration} is what the integration suite needs besides the baseline (its
- * test jars, the local broker and the broker's own dependencies).
+ * and this harness's own classes. {@code sluiceRuntime} is Sluice's drop-in artifacts and the stores
+ * they bring; {@code localCluster} is the stand-in for the integration tests' embedded cluster;
+ * {@code integration} is what the integration suite needs besides the baseline (its test jars, the
+ * local broker and the broker's own dependencies).
  */
-record Classpaths(Path harnessClasses, List<Path> baseline, List<Path> sluiceStores, List<Path> storeRouting,
-                  List<Path> localCluster, List<Path> integration) {
+record Classpaths(Path harnessClasses, List<Path> baseline, List<Path> sluiceRuntime, List<Path> localCluster,
+                  List<Path> integration) {
+
+    /** The Apache artifacts the Sluice run replaces with {@code sluice-kafka-streams} and its test utils. */
+    static final List<String> REPLACED_ARTIFACTS = List.of("kafka-streams", "kafka-streams-test-utils");
 
     static Classpaths load(final Path directory, final Path harnessClasses) {
         final List<Path> baseline = read(directory.resolve("baseline.classpath"));
-        final List<Path> sluiceStores = read(directory.resolve("sluice-stores.classpath"));
-        final List<Path> storeRouting = read(directory.resolve("store-routing.classpath"));
+        final List<Path> sluiceRuntime = read(directory.resolve("sluice-runtime.classpath"));
         final List<Path> localCluster = read(directory.resolve("local-cluster.classpath"));
         final List<Path> integration = new ArrayList<>(read(directory.resolve("integration.classpath")));
-        for (final List<Path> elsewhere : List.of(baseline, sluiceStores, storeRouting, localCluster)) {
+        for (final List<Path> elsewhere : List.of(baseline, sluiceRuntime, localCluster)) {
             integration.removeAll(elsewhere);
         }
-        return new Classpaths(harnessClasses.toAbsolutePath(), baseline, sluiceStores, storeRouting, localCluster,
+        return new Classpaths(harnessClasses.toAbsolutePath(), baseline, sluiceRuntime, localCluster,
             List.copyOf(integration));
     }
 
@@ -51,26 +55,33 @@ record Classpaths(Path harnessClasses, List<Path> baseline, List<Path> sluiceSto
         return classpath;
     }
 
-    /** The baseline with Sluice's stores, and the store routing ahead of kafka-streams. */
+    /**
+     * The baseline as a user who swapped the dependency has it: Sluice's drop-in artifacts where
+     * Apache's kafka-streams and kafka-streams-test-utils were, the published tests unchanged.
+     */
     List<Path> forSluice() {
+        final List<Path> replaced = REPLACED_ARTIFACTS.stream().map(this::jarOf).toList();
         final List<Path> classpath = new ArrayList<>(List.of(harnessClasses));
-        classpath.addAll(storeRouting);
-        classpath.addAll(sluiceStores);
-        classpath.addAll(baseline);
+        classpath.addAll(sluiceRuntime);
+        baseline.stream().filter(path -> !replaced.contains(path)).forEach(classpath::add);
         return classpath;
     }
 
-    /** Whether sluice-stores has the DSL store suppliers the Sluice run routes stores to. */
-    boolean sluiceHasDslStoreSuppliers(final String className) {
+    /** The file name of the class path entry {@code className} is loaded from on {@code classpath}. */
+    static String originOf(final String className, final List<Path> classpath) {
         final String entry = className.replace('.', '/') + ".class";
-        return sluiceStores.stream().anyMatch(path -> contains(path, entry));
+        return classpath.stream().filter(path -> contains(path, entry)).findFirst()
+            .map(path -> path.getFileName().toString())
+            .orElseThrow(() -> new IllegalStateException(className + " is on no entry of the class path"));
     }
 
-    Path jarOf(final String fileNamePrefix) {
+    /** The baseline's jar of the Kafka artifact {@code artifactId} (its runtime jar, not a test jar). */
+    Path jarOf(final String artifactId) {
+        final Pattern fileName = Pattern.compile(Pattern.quote(artifactId) + "-\\d[^-]*\\.jar");
         return baseline.stream()
-            .filter(path -> path.getFileName().toString().startsWith(fileNamePrefix))
+            .filter(path -> fileName.matcher(path.getFileName().toString()).matches())
             .findFirst()
-            .orElseThrow(() -> new IllegalStateException(fileNamePrefix + "* is not on the baseline class path"));
+            .orElseThrow(() -> new IllegalStateException(artifactId + " is not on the baseline class path"));
     }
 
     private static boolean contains(final Path classpathEntry, final String entry) {

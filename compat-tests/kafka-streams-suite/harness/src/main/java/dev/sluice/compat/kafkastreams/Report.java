@@ -2,6 +2,7 @@ package dev.sluice.compat.kafkastreams;
 
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 /** The Markdown report of a {@link CompatRun}. */
 final class Report {
@@ -25,19 +26,16 @@ final class Report {
             + ", run unmodified. It is the newest version whose test jars Maven Central serves; those of 4.4.0 "
             + "are not published. Each run is a JVM of its own, driven by the JUnit Platform launcher.");
         line("- **Apache (baseline)**: Apache Kafka Streams " + version(results) + " as published (`"
-            + results.classpaths().jarOf("kafka-streams-4").getFileName() + "`).");
-        if (results.sluiceRan()) {
-            line("- **Sluice**: Apache Kafka Streams " + version(results) + " runtime + Sluice stores via store "
-                + "routing. Sluice's drop-in runtime does not exist yet. A harness-only jar placed before "
-                + "kafka-streams on this run's class path stands in for `BuiltInDslStoreSuppliers`, the default of "
-                + "`dsl.store.suppliers.class`, so every store the DSL builds without a named supplier goes to `"
-                + CompatRun.SLUICE_SUPPLIERS + "` (what Sluice's suppliers hand back to Kafka Streams' built-ins is "
-                + "served by the unchanged built-ins). The table below shows which stores were Sluice's. Stores a "
-                + "test builds itself with `Stores.*` stay Kafka Streams' own.");
-        } else {
-            line("- **Sluice**: not run. sluice-stores has no `" + CompatRun.SLUICE_SUPPLIERS + "` yet, and "
-                + "running Kafka Streams' own stores under Sluice's name would measure nothing.");
-        }
+            + results.classpaths().jarOf("kafka-streams").getFileName() + "`).");
+        line("- **Sluice**: Sluice's drop-in runtime, as a user who swapped the dependency has it: `dev.sluice:"
+            + "sluice-kafka-streams` and `sluice-kafka-streams-test-utils` in place of `kafka-streams` and "
+            + "`kafka-streams-test-utils`, the published tests and everything else on the class path unchanged. "
+            + "`KafkaStreams` runs applications on Sluice's Rust engine; `TopologyTestDriver` runs Kafka Streams' "
+            + "task machinery from Sluice's jar; `Stores` and the DSL's default store suppliers hand out Sluice's "
+            + "transactional stores (except `Stores.lruMap` and the in-memory emit-final window and session "
+            + "stores, which stay Kafka Streams' own; see the README's compatibility table).");
+        line("- Where each target's runtime classes came from, as its class path resolves them: "
+            + origins(results) + ".");
         line("- Not runnable against a replacement (listed per suite, counted in neither passes nor failures): "
             + "tests of Kafka Streams' own store implementations, tests on a reviewed list that check which of "
             + "Kafka Streams' store classes a topology got (`store-class-checks.txt`), tests that fail on the "
@@ -48,9 +46,6 @@ final class Report {
             + "moved to `...utils.internals.Exit`; both runs get a one-method test-support bridge for it.");
         line("");
         summary(results);
-        if (results.sluiceRan()) {
-            storeTally(results.storeTally());
-        }
         for (final SuiteResult suite : results.suites()) {
             suiteSection(suite, results.classpaths());
         }
@@ -65,11 +60,7 @@ final class Report {
         line("|---|---|---:|---:|---:|---:|---:|---:|");
         for (final SuiteResult suite : results.suites()) {
             row(suite.suite().name(), "Apache " + version(results), suite, suite.baseline());
-            if (suite.sluice().isPresent()) {
-                row(suite.suite().name(), "Sluice", suite, suite.sluice().get());
-            } else {
-                line("| " + suite.suite().name() + " | Sluice | not run | | | | | |");
-            }
+            row(suite.suite().name(), "Sluice", suite, suite.sluice());
         }
         line("");
     }
@@ -78,21 +69,6 @@ final class Report {
         final SuiteResult.Counts c = result.counts(run);
         line("| " + suite + " | " + target + " | " + c.run() + " | " + c.passed() + " | " + c.failed() + " | "
             + c.skipped() + " | " + c.notRunnable() + " | " + run.seconds() + " s |");
-    }
-
-    private void storeTally(final Map<String, Long> tally) {
-        line("## Stores in the Sluice column");
-        line("");
-        line("Every DSL store the tests asked Kafka Streams' built-in suppliers for, and who served it.");
-        line("");
-        line("| Asked for | Store kind | Served by | Supplier | Stores |");
-        line("|---|---|---|---|---:|");
-        tally.forEach((key, count) -> {
-            final String[] f = key.split("\t");
-            line("| " + f[0].toLowerCase().replace('_', '-') + " | " + f[1] + " | " + f[2] + " | `"
-                + f[3].substring(f[3].lastIndexOf('.') + 1) + "` | " + count + " |");
-        });
-        line("");
     }
 
     private void integrationSetting(final Classpaths classpaths) {
@@ -112,17 +88,6 @@ final class Report {
         line("");
     }
 
-    private void sluiceStoresByClass(final SuiteResult result, final SuiteResult.Run sluice) {
-        final List<String> onSluice = sluice.classesOnSluiceStores().stream().map(Report::simpleName).toList();
-        final List<String> apacheOnly = result.classes().stream().map(Report::simpleName)
-            .filter(name -> !onSluice.contains(name)).toList();
-        line("Classes whose Sluice run put stores on Sluice's stores: " + (onSluice.isEmpty() ? "none"
-            : String.join(", ", onSluice)) + ". " + (apacheOnly.isEmpty() ? "" : "The others build every store "
-            + "they use with `Stores.*` or their own suppliers, so both columns ran Kafka Streams' own stores: "
-            + String.join(", ", apacheOnly) + "."));
-        line("");
-    }
-
     private static String simpleName(final String className) {
         return className.substring(className.lastIndexOf('.') + 1);
     }
@@ -135,7 +100,6 @@ final class Report {
         line("");
         if (suite.onLocalBroker()) {
             integrationSetting(classpaths);
-            result.sluice().ifPresent(sluice -> sluiceStoresByClass(result, sluice));
         }
         final Map<String, List<TestOutcome>> notRunnable = result.notRunnableByReason();
         if (!notRunnable.isEmpty()) {
@@ -144,13 +108,11 @@ final class Report {
             notRunnable.forEach((reason, tests) -> line("- " + reason + " (" + tests.size() + " tests)"));
             line("");
         }
-        result.sluice().ifPresent(sluice -> {
-            failures("Failures on Sluice", SuiteResult.runnableFailures(result, sluice));
-            final List<TestOutcome> regressions = result.regressions();
-            line("Tests that pass on Apache but not on Sluice: " + regressions.size() + ".");
-            line("");
-            testLines(regressions);
-        });
+        failures("Failures on Sluice", SuiteResult.runnableFailures(result, result.sluice()));
+        final List<TestOutcome> regressions = result.regressions();
+        line("Tests that pass on Apache but not on Sluice: " + regressions.size() + ".");
+        line("");
+        testLines(regressions);
         failures("Failures on Apache (baseline)", SuiteResult.runnableFailures(result, result.baseline()));
     }
 
@@ -168,8 +130,20 @@ final class Report {
         }
     }
 
+    /** Per target, the jar each runtime class came from, the same for every suite of the run. */
+    private static String origins(final CompatRun.Results results) {
+        final SuiteResult first = results.suites().get(0);
+        return "Apache " + origins(first.baseline()) + "; Sluice " + origins(first.sluice());
+    }
+
+    private static String origins(final SuiteResult.Run run) {
+        return run.runtimeOrigins().entrySet().stream()
+            .map(origin -> "`" + simpleName(origin.getKey()) + "` from `" + origin.getValue() + "`")
+            .collect(Collectors.joining(", "));
+    }
+
     private static String version(final CompatRun.Results results) {
-        final String jar = results.classpaths().jarOf("kafka-streams-4").getFileName().toString();
+        final String jar = results.classpaths().jarOf("kafka-streams").getFileName().toString();
         return jar.substring("kafka-streams-".length(), jar.length() - ".jar".length());
     }
 

@@ -19,13 +19,13 @@ import java.util.stream.Collectors;
  * fails on the baseline because it needs more than the single-node local broker.
  */
 record SuiteResult(Suite suite, List<String> classes, Map<String, String> notRunnableClasses,
-                   Set<String> storeClassChecks, Run baseline, Optional<Run> sluice) {
+                   Set<String> storeClassChecks, Run baseline, Run sluice) {
 
     /**
-     * One target's outcomes and how long the run took; for a suite run class by class on Sluice, the
-     * classes for which the store routing put at least one store on Sluice's stores.
+     * One target's outcomes and how long the run took, with the class path entry each of
+     * {@link CompatRun#RUNTIME_CLASSES} came from.
      */
-    record Run(List<TestOutcome> outcomes, long seconds, List<String> classesOnSluiceStores) {
+    record Run(List<TestOutcome> outcomes, long seconds, Map<String, String> runtimeOrigins) {
         Map<String, TestOutcome> byId() {
             return outcomes.stream().collect(Collectors.toMap(TestOutcome::id, Function.identity(), (a, b) -> a,
                 LinkedHashMap::new));
@@ -88,11 +88,8 @@ record SuiteResult(Suite suite, List<String> classes, Map<String, String> notRun
 
     /** Runnable tests that fail (or are missing) on Sluice although they pass on the baseline. */
     List<TestOutcome> regressions() {
-        final Map<String, TestOutcome> onSluice = sluice.map(Run::byId).orElse(Map.of());
+        final Map<String, TestOutcome> onSluice = sluice.byId();
         final List<TestOutcome> regressions = new ArrayList<>();
-        if (sluice.isEmpty()) {
-            return regressions;
-        }
         for (final TestOutcome test : baseline.outcomes()) {
             if (test.status() == TestOutcome.Status.PASSED && notRunnableReason(test).isEmpty()) {
                 final TestOutcome there = onSluice.get(test.id());

@@ -8,11 +8,9 @@ final class Summary {
 
     static String line(final SuiteResult suite) {
         final SuiteResult.Counts apache = suite.counts(suite.baseline());
-        final String sluice = suite.sluice().map(run -> {
-            final SuiteResult.Counts c = suite.counts(run);
-            return c.passed() + "/" + c.run() + " passed, " + suite.regressions().size() + " pass on Apache only";
-        }).orElse("not run (no Sluice DSL store suppliers)");
+        final SuiteResult.Counts sluice = suite.counts(suite.sluice());
         return suite.suite().name() + ": Apache " + apache.passed() + "/" + apache.run() + " passed ("
-            + apache.notRunnable() + " not runnable); Sluice " + sluice;
+            + apache.notRunnable() + " not runnable); Sluice " + sluice.passed() + "/" + sluice.run() + " passed, "
+            + suite.regressions().size() + " pass on Apache only";
     }
 }
