@@ -1,11 +1,12 @@
-//! Topic metadata and internal topic creation.
+//! Topic metadata, internal topic creation and deletion of consumed records.
 //!
 //! rdkafka's admin calls return futures that librdkafka's own thread completes; the engine
-//! has no async runtime, so [`block_on`] waits for them by parking the calling thread.
+//! has no async runtime, so [`block_on`] waits for them by parking the calling thread, and
+//! a [`RecordDeletion`], which nothing waits for, is only looked at when its answer matters.
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::pin::pin;
+use std::pin::{pin, Pin};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
@@ -14,10 +15,13 @@ use std::time::{Duration, Instant};
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::error::{KafkaError, KafkaResult, RDKafkaErrorCode};
+use rdkafka::topic_partition_list::TopicPartitionList;
 use rdkafka::ClientConfig;
 
 use crate::kafka::error::KafkaFailure;
+use crate::kafka::group::partition_list;
+use crate::store::TopicPartition;
 
 /// A topic to create.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,7 +36,7 @@ pub struct TopicSpec {
     pub configs: BTreeMap<String, String>,
 }
 
-/// Admin operations the engine needs: partition counts and topic creation.
+/// Admin operations the engine needs: partition counts, topic creation, record deletion.
 pub struct Admin {
     admin: AdminClient<DefaultClientContext>,
     /// Metadata requests go through a consumer handle: rdkafka's admin client has none.
@@ -112,6 +116,16 @@ impl Admin {
         self.await_topics(topics)
     }
 
+    /// Asks the brokers to delete the records of each partition of `before` below its
+    /// offset, without waiting for their answer.
+    pub fn delete_records(&self, before: &BTreeMap<TopicPartition, i64>) -> RecordDeletion {
+        let list = partition_list(before.iter().map(|(p, offset)| (p, Some(*offset))));
+        let options = AdminOptions::new().operation_timeout(Some(self.timeout));
+        RecordDeletion {
+            answer: Box::pin(self.admin.delete_records(&list, &options)),
+        }
+    }
+
     fn await_topics(&self, topics: &[TopicSpec]) -> Result<(), KafkaFailure> {
         let names: Vec<String> = topics.iter().map(|t| t.name.clone()).collect();
         let deadline = Instant::now() + self.timeout;
@@ -133,6 +147,37 @@ impl Admin {
             }
             thread::sleep(Duration::from_millis(50));
         }
+    }
+}
+
+/// A delete-records request sent by [`Admin::delete_records`].
+pub struct RecordDeletion {
+    answer: Pin<Box<dyn Future<Output = KafkaResult<TopicPartitionList>> + Send>>,
+}
+
+impl RecordDeletion {
+    /// `None` while the brokers have not answered; then whether every partition's records
+    /// were deleted.
+    pub fn outcome(&mut self) -> Option<Result<(), KafkaFailure>> {
+        let mut context = Context::from_waker(Waker::noop());
+        let Poll::Ready(answer) = self.answer.as_mut().poll(&mut context) else {
+            return None;
+        };
+        let list = match answer {
+            Ok(list) => list,
+            Err(e) => return Some(Err(KafkaFailure::new("deleting records", e))),
+        };
+        Some(list.elements().iter().try_for_each(|element| {
+            element.error().map_err(|e| {
+                KafkaFailure::new(
+                    format!(
+                        "deleting records of {}",
+                        TopicPartition::new(element.topic(), element.partition())
+                    ),
+                    e,
+                )
+            })
+        }))
     }
 }
 

@@ -3,7 +3,7 @@
 //! - [`client_config`]: the librdkafka settings of each client role, from the engine's
 //!   bootstrap servers and the user's prefixed overrides.
 //! - [`records`]: records as the engine sees them, owned and independent of rdkafka.
-//! - [`admin`]: topic metadata and creation of internal topics.
+//! - [`admin`]: topic metadata, creation of internal topics, deletion of consumed records.
 //! - [`group`]: the group consumer and its rebalance callbacks.
 //! - [`producer`]: the (transactional) producer, which learns from delivery reports where
 //!   each record landed.
@@ -20,7 +20,7 @@ pub mod group;
 pub mod producer;
 pub mod records;
 
-pub use admin::{Admin, TopicSpec};
+pub use admin::{Admin, RecordDeletion, TopicSpec};
 pub use assigned::AssignedConsumer;
 pub use changelog::{ChangelogEvent, ChangelogReader};
 pub use client_config::{ClientProperties, ClientRole};
