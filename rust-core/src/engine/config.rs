@@ -7,6 +7,7 @@
 //! | `num.stream.threads` | 1 |
 //! | `processing.guarantee` | `at_least_once`; or `exactly_once_v2` |
 //! | `commit.interval.ms` | 30000, or 100 under `exactly_once_v2` |
+//! | `repartition.purge.interval.ms` | 30000 |
 //! | `statestore.uncommitted.max.bytes` | 67108864 (64 MiB); ≤ 0 means unbounded |
 //! | `state.dir` | `<temp dir>/kafka-streams` |
 //! | `replication.factor` | -1 (the broker's default) |
@@ -50,6 +51,9 @@ pub struct EngineConfig {
     pub guarantee: ProcessingGuarantee,
     /// `commit.interval.ms`.
     pub commit_interval: Duration,
+    /// `repartition.purge.interval.ms`: least time between two deletions of committed
+    /// repartition records.
+    pub repartition_purge_interval: Duration,
     /// `statestore.uncommitted.max.bytes`; `None` when unbounded.
     pub uncommitted_max_bytes: Option<u64>,
     /// `state.dir`.
@@ -134,6 +138,11 @@ impl EngineConfig {
                 properties,
                 "commit.interval.ms",
                 default_commit_ms,
+            )?),
+            repartition_purge_interval: Duration::from_millis(parse(
+                properties,
+                "repartition.purge.interval.ms",
+                30_000,
             )?),
             uncommitted_max_bytes: (uncommitted > 0).then_some(uncommitted as u64),
             state_dir: get("state.dir")
@@ -308,6 +317,7 @@ mod tests {
         let base = [("application.id", "app"), ("bootstrap.servers", "b:1")];
         let alos = EngineConfig::from_properties(&props(&base)).unwrap();
         assert_eq!(alos.commit_interval, Duration::from_secs(30));
+        assert_eq!(alos.repartition_purge_interval, Duration::from_secs(30));
         assert_eq!(alos.uncommitted_max_bytes, Some(64 << 20));
         let mut eos = props(&base);
         eos.insert("processing.guarantee".into(), "exactly_once_v2".into());
@@ -333,5 +343,12 @@ mod tests {
         ]))
         .unwrap_err();
         assert!(matches!(err, Error::Config { key, .. } if key == "commit.interval.ms"));
+        let err = EngineConfig::from_properties(&props(&[
+            ("application.id", "app"),
+            ("bootstrap.servers", "b:1"),
+            ("repartition.purge.interval.ms", "-1"),
+        ]))
+        .unwrap_err();
+        assert!(matches!(err, Error::Config { key, .. } if key == "repartition.purge.interval.ms"));
     }
 }

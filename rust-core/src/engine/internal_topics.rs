@@ -28,6 +28,8 @@ pub struct ResolvedTopology {
     pub subtopologies: Vec<ResolvedSubtopology>,
     /// The global stores.
     pub global_stores: Vec<ResolvedGlobalStore>,
+    /// The repartition topics, which the topology both writes and reads.
+    pub repartition_topics: BTreeSet<String>,
     /// The task processors keep the stores (see [`TopologyDescription`]).
     pub processor_keeps_stores: bool,
 }
@@ -255,6 +257,7 @@ pub fn plan(
         ResolvedTopology {
             subtopologies,
             global_stores,
+            repartition_topics: internal,
             processor_keeps_stores: topology.processor_keeps_stores,
         },
         missing,
@@ -444,6 +447,10 @@ mod tests {
         assert_eq!(
             resolved.subtopologies[1].source_topics,
             vec!["app-by-word-repartition"]
+        );
+        assert_eq!(
+            resolved.repartition_topics,
+            BTreeSet::from(["app-by-word-repartition".to_string()])
         );
         let by_name: BTreeMap<_, _> = specs.iter().map(|s| (s.name.as_str(), s)).collect();
         let changelog = by_name["app-counts-changelog"];

@@ -12,6 +12,7 @@ pub struct EngineMetrics {
     aborted_transactions: AtomicU64,
     rejoins: AtomicU64,
     corrupted_stores: AtomicU64,
+    failed_purges: AtomicU64,
 }
 
 /// What started a commit.
@@ -42,6 +43,9 @@ pub struct MetricsSnapshot {
     pub rejoins: u64,
     /// Stores found corrupt while processing, wiped and restored from their changelog.
     pub corrupted_stores: u64,
+    /// Deletions of committed repartition records that failed; they are best effort, as in
+    /// Kafka Streams, and the next purge asks again.
+    pub failed_purges: u64,
 }
 
 impl EngineMetrics {
@@ -55,6 +59,7 @@ impl EngineMetrics {
             aborted_transactions: self.aborted_transactions.load(Ordering::Relaxed),
             rejoins: self.rejoins.load(Ordering::Relaxed),
             corrupted_stores: self.corrupted_stores.load(Ordering::Relaxed),
+            failed_purges: self.failed_purges.load(Ordering::Relaxed),
         }
     }
 
@@ -84,5 +89,9 @@ impl EngineMetrics {
 
     pub(crate) fn store_corrupted(&self) {
         self.corrupted_stores.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn purge_failed(&self) {
+        self.failed_purges.fetch_add(1, Ordering::Relaxed);
     }
 }

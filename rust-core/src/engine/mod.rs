@@ -10,6 +10,7 @@
 //! - [`restore`]: bringing stores to the end of their changelogs.
 //! - [`global`]: global stores, their restore and the global thread.
 //! - `thread`: one group member — poll loop, commit barrier, rebalance handling.
+//! - `purge`: deleting the repartition records that tasks committed.
 //! - [`runtime`]: the [`Engine`] instance and its threads.
 //! - [`metrics`], [`error`], `process_id`.
 
@@ -25,6 +26,7 @@ pub mod task;
 pub mod topology;
 
 mod process_id;
+mod purge;
 mod thread;
 
 pub use config::{EngineConfig, ProcessingGuarantee};

@@ -47,7 +47,6 @@ impl Engine {
             &admin,
             config.replication_factor,
         )?;
-        drop(admin);
         let process_id =
             process_id::load_or_create(&config.application_dir()).map_err(Error::StateDirectory)?;
         let resources = RocksDbResources::new(&config.rocksdb);
@@ -97,6 +96,7 @@ impl Engine {
             stop,
             globals,
             uncommitted_bytes_share,
+            admin,
         });
         for index in 1..=shared.config.num_stream_threads {
             let shared = Arc::clone(&shared);

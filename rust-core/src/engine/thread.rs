@@ -12,7 +12,9 @@
 //! committed offsets; a fenced producer closes the tasks dirty and rejoins the group.
 //! At-least-once takes the same path without the transaction, committing the consumed
 //! offsets through the consumer after the stores. A store found corrupt while its task
-//! processes is wiped and restored, the other tasks rewinding to the last commit.
+//! processes is wiped and restored, the other tasks rewinding to the last commit. After a
+//! commit, the records of repartition topics below the committed offsets are deleted now
+//! and then (see [`RepartitionPurge`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -29,13 +31,14 @@ use crate::engine::global::GlobalStores;
 use crate::engine::internal_topics::ResolvedTopology;
 use crate::engine::metrics::{CommitTrigger, EngineMetrics};
 use crate::engine::processor::{CommittedInput, InputOffset, ProcessorFactory};
+use crate::engine::purge::RepartitionPurge;
 use crate::engine::restore::{RestoreListener, Restorer};
 use crate::engine::task::Task;
 use crate::engine::topology::TaskId;
 use crate::kafka::group::{self, commit_list, partition_list};
 use crate::kafka::{
-    ChangelogReader, ConsumedRecord, GroupConsumer, KafkaFailure, ProducedRecord, RebalanceListener,
-    StreamsProducer, TransactionFailure,
+    Admin, ChangelogReader, ConsumedRecord, GroupConsumer, KafkaFailure, ProducedRecord,
+    RebalanceListener, StreamsProducer, TransactionFailure,
 };
 use crate::store::rocks::{destroy_store_dir, RocksDbResources};
 use crate::store::TopicPartition;
@@ -58,6 +61,8 @@ pub(crate) struct ThreadShared {
     pub globals: Arc<GlobalStores>,
     /// This thread's part of `statestore.uncommitted.max.bytes`.
     pub uncommitted_bytes_share: Option<u64>,
+    /// The instance's admin client, as in Kafka Streams.
+    pub admin: Admin,
 }
 
 type MainConsumer = GroupConsumer<ThreadListener>;
@@ -197,6 +202,7 @@ struct TaskManager {
     restorer: Restorer,
     producer: StreamsProducer,
     last_commit: Instant,
+    purge: RepartitionPurge,
     /// Set by a failed rebalance callback; the loop raises it.
     failure: Option<Error>,
     /// Set when fenced: the loop leaves and rejoins the group.
@@ -211,6 +217,11 @@ impl TaskManager {
             config.client_timeout,
         );
         let producer = new_producer(&shared, index)?;
+        let purge = RepartitionPurge::new(
+            shared.topology.repartition_topics.clone(),
+            config.repartition_purge_interval,
+            Instant::now(),
+        );
         Ok(TaskManager {
             restorer: Restorer::new(reader, shared.restore_listener.clone()),
             shared,
@@ -221,6 +232,7 @@ impl TaskManager {
             committed_starts: BTreeMap::new(),
             producer,
             last_commit: Instant::now(),
+            purge,
             failure: None,
             rejoin: false,
         })
@@ -503,10 +515,22 @@ impl TaskManager {
                 .sum::<u64>()
                 > share
         });
-        if due {
-            self.commit(consumer, CommitTrigger::Interval)?;
+        let committed = if due {
+            self.commit(consumer, CommitTrigger::Interval)?
         } else if over_budget {
-            self.commit(consumer, CommitTrigger::Budget)?;
+            self.commit(consumer, CommitTrigger::Budget)?
+        } else {
+            false
+        };
+        if committed {
+            let owned: BTreeSet<TopicPartition> = self
+                .running_tasks()
+                .iter()
+                .flat_map(|id| self.inputs[id].iter().cloned())
+                .collect();
+            let shared = &self.shared;
+            self.purge
+                .maybe_purge(&shared.admin, &owned, &shared.metrics, Instant::now());
         }
         Ok(())
     }
@@ -545,6 +569,11 @@ impl TaskManager {
                 .commit(&offsets, CommitMode::Sync)
                 .map_err(|e| KafkaFailure::new("committing consumed offsets", e))?;
         }
+        self.purge.committed(
+            consumed
+                .iter()
+                .map(|(partition, position)| (partition, position.offset)),
+        );
         self.shared.metrics.committed(trigger);
         Ok(true)
     }
