@@ -13,11 +13,28 @@
 //! | `admin.` | the admin client |
 //!
 //! Each role starts from the defaults Kafka Streams imposes on it (no auto-commit, the
-//! `range` assignor, `read_committed` under exactly-once …); a user override wins.
+//! `range` assignor, `read_committed` under exactly-once …); a user override wins, except
+//! for the settings Kafka Streams does not let users change (group id, offset commits,
+//! assignor, transactional id), which it ignores as Kafka Streams does.
+//!
+//! The keys are the Java clients' (what a Kafka Streams application sets). Most mean the same
+//! to librdkafka; the few it names differently are renamed, and those it has no counterpart
+//! for (`max.poll.records`, `key.deserializer`, `interceptor.classes` …) are left out, the way
+//! Kafka's own clients ignore keys they do not use. A key librdkafka knows with a value it
+//! rejects still fails the client's creation, naming the key.
 
 use std::collections::BTreeMap;
 
+use rdkafka::types::RDKafkaConfRes;
+use rdkafka::error::KafkaError;
 use rdkafka::ClientConfig;
+
+/// Java client keys that librdkafka names differently: (Java, librdkafka).
+const RENAMED_KEYS: &[(&str, &str)] = &[
+    ("fetch.max.wait.ms", "fetch.wait.max.ms"),
+    ("receive.buffer.bytes", "socket.receive.buffer.bytes"),
+    ("send.buffer.bytes", "socket.send.buffer.bytes"),
+];
 
 /// Which client a configuration is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +60,46 @@ impl ClientRole {
             ClientRole::Producer => &["producer."],
             ClientRole::Admin => &["admin."],
         }
+    }
+
+    /// What Kafka Streams sets on this client whatever the user asks: the group and its
+    /// commits belong to the application, and the assignment and transactions to the runtime.
+    fn enforced_keys(self) -> &'static [&'static str] {
+        match self {
+            ClientRole::MainConsumer => &[
+                "group.id",
+                "enable.auto.commit",
+                "enable.auto.offset.store",
+                "partition.assignment.strategy",
+            ],
+            ClientRole::RestoreConsumer | ClientRole::GlobalConsumer => &[
+                "group.id",
+                "enable.auto.commit",
+                "partition.assignment.strategy",
+            ],
+            ClientRole::Producer => &["transactional.id"],
+            ClientRole::Admin => &[],
+        }
+    }
+}
+
+/// `key = value` of a Java client as librdkafka takes it, or `None` when librdkafka has
+/// no such setting.
+fn librdkafka_setting(key: &str, value: &str) -> Option<(String, String)> {
+    let key = RENAMED_KEYS
+        .iter()
+        .find(|(java, _)| *java == key)
+        .map_or(key, |(_, native)| native);
+    // Java's "fail when there is no committed offset" is librdkafka's "error".
+    let value = match (key, value) {
+        ("auto.offset.reset", "none") => "error",
+        _ => value,
+    };
+    let mut probe = ClientConfig::new();
+    probe.set(key, value);
+    match probe.create_native_config() {
+        Err(KafkaError::ClientConfig(RDKafkaConfRes::RD_KAFKA_CONF_UNKNOWN, ..)) => None,
+        _ => Some((key.to_string(), value.to_string())),
     }
 }
 
@@ -89,7 +146,8 @@ impl ClientProperties {
             .map(String::as_str)
     }
 
-    /// The configuration of a `role` client: `defaults` first, then the user's overrides.
+    /// The configuration of a `role` client: `defaults` first, then the user's overrides
+    /// (see the module documentation for which are taken and how).
     pub fn client_config(&self, role: ClientRole, defaults: &[(&str, String)]) -> ClientConfig {
         let mut config = ClientConfig::new();
         config.set("bootstrap.servers", &self.bootstrap_servers);
@@ -98,10 +156,16 @@ impl ClientProperties {
         }
         for prefix in role.prefixes() {
             for (key, value) in &self.prefixed {
-                if let Some(stripped) = key.strip_prefix(prefix) {
-                    // `consumer.` must not also match `main.consumer.`/`restore.consumer.`
-                    // keys; strip_prefix anchors at the start, so it does not.
-                    config.set(stripped, value);
+                // `consumer.` must not also match `main.consumer.`/`restore.consumer.`
+                // keys; strip_prefix anchors at the start, so it does not.
+                let Some(stripped) = key.strip_prefix(prefix) else {
+                    continue;
+                };
+                if role.enforced_keys().contains(&stripped) {
+                    continue;
+                }
+                if let Some((key, value)) = librdkafka_setting(stripped, value) {
+                    config.set(key, value);
                 }
             }
         }
@@ -137,5 +201,86 @@ mod tests {
             client.user_value(ClientRole::MainConsumer, "session.timeout.ms"),
             Some("7000")
         );
+    }
+
+    fn configured(
+        role: ClientRole,
+        user: &[(&str, &str)],
+        defaults: &[(&str, String)],
+    ) -> ClientConfig {
+        let props: BTreeMap<String, String> = user
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        ClientProperties::new("b:9092", &props).client_config(role, defaults)
+    }
+
+    #[test]
+    fn java_client_keys_are_renamed_translated_or_left_out() {
+        let main = configured(
+            ClientRole::MainConsumer,
+            &[
+                ("consumer.max.poll.records", "1"),
+                ("consumer.key.deserializer", "org.example.Deserializer"),
+                ("consumer.fetch.max.wait.ms", "50"),
+                ("consumer.receive.buffer.bytes", "65536"),
+                ("consumer.auto.offset.reset", "none"),
+                ("consumer.max.poll.interval.ms", "60000"),
+            ],
+            &[],
+        );
+        assert_eq!(main.get("max.poll.records"), None);
+        assert_eq!(main.get("key.deserializer"), None);
+        assert_eq!(main.get("fetch.max.wait.ms"), None);
+        assert_eq!(main.get("fetch.wait.max.ms"), Some("50"));
+        assert_eq!(main.get("socket.receive.buffer.bytes"), Some("65536"));
+        assert_eq!(main.get("auto.offset.reset"), Some("error"));
+        assert_eq!(main.get("max.poll.interval.ms"), Some("60000"));
+        main.create_native_config()
+            .expect("every setting kept is one librdkafka takes");
+    }
+
+    #[test]
+    fn settings_kafka_streams_enforces_keep_their_defaults() {
+        let main = configured(
+            ClientRole::MainConsumer,
+            &[
+                ("consumer.enable.auto.commit", "true"),
+                ("consumer.group.id", "someone-else"),
+                (
+                    "consumer.partition.assignment.strategy",
+                    "org.example.Assignor",
+                ),
+            ],
+            &[
+                ("group.id", "app".into()),
+                ("enable.auto.commit", "false".into()),
+                ("partition.assignment.strategy", "range".into()),
+            ],
+        );
+        assert_eq!(main.get("group.id"), Some("app"));
+        assert_eq!(main.get("enable.auto.commit"), Some("false"));
+        assert_eq!(main.get("partition.assignment.strategy"), Some("range"));
+        let producer = configured(
+            ClientRole::Producer,
+            &[("producer.transactional.id", "mine")],
+            &[("transactional.id", "app-1".into())],
+        );
+        assert_eq!(producer.get("transactional.id"), Some("app-1"));
+    }
+
+    #[test]
+    fn a_value_librdkafka_rejects_still_fails_the_client() {
+        let main = configured(
+            ClientRole::MainConsumer,
+            &[("consumer.session.timeout.ms", "soon")],
+            &[],
+        );
+        assert_eq!(main.get("session.timeout.ms"), Some("soon"));
+        let error = main
+            .create_native_config()
+            .err()
+            .expect("an invalid value is an error");
+        assert!(error.to_string().contains("session.timeout.ms"), "{error}");
     }
 }
