@@ -6,8 +6,12 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.types.Password;
 import org.apache.kafka.common.metrics.MetricConfig;
@@ -37,6 +41,12 @@ import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
  * ({@link TopologyMetadata#buildAndRewriteTopology()}), as {@code KafkaStreams} does when it is created.
  */
 public final class EngineRuntime implements AutoCloseable {
+
+    /** The keys each client has, by the prefix that addresses that client in a Streams config. */
+    private static final Map<String, Set<String>> CLIENT_KEYS_BY_PREFIX = Map.of(
+        StreamsConfig.CONSUMER_PREFIX, ConsumerConfig.configNames(),
+        StreamsConfig.PRODUCER_PREFIX, ProducerConfig.configNames(),
+        StreamsConfig.ADMIN_CLIENT_PREFIX, AdminClientConfig.configNames());
 
     private final TopologyMetadata topologyMetadata;
     private final StreamsConfig config;
@@ -202,8 +212,10 @@ public final class EngineRuntime implements AutoCloseable {
     }
 
     /**
-     * The application config as the engine reads it: every original value that has a text form, and
-     * the effective value of the keys whose defaults Kafka Streams derives from others.
+     * The application config as the engine reads it: every original value that has a text form, each
+     * unprefixed client setting also under the prefix of every client that has the key (the engine
+     * reads client settings by prefix only), and the effective value of the keys whose defaults Kafka
+     * Streams derives from others.
      */
     static Map<String, String> engineProperties(final StreamsConfig config) {
         final Map<String, String> properties = new TreeMap<>();
@@ -213,6 +225,13 @@ public final class EngineRuntime implements AutoCloseable {
                 properties.put(key, text);
             }
         });
+        // As in Kafka Streams, a prefixed setting wins over the unprefixed one; client.id names
+        // the application's clients rather than being one client's id.
+        new TreeMap<>(properties).forEach((key, value) -> CLIENT_KEYS_BY_PREFIX.forEach((prefix, keys) -> {
+            if (keys.contains(key) && !key.equals(CommonClientConfigs.CLIENT_ID_CONFIG)) {
+                properties.putIfAbsent(prefix + key, value);
+            }
+        }));
         properties.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG,
             String.valueOf(config.getLong(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG)));
         properties.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, config.getString(StreamsConfig.PROCESSING_GUARANTEE_CONFIG));
