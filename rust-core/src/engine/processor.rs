@@ -14,6 +14,8 @@
 
 use std::collections::BTreeMap;
 
+use rdkafka::error::KafkaError;
+
 use crate::engine::global::{GlobalStore, GlobalStores};
 use crate::engine::task::TaskStore;
 use crate::engine::topology::TaskId;
@@ -89,6 +91,22 @@ pub trait TaskProcessor: Send {
         &mut self,
     ) -> Result<Option<BTreeMap<TopicPartition, InputOffset>>, ProcessorError> {
         Ok(None)
+    }
+
+    /// The producer could not write a record the processor returned: the one numbered
+    /// `index` among those it returned (from every method that returns records, this one
+    /// included) since the last commit or rollback, failing with `error`. Returns what to
+    /// produce instead (dead-letter records, say); failing stops the engine thread, which
+    /// is what the default does. Under exactly-once the transaction holding the record
+    /// cannot commit whatever the processor answers, and the thread stops after asking it.
+    fn send_failed(
+        &mut self,
+        index: u64,
+        record: &ProducedRecord,
+        error: &KafkaError,
+    ) -> Result<Vec<ProducedRecord>, ProcessorError> {
+        let _ = (index, record);
+        Err(Box::new(error.clone()))
     }
 
     /// The commit went through; `delivered` holds the offset of the last record the commit

@@ -10,6 +10,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use rdkafka::error::KafkaError;
+
 use crate::engine::error::{Error, Result};
 use crate::engine::global::GlobalStores;
 use crate::engine::internal_topics::{ResolvedStore, ResolvedSubtopology};
@@ -116,7 +118,18 @@ pub struct Task {
     pub restoring: BTreeSet<TopicPartition>,
     /// Input partition → next offset to read, for records processed since the last commit.
     pub consumed: BTreeMap<TopicPartition, i64>,
+    /// How many records the processor returned since the last commit or rollback: how it
+    /// numbers them when one fails to be produced.
+    returned: u64,
     processor: Box<dyn TaskProcessor>,
+}
+
+/// Records a task's processor returned to produce.
+pub struct Outputs {
+    /// The processor's number of the first one (see [`TaskProcessor::send_failed`]).
+    pub first_index: u64,
+    /// The records, in order.
+    pub records: Vec<ProducedRecord>,
 }
 
 impl Task {
@@ -156,6 +169,7 @@ impl Task {
             kept_changelogs,
             restoring: BTreeSet::new(),
             consumed: BTreeMap::new(),
+            returned: 0,
             processor,
         })
     }
@@ -171,14 +185,14 @@ impl Task {
         &mut self,
         records: Vec<ConsumedRecord>,
         globals: &GlobalStores,
-    ) -> Result<Vec<ProducedRecord>> {
+    ) -> Result<Outputs> {
         for record in &records {
             self.consumed
                 .insert(record.topic_partition(), record.offset + 1);
         }
         let context = TaskContext::new(self.id, &self.stores, globals);
         let outputs = self.processor.process(&context, records);
-        self.processor_outcome(outputs)
+        self.outputs(outputs)
     }
 
     /// Tells the processor how far behind its inputs' ends the consumer is.
@@ -188,15 +202,40 @@ impl Task {
     }
 
     /// Wall-clock punctuation, when due: what it produced.
-    pub fn punctuate(&mut self) -> Result<Vec<ProducedRecord>> {
+    pub fn punctuate(&mut self) -> Result<Outputs> {
         let outputs = self.processor.punctuate();
-        self.processor_outcome(outputs)
+        self.outputs(outputs)
     }
 
     /// The first step of a commit: what flushing the processor's caches produced.
-    pub fn flush(&mut self) -> Result<Vec<ProducedRecord>> {
+    pub fn flush(&mut self) -> Result<Outputs> {
         let outputs = self.processor.flush();
-        self.processor_outcome(outputs)
+        self.outputs(outputs)
+    }
+
+    /// The record the processor returned as number `index` could not be produced: what
+    /// the processor produces instead.
+    pub fn send_failed(
+        &mut self,
+        index: u64,
+        record: &ProducedRecord,
+        error: &KafkaError,
+    ) -> Result<Outputs> {
+        let outputs = self.processor.send_failed(index, record, error);
+        self.outputs(outputs)
+    }
+
+    fn outputs(
+        &mut self,
+        outcome: std::result::Result<Vec<ProducedRecord>, ProcessorError>,
+    ) -> Result<Outputs> {
+        let records = self.processor_outcome(outcome)?;
+        let first_index = self.returned;
+        self.returned += records.len() as u64;
+        Ok(Outputs {
+            first_index,
+            records,
+        })
     }
 
     /// The input offsets this commit covers: the processor's when it decides them,
@@ -297,6 +336,7 @@ impl Task {
         let committed = self.processor.committed(delivered);
         self.processor_outcome(committed)?;
         self.consumed.clear();
+        self.returned = 0;
         Ok(())
     }
 
@@ -311,6 +351,7 @@ impl Task {
         let rolled_back = self.processor.rolled_back();
         self.processor_outcome(rolled_back)?;
         self.consumed.clear();
+        self.returned = 0;
         Ok(())
     }
 

@@ -15,6 +15,11 @@
 //! processes is wiped and restored, the other tasks rewinding to the last commit. After a
 //! commit, the records of repartition topics below the committed offsets are deleted now
 //! and then (see [`RepartitionPurge`]).
+//!
+//! A record the producer fails to write goes back to the task that returned it, which
+//! decides (Kafka Streams' production exception handler) whether the thread goes on
+//! without it; under exactly-once the transaction holding it cannot commit, so the thread
+//! stops once the task was asked.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -33,12 +38,12 @@ use crate::engine::metrics::{CommitTrigger, EngineMetrics};
 use crate::engine::processor::{CommittedInput, InputOffset, ProcessorFactory};
 use crate::engine::purge::RepartitionPurge;
 use crate::engine::restore::{RestoreListener, Restorer};
-use crate::engine::task::Task;
+use crate::engine::task::{Outputs, Task};
 use crate::engine::topology::TaskId;
 use crate::kafka::group::{self, commit_list, partition_list};
 use crate::kafka::{
-    Admin, ChangelogReader, ConsumedRecord, GroupConsumer, KafkaFailure, ProducedRecord,
-    RebalanceListener, StreamsProducer, TransactionFailure,
+    Admin, ChangelogReader, ConsumedRecord, GroupConsumer, KafkaFailure, RebalanceListener,
+    StreamsProducer, TransactionFailure,
 };
 use crate::store::rocks::{destroy_store_dir, RocksDbResources};
 use crate::store::TopicPartition;
@@ -207,6 +212,20 @@ struct TaskManager {
     failure: Option<Error>,
     /// Set when fenced: the loop leaves and rejoins the group.
     rejoin: bool,
+    /// The batches sent since the last commit or abort, in sending order: where a failed
+    /// record's producer id leads back to its task.
+    sent: Vec<SentBatch>,
+    /// The producer id of the next record sent.
+    next_send_id: usize,
+}
+
+/// Records of one task sent in a row.
+#[derive(Clone, Copy)]
+struct SentBatch {
+    first_id: usize,
+    task: TaskId,
+    /// The task's number of the first record.
+    first_index: u64,
 }
 
 impl TaskManager {
@@ -235,6 +254,8 @@ impl TaskManager {
             purge,
             failure: None,
             rejoin: false,
+            sent: Vec::new(),
+            next_send_id: 0,
         })
     }
 
@@ -361,6 +382,7 @@ impl TaskManager {
         if let Err(failure) = self.producer.abort() {
             return self.recover(consumer, failure);
         }
+        self.forget_sent();
         self.shared.metrics.aborted();
         for task in self.tasks.values_mut() {
             task.rollback()?;
@@ -455,7 +477,7 @@ impl TaskManager {
                 }
                 Err(error) => return Err(error),
             };
-            if !self.send(consumer, &outputs)? {
+            if !self.send(consumer, id, outputs)? {
                 return Ok(());
             }
         }
@@ -480,23 +502,82 @@ impl TaskManager {
             let task = self.tasks.get_mut(&id).expect("listed above");
             task.update_lags(&lags)?;
             let outputs = task.punctuate()?;
-            if !self.send(consumer, &outputs)? {
+            if !self.send(consumer, id, outputs)? {
                 return Ok(());
             }
         }
         Ok(())
     }
 
-    /// Sends `records` in the open transaction. Returns false when sending failed and the
-    /// work was rolled back (or the tasks were dropped) instead.
-    fn send(&mut self, consumer: &MainConsumer, records: &[ProducedRecord]) -> Result<bool> {
-        for record in records {
-            if let Err(failure) = self.producer.send(record) {
+    /// Sends the `outputs` of task `task` in the open transaction, then settles the records
+    /// that failed so far. Returns false when sending failed and the work was rolled back
+    /// (or the tasks were dropped) instead.
+    fn send(&mut self, consumer: &MainConsumer, task: TaskId, outputs: Outputs) -> Result<bool> {
+        Ok(self.queue(consumer, task, outputs)? && self.settle_failed(consumer)?.is_some())
+    }
+
+    /// Hands the `outputs` of task `task` to the producer. Returns false when the producer
+    /// failed and the work was rolled back (or the tasks were dropped) instead.
+    fn queue(&mut self, consumer: &MainConsumer, task: TaskId, outputs: Outputs) -> Result<bool> {
+        if outputs.records.is_empty() {
+            return Ok(true);
+        }
+        self.sent.push(SentBatch {
+            first_id: self.next_send_id,
+            task,
+            first_index: outputs.first_index,
+        });
+        for record in &outputs.records {
+            let id = self.next_send_id;
+            self.next_send_id += 1;
+            if let Err(failure) = self.producer.send(record, id) {
                 self.recover(consumer, failure)?;
                 return Ok(false);
             }
         }
         Ok(true)
+    }
+
+    /// Asks the task of every record the producer failed to write what to do about it, and
+    /// sends what it answers, until no failure is left. Kafka's Java producer must abort a
+    /// transaction in which a record failed, so under exactly-once a Kafka Streams thread
+    /// fails its next commit whatever the handler answered; here the thread stops as soon
+    /// as the tasks were asked. Returns how many failures there were; `None` when sending
+    /// failed and the work was rolled back instead.
+    fn settle_failed(&mut self, consumer: &MainConsumer) -> Result<Option<usize>> {
+        let mut settled = 0;
+        let mut doomed = None;
+        loop {
+            let failed = self.producer.take_failed();
+            if failed.is_empty() {
+                break;
+            }
+            for failure in failed {
+                settled += 1;
+                let batch_index = self.sent.partition_point(|b| b.first_id <= failure.id);
+                let batch = self.sent[batch_index - 1];
+                let Some(task) = self.tasks.get_mut(&batch.task) else {
+                    return Err(Error::Producer(TransactionFailure::Fatal(failure.error)));
+                };
+                let index = batch.first_index + (failure.id - batch.first_id) as u64;
+                let outputs = task.send_failed(index, &failure.record, &failure.error)?;
+                if self.producer.is_transactional() {
+                    doomed.get_or_insert(failure.error);
+                } else if !self.queue(consumer, batch.task, outputs)? {
+                    return Ok(None);
+                }
+            }
+        }
+        match doomed {
+            Some(error) => Err(Error::Producer(TransactionFailure::Fatal(error))),
+            None => Ok(Some(settled)),
+        }
+    }
+
+    /// The producer dropped everything it was sent: no failure can come back.
+    fn forget_sent(&mut self) {
+        self.sent.clear();
+        self.next_send_id = 0;
     }
 
     fn time_to_commit(&self) -> Duration {
@@ -544,8 +625,20 @@ impl TaskManager {
             let task = self.tasks.get_mut(&id).expect("listed above");
             let outputs = task.flush()?;
             consumed.extend(task.committable_offsets()?);
-            if !self.send(consumer, &outputs)? {
+            if !self.queue(consumer, id, outputs)? {
                 return Ok(false);
+            }
+        }
+        // Records the tasks send for failed ones may fail as well.
+        loop {
+            if let Err(failure) = self.producer.flush() {
+                self.recover(consumer, failure)?;
+                return Ok(false);
+            }
+            match self.settle_failed(consumer)? {
+                None => return Ok(false),
+                Some(0) => break,
+                Some(_) => {}
             }
         }
         let offsets = commit_list(
@@ -561,6 +654,7 @@ impl TaskManager {
                 return Ok(false);
             }
         };
+        self.forget_sent();
         for task in self.tasks.values_mut() {
             task.commit_stores(&delivered)?;
         }
@@ -583,6 +677,7 @@ impl TaskManager {
         let failure = match failure {
             TransactionFailure::Abortable(_) => match self.producer.abort() {
                 Ok(()) => {
+                    self.forget_sent();
                     self.shared.metrics.aborted();
                     for task in self.tasks.values_mut() {
                         task.rollback()?;
@@ -612,6 +707,7 @@ impl TaskManager {
                 self.inputs.clear();
                 self.paused.clear();
                 self.producer = new_producer(&self.shared, self.index)?;
+                self.forget_sent();
                 self.rejoin = true;
                 Ok(())
             }

@@ -9,6 +9,8 @@
 //! runner stops the engine thread, as an uncaught exception stops a Kafka Streams thread.
 //! The factory also hears, per engine thread, when a rebalance begins and which tasks the
 //! thread owns once it ends: what Kafka Streams' client state follows.
+//! A record the engine's producer failed to write goes back to the runner of the task that
+//! returned it, with the Kafka protocol error code Java's producer would report.
 //! Restoration progress goes to an optional Java `RestoreProgress`.
 
 use std::collections::BTreeMap;
@@ -22,6 +24,7 @@ use jni::strings::{JNIStr, JNIString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::{jni_sig, jni_str, AttachConfig, Env, EnvUnowned, JavaVM};
 use once_cell::sync::Lazy;
+use rdkafka::error::KafkaError;
 
 use super::arrays::{new_byte_array, read_bytes};
 use super::errors::{JavaException, NativeError, ThrowJavaException};
@@ -32,7 +35,7 @@ use crate::engine::{
     CommittedInput, Engine, EngineConfig, Error as EngineError, InputOffset, ProcessorError,
     ProcessorFactory, RestoreListener, TaskContext, TaskId, TaskProcessor, TopologyDescription,
 };
-use crate::kafka::{ConsumedRecord, DeliveredOffsets, ProducedRecord};
+use crate::kafka::{protocol_error_code, ConsumedRecord, DeliveredOffsets, ProducedRecord};
 use crate::store::TopicPartition;
 
 /// Running engines. `close` takes the engine out, so a second close finds nothing.
@@ -290,6 +293,35 @@ impl TaskProcessor for JvmTaskProcessor {
     ) -> Result<Option<BTreeMap<TopicPartition, InputOffset>>, ProcessorError> {
         let bytes = self.call(jni_str!("committableOffsets"), &jni_sig!("()[B"), None)?;
         Ok(Some(record_framing::positions(&bytes)?))
+    }
+
+    fn send_failed(
+        &mut self,
+        index: u64,
+        record: &ProducedRecord,
+        error: &KafkaError,
+    ) -> Result<Vec<ProducedRecord>, ProcessorError> {
+        let framed = record_framing::produced_record(record);
+        let produced = upcall(&self.vm, |env| {
+            let record = new_byte_array(env, &framed)?;
+            let message = env.new_string(error.to_string())?;
+            let result = env
+                .call_method(
+                    &*self.runner,
+                    jni_str!("sendFailed"),
+                    jni_sig!("(J[BILjava/lang/String;)[B"),
+                    &[
+                        JValue::Long(index as jlong),
+                        JValue::Object(&record),
+                        JValue::Int(jint::from(protocol_error_code(error))),
+                        JValue::Object(&message),
+                    ],
+                )?
+                .l()?;
+            let array = env.cast_local::<JByteArray>(result)?;
+            Ok(read_bytes(env, &array, "result")?)
+        })?;
+        Ok(record_framing::produced_records(&produced)?)
     }
 
     fn committed(&mut self, delivered: &DeliveredOffsets) -> Result<(), ProcessorError> {

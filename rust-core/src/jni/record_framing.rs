@@ -13,7 +13,7 @@
 //! - **Consumed records** (native → Java): `i32 count`, then per record `i32 topicLength,
 //!   topic, i32 partition, i64 offset, i64 timestamp, i32 keyLength, key, i32 valueLength,
 //!   value, i32 headerCount` and per header `i32 keyLength, key, i32 valueLength, value`.
-//! - **Produced records** (Java → native): `i32 count`, then per record `i32 topicLength,
+//! - **Produced records** (Java → native; native → Java for one that failed): `i32 count`, then per record `i32 topicLength,
 //!   topic, i32 partition (-1: the producer's partitioner chooses), i64 timestamp`, then key,
 //!   value and headers as in consumed records.
 
@@ -83,6 +83,24 @@ pub(crate) fn produced_records(bytes: &[u8]) -> Result<Vec<ProducedRecord>, Nati
         return Err(malformed("bytes after the last record"));
     }
     Ok(records)
+}
+
+/// Frames `record` as a batch of one produced record.
+pub(crate) fn produced_record(record: &ProducedRecord) -> Vec<u8> {
+    let mut out = Vec::with_capacity(
+        28 + record.topic.len()
+            + record.key.as_ref().map_or(0, Vec::len)
+            + record.value.as_ref().map_or(0, Vec::len)
+            + headers_len(&record.headers),
+    );
+    put_i32(&mut out, 1);
+    put_string(&mut out, &record.topic);
+    put_i32(&mut out, record.partition.unwrap_or(NO_PARTITION));
+    out.extend_from_slice(&record.timestamp.to_be_bytes());
+    put_optional(&mut out, record.key.as_deref());
+    put_optional(&mut out, record.value.as_deref());
+    put_headers(&mut out, &record.headers);
+    out
 }
 
 /// Frames offsets; `None` is written as -1.
@@ -259,6 +277,26 @@ mod tests {
         put_string(&mut expected, "g");
         put_optional(&mut expected, Some(b"x"));
         assert_eq!(framed, expected);
+    }
+
+    #[test]
+    fn a_failed_record_frames_as_a_produced_batch_of_one() {
+        let record = ProducedRecord {
+            topic: "out".into(),
+            partition: Some(2),
+            key: None,
+            value: Some(b"v".to_vec()),
+            timestamp: 11,
+            headers: vec![header("h", None)],
+        };
+        let unpartitioned = ProducedRecord {
+            partition: None,
+            ..record.clone()
+        };
+        for record in [record, unpartitioned] {
+            let decoded = produced_records(&produced_record(&record)).unwrap();
+            assert_eq!(decoded, vec![record]);
+        }
     }
 
     #[test]

@@ -51,6 +51,24 @@ impl TransactionFailure {
     }
 }
 
+/// The Kafka protocol error code that stands for `error` when a record failed to be
+/// produced: librdkafka's broker errors are the protocol's codes; its local ones are mapped
+/// to what Kafka's Java producer reports for the same failure, anything else to
+/// `UNKNOWN_SERVER_ERROR` (-1).
+pub fn protocol_error_code(error: &KafkaError) -> i16 {
+    const UNKNOWN_SERVER_ERROR: i16 = -1;
+    const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
+    const REQUEST_TIMED_OUT: i16 = 7;
+    match error.rdkafka_error_code() {
+        Some(RDKafkaErrorCode::MessageTimedOut) => REQUEST_TIMED_OUT,
+        Some(RDKafkaErrorCode::UnknownTopic | RDKafkaErrorCode::UnknownPartition) => {
+            UNKNOWN_TOPIC_OR_PARTITION
+        }
+        Some(code) if (code as i32) > 0 && (code as i32) <= i16::MAX as i32 => code as i16,
+        _ => UNKNOWN_SERVER_ERROR,
+    }
+}
+
 impl fmt::Display for TransactionFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

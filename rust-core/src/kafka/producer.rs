@@ -1,6 +1,7 @@
 //! The producer of an engine thread: transactional under exactly-once, plain under
 //! at-least-once. Delivery reports tell where each record landed, which is how a commit
-//! learns the changelog offsets its stores must record.
+//! learns the changelog offsets its stores must record, and which records failed: those
+//! are kept, with the id the caller sent them under, for the caller to decide about.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -8,13 +9,14 @@ use std::time::{Duration, Instant};
 
 use rdkafka::consumer::ConsumerGroupMetadata;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
-use rdkafka::message::Message;
+use rdkafka::message::{Headers, Message};
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
 use rdkafka::topic_partition_list::TopicPartitionList;
 use rdkafka::{ClientConfig, ClientContext};
 
 use crate::kafka::error::TransactionFailure;
 use crate::kafka::records::ProducedRecord;
+use crate::store::format::headers::Header;
 use crate::store::TopicPartition;
 
 /// The offset of the last record delivered to each partition since the last commit.
@@ -31,25 +33,40 @@ pub struct DeliveryTracker {
     state: Mutex<Deliveries>,
 }
 
+/// A record the producer could not write.
+#[derive(Debug)]
+pub struct FailedSend {
+    /// The id it was sent under.
+    pub id: usize,
+    /// The record, as it was to be written.
+    pub record: ProducedRecord,
+    /// Why it was not.
+    pub error: KafkaError,
+}
+
 #[derive(Default)]
 struct Deliveries {
     last_offsets: DeliveredOffsets,
-    first_error: Option<KafkaError>,
+    failed: Vec<FailedSend>,
 }
 
 impl DeliveryTracker {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Deliveries> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn take(&self) -> Deliveries {
-        std::mem::take(&mut *self.state.lock().unwrap_or_else(|p| p.into_inner()))
+        std::mem::take(&mut *self.lock())
     }
 }
 
 impl ClientContext for DeliveryTracker {}
 
 impl ProducerContext for DeliveryTracker {
-    type DeliveryOpaque = ();
+    type DeliveryOpaque = usize;
 
-    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+    fn delivery(&self, result: &DeliveryResult<'_>, id: usize) {
+        let mut state = self.lock();
         match result {
             Ok(message) => {
                 let partition = TopicPartition::new(message.topic(), message.partition());
@@ -59,11 +76,50 @@ impl ProducerContext for DeliveryTracker {
                     .or_insert(message.offset());
                 *offset = (*offset).max(message.offset());
             }
-            Err((error, _)) => {
-                state.first_error.get_or_insert_with(|| error.clone());
+            Err((error, message)) => {
+                let headers = message
+                    .headers()
+                    .map(|headers| {
+                        headers
+                            .iter()
+                            .map(|h| Header {
+                                key: h.key.to_string(),
+                                value: h.value.map(<[u8]>::to_vec),
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let record = ProducedRecord {
+                    topic: message.topic().to_string(),
+                    partition: Some(message.partition()).filter(|p| *p >= 0),
+                    key: message.key().map(<[u8]>::to_vec),
+                    value: message.payload().map(<[u8]>::to_vec),
+                    timestamp: message.timestamp().to_millis().unwrap_or(-1),
+                    headers,
+                };
+                state.failed.push(FailedSend {
+                    id,
+                    record,
+                    error: error.clone(),
+                });
             }
         }
     }
+}
+
+/// Errors the producer returns for one record while queueing it, which leave the producer
+/// and its transaction as they were: the record's own failure, as a delivery report would
+/// tell it.
+fn rejects_only_the_record(error: &KafkaError) -> bool {
+    matches!(
+        error,
+        KafkaError::MessageProduction(
+            RDKafkaErrorCode::MessageSizeTooLarge
+                | RDKafkaErrorCode::UnknownPartition
+                | RDKafkaErrorCode::UnknownTopic
+                | RDKafkaErrorCode::UnknownTopicOrPartition
+        )
+    )
 }
 
 /// One engine thread's producer.
@@ -103,11 +159,13 @@ impl StreamsProducer {
         self.transactional
     }
 
-    /// Queues `record`, beginning a transaction first if none is open. Waits while
-    /// librdkafka's queue is full.
-    pub fn send(&mut self, record: &ProducedRecord) -> Result<(), TransactionFailure> {
+    /// Queues `record` under `id`, beginning a transaction first if none is open. Waits
+    /// while librdkafka's queue is full. A record the producer rejects at once is kept as
+    /// failed, as one that fails later is.
+    pub fn send(&mut self, record: &ProducedRecord, id: usize) -> Result<(), TransactionFailure> {
         self.begin_if_needed()?;
-        let mut base: BaseRecord<'_, [u8], [u8]> = BaseRecord::to(&record.topic);
+        let mut base: BaseRecord<'_, [u8], [u8], usize> =
+            BaseRecord::with_opaque_to(&record.topic, id);
         if let Some(partition) = record.partition {
             base = base.partition(partition);
         }
@@ -130,6 +188,14 @@ impl StreamsProducer {
                     self.producer.poll(Duration::from_millis(10));
                     base = returned;
                 }
+                Err((error, _)) if rejects_only_the_record(&error) => {
+                    self.producer.context().lock().failed.push(FailedSend {
+                        id,
+                        record: record.clone(),
+                        error,
+                    });
+                    return Ok(());
+                }
                 Err((error, _)) => return Err(TransactionFailure::classify(error)),
             }
         }
@@ -141,7 +207,13 @@ impl StreamsProducer {
         Ok(())
     }
 
+    /// The records that failed since the last call, in the order their failures came.
+    pub fn take_failed(&self) -> Vec<FailedSend> {
+        std::mem::take(&mut self.producer.context().lock().failed)
+    }
+
     /// Makes everything sent since the last commit durable and returns where it landed.
+    /// A failed record left untaken fails the commit.
     ///
     /// Exactly-once: commits the transaction with `consumed` (next offsets to read) as the
     /// group's offsets, fenced by `group`'s generation. At-least-once: flushes only; the
@@ -153,8 +225,8 @@ impl StreamsProducer {
     ) -> Result<DeliveredOffsets, TransactionFailure> {
         self.flush()?;
         let deliveries = self.producer.context().take();
-        if let Some(error) = deliveries.first_error {
-            return Err(TransactionFailure::classify(error));
+        if let Some(failed) = deliveries.failed.into_iter().next() {
+            return Err(TransactionFailure::classify(failed.error));
         }
         if self.transactional && (self.in_transaction || consumed.count() > 0) {
             self.begin_if_needed()?;
@@ -193,11 +265,12 @@ impl StreamsProducer {
     }
 
     /// Waits until every sent record is acknowledged and its delivery report served.
+    /// Failed records are kept for [`take_failed`](Self::take_failed).
     ///
     /// rdkafka's own `flush` serves reports in 100 ms slices that always run to their end,
     /// which would put a 100 ms floor under every commit (Kafka Streams' whole commit
     /// interval under exactly-once); short slices end the wait within a millisecond.
-    fn flush(&self) -> Result<(), TransactionFailure> {
+    pub fn flush(&self) -> Result<(), TransactionFailure> {
         let deadline = Instant::now() + self.timeout;
         while self.producer.in_flight_count() > 0 {
             if Instant::now() >= deadline {

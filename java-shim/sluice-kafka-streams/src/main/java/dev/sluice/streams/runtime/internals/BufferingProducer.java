@@ -20,6 +20,9 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.metrics.KafkaMetric;
+import org.apache.kafka.streams.processor.internals.InternalProcessorContext;
+import org.apache.kafka.streams.processor.internals.ProcessorNode;
+import org.apache.kafka.streams.processor.internals.ProcessorRecordContext;
 
 /**
  * The producer under one task's {@link org.apache.kafka.streams.processor.internals.RecordCollectorImpl}:
@@ -27,15 +30,32 @@ import org.apache.kafka.common.metrics.KafkaMetric;
  * producer and its transaction. Sends never complete here: the engine knows the offsets and delivery
  * errors, and the runner gives the delivered changelog offsets to the state manager itself, so no
  * callback ever sees an offset that was never written.
+ *
+ * <p>A record the engine failed to write comes back by its number among the records sent since the last
+ * commit; the producer remembers which input record and processor node each one was sent for, one entry
+ * per run of records sharing them, so the failure can be handled in the context that produced it.
  */
 final class BufferingProducer implements Producer<byte[], byte[]> {
 
-    private final Function<String, List<PartitionInfo>> partitionLookup;
-    private List<ProducerRecord<byte[], byte[]>> sent = new ArrayList<>();
+    /** The records from number {@code first} on were sent while the task processed {@code record} at {@code node}. */
+    record Origin(long first, ProcessorRecordContext record, ProcessorNode<?, ?, ?, ?> node) { }
 
-    /** @param partitionLookup the partitions of a topic, for tasks that choose partitions themselves */
-    BufferingProducer(final Function<String, List<PartitionInfo>> partitionLookup) {
+    private final Function<String, List<PartitionInfo>> partitionLookup;
+    private final InternalProcessorContext<?, ?> context;
+    private List<ProducerRecord<byte[], byte[]>> sent = new ArrayList<>();
+    private final List<Origin> origins = new ArrayList<>();
+    private long sentSinceCommit;
+    // Set while a failed record is sent again for its callback: the next send fails with it.
+    private Exception failure;
+
+    /**
+     * @param partitionLookup the partitions of a topic, for tasks that choose partitions themselves
+     * @param context the task's context, which says what the task is processing when it sends
+     */
+    BufferingProducer(final Function<String, List<PartitionInfo>> partitionLookup,
+                      final InternalProcessorContext<?, ?> context) {
         this.partitionLookup = partitionLookup;
+        this.context = context;
     }
 
     /** The records sent since the last call, in order. */
@@ -51,6 +71,36 @@ final class BufferingProducer implements Producer<byte[], byte[]> {
     /** Forgets what was sent and not drained (the task is closed dirty). */
     void clear() {
         sent = new ArrayList<>();
+        committed();
+    }
+
+    /** Everything sent so far was written: no failure can come back for it. */
+    void committed() {
+        origins.clear();
+        sentSinceCommit = 0;
+    }
+
+    /** Where record number {@code index} since the last commit was sent from. */
+    Origin origin(final long index) {
+        int low = 0;
+        int high = origins.size() - 1;
+        while (low < high) {
+            final int middle = (low + high + 1) >>> 1;
+            if (origins.get(middle).first() <= index) {
+                low = middle;
+            } else {
+                high = middle - 1;
+            }
+        }
+        if (origins.isEmpty() || index >= sentSinceCommit || origins.get(low).first() > index) {
+            throw new IllegalStateException("No record number " + index + " was sent since the last commit");
+        }
+        return origins.get(low);
+    }
+
+    /** The next send completes at once with {@code exception} instead of being kept. */
+    void failNextSend(final Exception exception) {
+        failure = exception;
     }
 
     @Override
@@ -60,6 +110,19 @@ final class BufferingProducer implements Producer<byte[], byte[]> {
 
     @Override
     public Future<RecordMetadata> send(final ProducerRecord<byte[], byte[]> record, final Callback callback) {
+        if (failure != null) {
+            final Exception exception = failure;
+            failure = null;
+            callback.onCompletion(null, exception);
+            return CompletableFuture.failedFuture(exception);
+        }
+        final ProcessorRecordContext recordContext = context.recordContext();
+        final ProcessorNode<?, ?, ?, ?> node = context.currentNode();
+        final Origin last = origins.isEmpty() ? null : origins.get(origins.size() - 1);
+        if (last == null || last.record() != recordContext || last.node() != node) {
+            origins.add(new Origin(sentSinceCommit, recordContext, node));
+        }
+        sentSinceCommit++;
         // The headers object may be the processed record's, which processors downstream may still change;
         // a real producer serialises them at once, so the batch keeps a copy.
         sent.add(new ProducerRecord<>(record.topic(), record.partition(), record.timestamp(), record.key(),

@@ -12,7 +12,9 @@ import java.util.Set;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.common.utils.internals.LogContext;
 import org.apache.kafka.streams.StreamsConfig;
@@ -23,9 +25,10 @@ import org.apache.kafka.streams.internals.UpgradeFromValues;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.internals.ProcessorContextImpl;
+import org.apache.kafka.streams.processor.internals.ProcessorNode;
+import org.apache.kafka.streams.processor.internals.ProcessorRecordContext;
 import org.apache.kafka.streams.processor.internals.ProcessorStateManager;
 import org.apache.kafka.streams.processor.internals.ProcessorTopology;
-import org.apache.kafka.streams.processor.internals.RecordCollector;
 import org.apache.kafka.streams.processor.internals.RecordCollectorImpl;
 import org.apache.kafka.streams.processor.internals.StreamTask;
 import org.apache.kafka.streams.processor.internals.StreamsProducer;
@@ -67,6 +70,8 @@ final class StreamTaskRunner implements TaskRunner {
     private volatile StreamTask task;
     private ProcessorStateManager stateManager;
     private BufferingProducer producer;
+    private RecordCollectorImpl recordCollector;
+    private ProcessorContextImpl context;
     private TaskInputConsumer consumer;
     private Map<TopicPartition, OffsetAndMetadata> preparedOffsets = Map.of();
     private boolean running;
@@ -205,6 +210,32 @@ final class StreamTaskRunner implements TaskRunner {
     }
 
     @Override
+    public byte[] sendFailed(final long index, final byte[] record, final int errorCode, final String message) {
+        return guarded(() -> {
+            final ProducerRecord<byte[], byte[]> failed = RuntimeFraming.readProducedRecords(record).get(0);
+            final Exception exception = Errors.forCode((short) errorCode).exception(message);
+            final BufferingProducer.Origin origin = producer.origin(index);
+            // Kafka Streams' collector reads the error handler's context from the task's context; it is set
+            // back to the record and node that produced the failed record while the collector handles it.
+            final ProcessorRecordContext current = context.recordContext();
+            final ProcessorNode<?, ?, ?, ?> currentNode = context.currentNode();
+            context.setRecordContext(origin.record());
+            context.setCurrentNode(origin.node());
+            try {
+                producer.failNextSend(exception);
+                recordCollector.send(failed.key(), failed.value(), origin.node() == null ? null : origin.node().name(),
+                    context, failed);
+                // The collector raises what its callback decided (the handler's FAIL, a fatal error) at its next flush.
+                recordCollector.flush();
+            } finally {
+                context.setRecordContext(current);
+                context.setCurrentNode(currentNode);
+            }
+            return produced();
+        });
+    }
+
+    @Override
     public byte[] committableOffsets() {
         return guarded(() -> RuntimeFraming.inputs(preparedOffsets));
     }
@@ -224,6 +255,7 @@ final class StreamTaskRunner implements TaskRunner {
             stateManager.updateChangelogOffsets(written);
             task.postCommit(true);
             consumer.committed(preparedOffsets);
+            producer.committed();
             committedInputs.putAll(preparedOffsets);
             preparedOffsets = Map.of();
             if (commitStartMs >= 0) {
@@ -315,13 +347,13 @@ final class StreamTaskRunner implements TaskRunner {
             topology.storeToChangelogTopic(),
             inputPartitions,
             upgradeFrom == null ? null : UpgradeFromValues.fromString(upgradeFrom));
-        producer = new BufferingProducer(environment.partitionLookup());
+        final ThreadCache cache = environment.threadCache();
+        context = new ProcessorContextImpl(id, config, stateManager, environment.metrics(), cache);
+        producer = new BufferingProducer(environment.partitionLookup(), context);
         final StreamsProducer streamsProducer = new StreamsProducer(
             producer, StreamsConfigUtils.ProcessingMode.AT_LEAST_ONCE, environment.time(), logContext);
-        final RecordCollector recordCollector = new RecordCollectorImpl(
+        recordCollector = new RecordCollectorImpl(
             logContext, id, streamsProducer, config.productionExceptionHandler(), environment.metrics(), topology);
-        final ThreadCache cache = environment.threadCache();
-        final ProcessorContextImpl context = new ProcessorContextImpl(id, config, stateManager, environment.metrics(), cache);
         consumer = new TaskInputConsumer(committedInputs);
         task = new StreamTask(
             id,

@@ -39,6 +39,19 @@ public interface TaskRunner {
     byte[] flush();
 
     /**
+     * The engine's producer could not write one of the records this task produced: Kafka Streams' record
+     * collector handles it as its producer's send callback would (production exception handler, fatal
+     * errors, dropped-records metric). Throws when the thread must fail.
+     *
+     * @param index the record's number among those returned since the last commit or rollback, from 0
+     * @param record the framed record, as a batch of one
+     * @param errorCode the Kafka protocol error code of the failure
+     * @param message what the producer said
+     * @return the framed records produced instead (dead-letter records)
+     */
+    byte[] sendFailed(long index, byte[] record, int errorCode, String message);
+
+    /**
      * After {@link #flush}: framed inputs with the next offset to consume and Kafka Streams' stream-time
      * metadata; empty when nothing was processed since the last commit.
      */
