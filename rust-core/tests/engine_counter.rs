@@ -1,6 +1,7 @@
 //! The engine against a real broker with the keyed counter application: correct outputs
-//! under both guarantees, restart without reprocessing, the uncommitted-bytes budget, an
-//! aborted transaction's invisibility, and co-partitioning checks.
+//! under both guarantees, restart without reprocessing, threads added and removed while it
+//! runs, the uncommitted-bytes budget, an aborted transaction's invisibility, and
+//! co-partitioning checks.
 //!
 //! Run through `compat-tests/local-broker/with-broker`, which sets SLUICE_BOOTSTRAP_SERVERS.
 
@@ -137,6 +138,55 @@ fn at_least_once_counts_are_correct() {
     assert_eq!(counted, 1_500);
     let output = read_all(&app.output, "read_uncommitted");
     assert_eq!(verify_counts(&output, &input), 1_500);
+}
+
+#[test]
+fn threads_added_and_removed_while_running_keep_the_counts_exact() {
+    let app = App::new("thread-changes-counter");
+    let producer = input_producer();
+    let first = words(0, 1_000, 23);
+    produce_words(&producer, &app.input, 0, &first);
+    let factory = app.factory();
+    let mut engine = app
+        .start("exactly_once_v2", &[], Arc::clone(&factory), None)
+        .expect("engine starts");
+    let application = &app.application_id;
+    let name = |index: usize| format!("{application}-StreamThread-{index}");
+    assert_eq!(engine.thread_names(), vec![name(1), name(2)]);
+    wait_until("the first input counted", WAIT, || {
+        assert!(!engine.has_failed(), "engine thread stopped");
+        factory.counted.load(Ordering::Relaxed) >= 1_000
+    });
+
+    let added = engine.add_thread().expect("a thread is added");
+    assert_eq!(added, name(3));
+    let second = words(1_000, 1_000, 23);
+    produce_words(&producer, &app.input, 1_000, &second);
+    wait_until("the second input counted", WAIT, || {
+        assert!(!engine.has_failed(), "engine thread stopped");
+        factory.counted.load(Ordering::Relaxed) >= 2_000
+    });
+
+    // The oldest goes; its tasks move to the threads that stay, from their committed state.
+    let removed = engine
+        .remove_thread(Duration::from_secs(60))
+        .expect("the thread stops in time");
+    assert_eq!(removed, Some(name(1)));
+    assert_eq!(engine.thread_names(), vec![name(2), name(3)]);
+    let third = words(2_000, 1_000, 23);
+    produce_words(&producer, &app.input, 2_000, &third);
+    wait_until("the third input counted", WAIT, || {
+        assert!(!engine.has_failed(), "engine thread stopped");
+        read_all(&app.output, "read_committed").len() >= 3_000
+    });
+    // The freed index is the next one used, as Kafka Streams numbers threads.
+    assert_eq!(engine.add_thread().unwrap(), name(1));
+    assert_eq!(engine.stopped_thread(), None, "no thread stopped on its own");
+    engine.close().expect("clean close");
+
+    let all: Vec<String> = first.into_iter().chain(second).chain(third).collect();
+    let output = read_all(&app.output, "read_committed");
+    assert_eq!(verify_counts(&output, &all), 3_000);
 }
 
 #[test]

@@ -43,6 +43,8 @@ pub enum Error {
     Assignment(Box<dyn std::error::Error + Send + Sync>),
     /// The state directory could not be used.
     StateDirectory(std::io::Error),
+    /// Something did not finish within the time it was given (Kafka's `TimeoutException`).
+    Timeout(String),
 }
 
 impl Error {
@@ -86,6 +88,7 @@ impl fmt::Display for Error {
             Error::Processor { task, source } => write!(f, "task {task} failed: {source}"),
             Error::Assignment(source) => write!(f, "reporting the thread's assignment: {source}"),
             Error::StateDirectory(e) => write!(f, "state directory: {e}"),
+            Error::Timeout(message) => write!(f, "timed out: {message}"),
         }
     }
 }

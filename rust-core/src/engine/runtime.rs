@@ -1,10 +1,13 @@
 //! An engine instance: resolves the topology, creates internal topics, restores the global
-//! stores, and runs `num.stream.threads` threads (and the global thread) until closed or
-//! until one fails.
+//! stores, and runs `num.stream.threads` threads (and the global thread) until closed.
+//! Stream threads can be added and removed while it runs, and one that failed can be taken
+//! out and replaced, as Kafka Streams does with its stream threads.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
 
 use crate::engine::config::EngineConfig;
 use crate::engine::error::{Error, Result};
@@ -21,14 +24,27 @@ use crate::store::rocks::RocksDbResources;
 
 /// A running engine instance.
 pub struct Engine {
-    threads: Vec<JoinHandle<Result<()>>>,
-    stop: Arc<AtomicBool>,
+    /// What every stream thread shares; new threads get it too.
+    shared: Arc<ThreadShared>,
+    /// The stream threads by index (1-based, as Kafka Streams numbers them).
+    threads: BTreeMap<usize, StreamThread>,
+    /// Threads asked to stop that did not stop within the time they were given; joined on close.
+    retiring: Vec<StreamThread>,
     /// The global thread, when the topology has global stores.
     global: Option<JoinHandle<Result<()>>>,
     /// Stops the global thread; set once the stream threads, which read its stores, stopped.
     global_stop: Arc<AtomicBool>,
     metrics: Arc<EngineMetrics>,
 }
+
+/// One stream thread and the flag that stops it.
+struct StreamThread {
+    handle: JoinHandle<Result<()>>,
+    stop: Arc<AtomicBool>,
+}
+
+/// How often [`Engine::remove_thread`] looks whether the thread it stopped has ended.
+const STOP_POLL_INTERVAL: Duration = Duration::from_millis(10);
 
 impl Engine {
     /// Prepares the internal topics of `topology`, restores its global stores and starts
@@ -64,55 +80,125 @@ impl Engine {
             .uncommitted_max_bytes
             .map(|max| max / budget_holders as u64);
         let config = Arc::new(config);
-        let stop = Arc::new(AtomicBool::new(false));
         let global_stop = Arc::new(AtomicBool::new(false));
         let metrics = Arc::new(EngineMetrics::default());
-        let mut engine = Engine {
-            threads: Vec::new(),
-            stop: Arc::clone(&stop),
-            global: None,
-            global_stop: Arc::clone(&global_stop),
-            metrics: Arc::clone(&metrics),
-        };
-        if !globals.is_empty() {
-            let (globals, config) = (Arc::clone(&globals), Arc::clone(&config));
+        let global = if globals.is_empty() {
+            None
+        } else {
+            let (globals, config, stop) = (
+                Arc::clone(&globals),
+                Arc::clone(&config),
+                Arc::clone(&global_stop),
+            );
             let name = format!("{}-GlobalStreamThread", config.application_id);
             let spawned = thread::Builder::new()
                 .name(name)
-                .spawn(move || global::run(globals, config, uncommitted_bytes_share, global_stop));
-            match spawned {
-                Ok(handle) => engine.global = Some(handle),
-                Err(e) => return Err(Error::StateDirectory(e)),
-            }
-        }
+                .spawn(move || global::run(globals, config, uncommitted_bytes_share, stop));
+            Some(spawned.map_err(Error::StateDirectory)?)
+        };
         let shared = Arc::new(ThreadShared {
             resources,
             config,
             topology: Arc::new(resolved),
             factory,
             restore_listener,
-            metrics,
+            metrics: Arc::clone(&metrics),
             process_id,
-            stop,
             globals,
             uncommitted_bytes_share,
             admin,
         });
-        for index in 1..=shared.config.num_stream_threads {
-            let shared = Arc::clone(&shared);
-            let name = format!("{}-StreamThread-{index}", shared.config.application_id);
-            let spawned = thread::Builder::new()
-                .name(name)
-                .spawn(move || stream_thread::run(shared, index));
-            match spawned {
-                Ok(handle) => engine.threads.push(handle),
-                Err(e) => {
-                    let _ = engine.close();
-                    return Err(Error::StateDirectory(e));
-                }
+        let mut engine = Engine {
+            shared,
+            threads: BTreeMap::new(),
+            retiring: Vec::new(),
+            global,
+            global_stop,
+            metrics,
+        };
+        for _ in 0..engine.shared.config.num_stream_threads {
+            if let Err(error) = engine.add_thread() {
+                let _ = engine.close();
+                return Err(error);
             }
         }
         Ok(engine)
+    }
+
+    /// Starts a stream thread with the lowest index no running thread has, as Kafka Streams
+    /// numbers a thread it adds or replaces; returns its name.
+    pub fn add_thread(&mut self) -> Result<String> {
+        let index = (1..)
+            .find(|index| !self.threads.contains_key(index))
+            .expect("fewer threads than indexes");
+        let name = self.thread_name(index);
+        let stop = Arc::new(AtomicBool::new(false));
+        let (shared, thread_stop) = (Arc::clone(&self.shared), Arc::clone(&stop));
+        let handle = thread::Builder::new()
+            .name(name.clone())
+            .spawn(move || stream_thread::run(shared, index, thread_stop))
+            .map_err(Error::StateDirectory)?;
+        self.threads.insert(index, StreamThread { handle, stop });
+        Ok(name)
+    }
+
+    /// Stops the oldest running stream thread (the lowest index), which commits and closes its
+    /// tasks and leaves the group, and returns its name; `None` when no thread runs. When it
+    /// has not ended within `timeout`, it goes on stopping and [`Error::Timeout`] says so.
+    pub fn remove_thread(&mut self, timeout: Duration) -> Result<Option<String>> {
+        let Some(index) = self.threads.keys().next().copied() else {
+            return Ok(None);
+        };
+        let name = self.thread_name(index);
+        let thread = self.threads.remove(&index).expect("listed above");
+        thread.stop.store(true, Ordering::Relaxed);
+        let deadline = Instant::now() + timeout;
+        while !thread.handle.is_finished() {
+            if Instant::now() >= deadline {
+                self.retiring.push(thread);
+                return Err(Error::Timeout(format!(
+                    "{name} did not stop within {timeout:?}"
+                )));
+            }
+            thread::sleep(STOP_POLL_INTERVAL);
+        }
+        joined(thread.handle)?;
+        Ok(Some(name))
+    }
+
+    /// The name of a stream thread that stopped on its own (it failed), if one did.
+    pub fn stopped_thread(&self) -> Option<String> {
+        self.threads
+            .iter()
+            .find(|(_, thread)| thread.handle.is_finished())
+            .map(|(index, _)| self.thread_name(*index))
+    }
+
+    /// Takes the stopped thread `name` out of the engine and returns what it stopped with;
+    /// the caller decides whether to replace it ([`add_thread`](Self::add_thread)). Nothing
+    /// happens when no thread of that name has stopped.
+    pub fn take_stopped_thread(&mut self, name: &str) -> Result<()> {
+        let index = self
+            .threads
+            .iter()
+            .find(|(index, thread)| thread.handle.is_finished() && self.thread_name(**index) == name)
+            .map(|(index, _)| *index);
+        match index.and_then(|index| self.threads.remove(&index)) {
+            Some(thread) => joined(thread.handle),
+            None => Ok(()),
+        }
+    }
+
+    /// The names of the stream threads that run, by index.
+    pub fn thread_names(&self) -> Vec<String> {
+        self.threads
+            .keys()
+            .map(|index| self.thread_name(*index))
+            .collect()
+    }
+
+    fn thread_name(&self, index: usize) -> String {
+        format!("{}-StreamThread-{index}", self.shared.config.application_id)
     }
 
     /// The instance's counters.
@@ -120,10 +206,14 @@ impl Engine {
         self.metrics.snapshot()
     }
 
-    /// True once a thread stopped on its own (it failed; [`close`](Self::close) says why).
+    /// True once a thread stopped on its own (it failed; [`take_stopped_thread`] or
+    /// [`close`](Self::close) says why).
+    ///
+    /// [`take_stopped_thread`]: Self::take_stopped_thread
     pub fn has_failed(&self) -> bool {
         self.threads
-            .iter()
+            .values()
+            .map(|thread| &thread.handle)
             .chain(&self.global)
             .any(JoinHandle::is_finished)
     }
@@ -131,10 +221,16 @@ impl Engine {
     /// Stops every thread (committing and closing their tasks) and returns the first
     /// error a thread stopped with.
     pub fn close(mut self) -> Result<()> {
-        self.stop.store(true, Ordering::Relaxed);
+        let threads: Vec<StreamThread> = std::mem::take(&mut self.threads)
+            .into_values()
+            .chain(self.retiring.drain(..))
+            .collect();
+        for thread in &threads {
+            thread.stop.store(true, Ordering::Relaxed);
+        }
         let mut first_error = None;
-        for handle in self.threads.drain(..) {
-            if let Err(error) = joined(handle) {
+        for thread in threads {
+            if let Err(error) = joined(thread.handle) {
                 first_error.get_or_insert(error);
             }
         }

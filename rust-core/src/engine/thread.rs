@@ -62,7 +62,6 @@ pub(crate) struct ThreadShared {
     pub restore_listener: Option<Arc<dyn RestoreListener>>,
     pub metrics: Arc<EngineMetrics>,
     pub process_id: String,
-    pub stop: Arc<AtomicBool>,
     pub globals: Arc<GlobalStores>,
     /// This thread's part of `statestore.uncommitted.max.bytes`.
     pub uncommitted_bytes_share: Option<u64>,
@@ -72,8 +71,8 @@ pub(crate) struct ThreadShared {
 
 type MainConsumer = GroupConsumer<ThreadListener>;
 
-/// Runs thread `index` (1-based) until `shared.stop` is set or it fails.
-pub(crate) fn run(shared: Arc<ThreadShared>, index: usize) -> Result<()> {
+/// Runs thread `index` (1-based) until `stop` is set or it fails.
+pub(crate) fn run(shared: Arc<ThreadShared>, index: usize, stop: Arc<AtomicBool>) -> Result<()> {
     let manager = TaskManager::new(Arc::clone(&shared), index)?;
     let topics = shared.topology.source_topics();
     let consumer = group::subscribe(
@@ -83,16 +82,21 @@ pub(crate) fn run(shared: Arc<ThreadShared>, index: usize) -> Result<()> {
         },
         &topics,
     )?;
-    let result = run_loop(&shared, &consumer, &topics);
+    let result = run_loop(&shared, &consumer, &topics, &stop);
     let closed = lock(&consumer).close_all(&consumer, result.is_ok());
     // Dropping the consumer leaves the group; its revocation finds no task left.
     drop(consumer);
     result.and(closed)
 }
 
-fn run_loop(shared: &ThreadShared, consumer: &MainConsumer, topics: &[String]) -> Result<()> {
+fn run_loop(
+    shared: &ThreadShared,
+    consumer: &MainConsumer,
+    topics: &[String],
+    stop: &AtomicBool,
+) -> Result<()> {
     let mut poll_failing_since: Option<Instant> = None;
-    while !shared.stop.load(Ordering::Relaxed) {
+    while !stop.load(Ordering::Relaxed) {
         let wait = {
             let mut manager = lock(consumer);
             manager.take_failure()?;
