@@ -15,9 +15,10 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use jni::errors::Error as JniCallError;
-use jni::objects::{JByteArray, JClass, JIntArray, JObject, JValue};
+use jni::objects::{JByteArray, JClass, JIntArray, JObject, JString, JValue};
 use jni::refs::Global;
 use jni::signature::MethodSignature;
 use jni::strings::{JNIStr, JNIString};
@@ -123,9 +124,93 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_ha
     .resolve::<ThrowJavaException>()
 }
 
+/// Starts one more engine thread; returns its name.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_addThread<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> JString<'local> {
+    env.with_env(|env| -> Result<JString<'local>, NativeError> {
+        let name = with_engine(handle, Engine::add_thread)?;
+        Ok(env.new_string(name)?)
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Stops the oldest engine thread, waiting up to `timeout_ms`; returns its name, or null when
+/// no thread runs.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_removeThread<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    timeout_ms: jlong,
+) -> JString<'local> {
+    env.with_env(|env| -> Result<JString<'local>, NativeError> {
+        let timeout = Duration::from_millis(u64::try_from(timeout_ms).unwrap_or(0));
+        match with_engine(handle, |engine| engine.remove_thread(timeout))? {
+            Some(name) => Ok(env.new_string(name)?),
+            None => Ok(JString::null()),
+        }
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// The name of an engine thread that stopped on its own, or null.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_stoppedThread<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> JString<'local> {
+    env.with_env(|env| -> Result<JString<'local>, NativeError> {
+        match with_engine(handle, |engine| Ok(engine.stopped_thread()))? {
+            Some(name) => Ok(env.new_string(name)?),
+            None => Ok(JString::null()),
+        }
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Takes the stopped engine thread `name` out of the engine; raises the error it stopped with.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_takeStoppedThread<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    name: JString<'local>,
+) {
+    env.with_env(|env| -> Result<(), NativeError> {
+        let name = name.try_to_string(env)?;
+        with_engine(handle, |engine| engine.take_stopped_thread(&name))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Runs `operation` on the engine behind `handle`; a closed engine is an illegal state.
+fn with_engine<T>(
+    handle: jlong,
+    operation: impl FnOnce(&mut Engine) -> Result<T, EngineError>,
+) -> Result<T, NativeError> {
+    let engine = ENGINES.get(handle)?;
+    let mut engine = engine.lock().unwrap_or_else(|p| p.into_inner());
+    match engine.as_mut() {
+        Some(engine) => operation(engine).map_err(engine_error),
+        None => Err(NativeError::new(JavaException::Streams, "the engine is closed")),
+    }
+}
+
 fn engine_error(error: EngineError) -> NativeError {
     let exception = match error {
         EngineError::Config { .. } => JavaException::Config,
+        EngineError::Timeout(_) => JavaException::Timeout,
         _ => JavaException::Streams,
     };
     NativeError::new(exception, error.to_string())

@@ -28,6 +28,8 @@ pub(crate) enum JavaException {
     IllegalArgument,
     /// `org.apache.kafka.common.config.ConfigException`: a bad configuration value.
     Config,
+    /// `org.apache.kafka.common.errors.TimeoutException`: not done within the time given.
+    Timeout,
 }
 
 impl JavaException {
@@ -46,6 +48,7 @@ impl JavaException {
             JavaException::NullPointer => jni_str!("java/lang/NullPointerException"),
             JavaException::IllegalArgument => jni_str!("java/lang/IllegalArgumentException"),
             JavaException::Config => jni_str!("org/apache/kafka/common/config/ConfigException"),
+            JavaException::Timeout => jni_str!("org/apache/kafka/common/errors/TimeoutException"),
         }
     }
 }

@@ -18,9 +18,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -119,13 +117,16 @@ public class KafkaStreams implements AutoCloseable {
     private volatile StateRestoreListener restoreListener;
     private StreamsUncaughtExceptionHandler uncaughtExceptionHandler = exception -> StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
 
-    /** Guards swapping and closing the engine, so a replacement never outlives a close. */
+    /** Guards starting and closing the engine, so an engine never outlives a close. */
     private final Object engineLock = new Object();
-    /** Read without the lock: engine threads' callbacks must never wait for a swap in progress. */
+    /** Read without the lock: engine threads' callbacks must never wait for a start or close in progress. */
     private volatile EngineRuntime engine;
     private boolean engineClosing;
-    /** Thread failures reported by the current engine, handled by the supervisor in order. */
-    private final BlockingQueue<Throwable> threadFailures = new LinkedBlockingQueue<>();
+    /**
+     * What each failed engine thread's task threw, by thread name, reported before the thread stops; the
+     * supervisor hands it to the uncaught exception handler once the thread has stopped.
+     */
+    private final Map<String, Throwable> threadFailures = new ConcurrentHashMap<>();
     /** Wakes the supervisor before its interval ends: a thread failed, or the engine's rebalances moved on. */
     private final Semaphore supervisorWakeUps = new Semaphore(0);
     /** Rebalances the current engine's threads had begun when the supervisor last looked; its own. */
@@ -302,8 +303,10 @@ public class KafkaStreams implements AutoCloseable {
         ClientMetrics.addTopologyDescriptionMetric(streamsMetrics,
             (config, now) -> this.topologyMetadata.topologyDescriptionString());
         ClientMetrics.addStateMetric(streamsMetrics, (config, now) -> state.name());
-        ClientMetrics.addNumAliveStreamThreadMetric(streamsMetrics, (config, now) -> isRunningOrRebalancing()
-            ? topologyMetadata.numStreamThreads(applicationConfigs) : 0);
+        ClientMetrics.addNumAliveStreamThreadMetric(streamsMetrics, (config, now) -> {
+            final EngineRuntime current = engine;
+            return isRunningOrRebalancing() && current != null ? current.aliveThreads() : 0;
+        });
         // Sluice's own: Kafka Streams has the gauge per key-value store only (stream-state-metrics); the
         // instance's total is what statestore.uncommitted.max.bytes bounds.
         streamsMetrics.addClientLevelMutableMetric("uncommitted-bytes",
@@ -475,19 +478,65 @@ public class KafkaStreams implements AutoCloseable {
 
     // ---------------------------------------------------------------- threads
 
+    /**
+     * Starts one more engine thread, which joins the group and takes tasks in the rebalance that follows.
+     *
+     * @return its name, or empty when the client is not running or rebalancing
+     */
     public Optional<String> addStreamThread() {
-        throw new UnsupportedOperationException("KafkaStreams.addStreamThread: Sluice's engine runs a fixed number "
-            + "of threads (num.stream.threads) and cannot add one while running");
+        final EngineRuntime current = engine;
+        if (!isRunningOrRebalancing() || current == null) {
+            log.warn("Cannot add a stream thread when Kafka Streams client is in state {}", state);
+            return Optional.empty();
+        }
+        try {
+            final String name = current.addThread();
+            log.info("Added stream thread {}", name);
+            supervisorWakeUps.release();
+            return Optional.of(name);
+        } catch (final IllegalStateException closedMeanwhile) {
+            log.warn("Cannot add a stream thread: the client is shutting down");
+            return Optional.empty();
+        }
     }
 
+    /**
+     * Stops the oldest engine thread, which commits and closes its tasks and leaves the group, waiting as
+     * long as that takes.
+     *
+     * @return its name, or empty when no thread runs or the client is not running or rebalancing
+     */
     public Optional<String> removeStreamThread() {
-        throw new UnsupportedOperationException("KafkaStreams.removeStreamThread: Sluice's engine runs a fixed number "
-            + "of threads (num.stream.threads) and cannot remove one while running");
+        return removeStreamThread(Long.MAX_VALUE);
     }
 
+    /**
+     * Stops the oldest engine thread, which commits and closes its tasks and leaves the group.
+     *
+     * @return its name, or empty when no thread runs or the client is not running or rebalancing
+     * @throws org.apache.kafka.common.errors.TimeoutException when it has not stopped within {@code timeout}
+     */
     public Optional<String> removeStreamThread(final Duration timeout) {
         ApiUtils.validateMillisecondDuration(timeout, ApiUtils.prepareMillisCheckFailMsgPrefix(timeout, "timeout"));
-        return removeStreamThread();
+        return removeStreamThread(timeout.toMillis());
+    }
+
+    private Optional<String> removeStreamThread(final long timeoutMs) {
+        final EngineRuntime current = engine;
+        if (!isRunningOrRebalancing() || current == null) {
+            log.warn("Cannot remove a stream thread when Kafka Streams client is in state {}", state);
+            return Optional.empty();
+        }
+        try {
+            final Optional<String> removed = current.removeThread(Duration.ofMillis(timeoutMs));
+            removed.ifPresentOrElse(name -> log.info("Removed stream thread {}", name),
+                () -> log.warn("There are no threads eligible for removal"));
+            supervisorWakeUps.release();
+            return removed;
+        } catch (final IllegalStateException closedMeanwhile) {
+            log.warn("Cannot remove a stream thread: the client is shutting down");
+            return Optional.empty();
+        }
     }
 
     // ---------------------------------------------------------------- start and close
@@ -511,30 +560,23 @@ public class KafkaStreams implements AutoCloseable {
         supervisor.start();
     }
 
-    /** A new engine, started, whose failures land in {@link #threadFailures} while it is the current one. */
+    /** The client's engine, started; its threads' failures land in {@link #threadFailures}. */
     private EngineRuntime startedEngine() {
-        final EngineListener listener = new EngineListener();
-        final EngineRuntime fresh = new EngineRuntime(topologyMetadata, applicationConfigs, time, listener,
+        final EngineRuntime fresh = new EngineRuntime(topologyMetadata, applicationConfigs, time, new EngineListener(),
             streamsMetrics, stateDirectory);
-        listener.engine = fresh;
         fresh.setRestoreListener(restoreListener);
         fresh.start();
         return fresh;
     }
 
-    /** One engine's callbacks, called on its threads. */
+    /** The engine's callbacks, called on its threads. */
     private final class EngineListener implements RuntimeListener {
-        private volatile EngineRuntime engine;
 
         @Override
         public void onThreadFailure(final String threadName, final Throwable error) {
             log.error("Engine thread {} failed", threadName, error);
-            // A failure of an engine already replaced was handled with its first one; a failure
-            // while this engine is still starting is seen by the supervisor through hasFailed().
-            if (engine != null && engine == currentEngine()) {
-                threadFailures.add(error);
-                supervisorWakeUps.release();
-            }
+            threadFailures.putIfAbsent(threadName, error);
+            supervisorWakeUps.release();
         }
 
         @Override
@@ -553,23 +595,25 @@ public class KafkaStreams implements AutoCloseable {
     }
 
     /**
-     * Runs until the client shuts down: applies the uncaught exception handler to engine thread
-     * failures and follows the engine threads' rebalances to move between REBALANCING and RUNNING.
+     * Runs until the client shuts down: applies the uncaught exception handler to engine threads that
+     * failed, once they have stopped, and follows the engine threads' rebalances to move between
+     * REBALANCING and RUNNING.
      */
     private void supervise() {
         try {
             while (!hasStartedOrFinishedShuttingDown()) {
                 supervisorWakeUps.tryAcquire(SUPERVISION_INTERVAL_MS, TimeUnit.MILLISECONDS);
                 supervisorWakeUps.drainPermits();
-                Throwable failure = threadFailures.poll();
                 final EngineRuntime current = currentEngine();
-                if (failure == null && current.hasFailed()) {
-                    // A thread stopped without a Java exception (an engine error): closing the
-                    // engine hands over the error the thread stopped with.
-                    failure = closeFailedEngine(current);
-                }
-                if (failure != null) {
-                    handleThreadFailure(failure);
+                // In this order: a stream thread that stops between the two looks is found by the second.
+                final boolean failed = current.hasFailed();
+                final Optional<String> stopped = current.stoppedThread();
+                if (stopped.isPresent()) {
+                    handleStoppedThread(current, stopped.get());
+                } else if (failed) {
+                    // Not a stream thread but the engine's global thread, which is never replaced: closing
+                    // the engine hands over the error it stopped with.
+                    handleThreadFailure(closeFailedEngine(current), Optional.empty());
                 } else {
                     followRebalances(current);
                 }
@@ -610,7 +654,27 @@ public class KafkaStreams implements AutoCloseable {
         }
     }
 
-    private void handleThreadFailure(final Throwable failure) {
+    /**
+     * Takes the stopped thread out of the engine and hands what it failed with to the uncaught exception
+     * handler: the exception its task threw when there is one, else the engine's error.
+     */
+    private void handleStoppedThread(final EngineRuntime current, final String thread) {
+        Throwable failure;
+        try {
+            current.takeStoppedThread(thread);
+            failure = new StreamsException("Stream thread " + thread + " stopped");
+        } catch (final RuntimeException engineError) {
+            failure = engineError;
+        }
+        final Throwable thrownByTask = threadFailures.remove(thread);
+        handleThreadFailure(thrownByTask != null ? thrownByTask : failure, Optional.of(current));
+    }
+
+    /**
+     * Applies the uncaught exception handler's answer to {@code failure}; {@code replaceIn} is the engine
+     * whose failed stream thread a replacement would take over from, empty when there is nothing to replace.
+     */
+    private void handleThreadFailure(final Throwable failure, final Optional<EngineRuntime> replaceIn) {
         StreamThreadExceptionResponse response;
         try {
             response = uncaughtExceptionHandler.handle(failure);
@@ -623,11 +687,15 @@ public class KafkaStreams implements AutoCloseable {
                 + "well-defined state, so the client shuts down instead", failure);
             response = StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
         }
+        if (response == StreamThreadExceptionResponse.REPLACE_THREAD && replaceIn.isEmpty()) {
+            log.error("The uncaught exception handler chose REPLACE_THREAD for the global thread, which cannot be "
+                + "replaced; the client shuts down instead", failure);
+            response = StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        }
         switch (response) {
             case REPLACE_THREAD:
-                log.error("Replacing the failed thread as the uncaught exception handler chose: Sluice's engine cannot "
-                    + "replace one thread, so it closes and starts the whole engine again", failure);
-                restartEngine();
+                log.error("Replacing the failed thread as the uncaught exception handler chose", failure);
+                replaceThread(replaceIn.get());
                 break;
             case SHUTDOWN_APPLICATION:
                 log.error("Encountered the following exception during processing and the registered exception handler "
@@ -645,33 +713,13 @@ public class KafkaStreams implements AutoCloseable {
         }
     }
 
-    /**
-     * Closes the engine (its healthy threads commit and close their tasks; the failed thread's
-     * tasks close dirty) and starts a new one, which joins the group again and takes the tasks back
-     * from their committed state: the whole-client equivalent of Kafka Streams replacing a thread.
-     */
-    private void restartEngine() {
-        final EngineRuntime failed = currentEngine();
+    /** Starts a thread in place of the failed one, which took its tasks out dirty; the others run on. */
+    private void replaceThread(final EngineRuntime current) {
         try {
-            failed.close();
-        } catch (final RuntimeException expected) {
-            log.debug("The failed engine closed with its thread's error", expected);
-        }
-        setState(State.REBALANCING);
-        synchronized (engineLock) {
-            if (engineClosing) {
-                return;
-            }
-            threadFailures.clear();
-            taskThreads.clear();
-            rebalancesSeen = 0;
-            try {
-                engine = startedEngine();
-            } catch (final RuntimeException e) {
-                log.error("The replacement engine could not start; shutting the client down", e);
-                engine = failed;
-                closeToError();
-            }
+            log.info("Started stream thread {} in place of the failed one", current.addThread());
+        } catch (final RuntimeException e) {
+            log.error("The replacement thread could not start; shutting the client down", e);
+            closeToError();
         }
     }
 

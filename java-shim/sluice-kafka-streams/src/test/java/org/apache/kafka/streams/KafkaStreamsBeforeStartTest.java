@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -143,11 +144,17 @@ class KafkaStreamsBeforeStartTest {
     }
 
     @Test
+    void threadsAreNeitherAddedNorRemovedBeforeStart() {
+        final KafkaStreams streams = streams(props());
+        assertEquals(Optional.empty(), streams.addStreamThread());
+        assertEquals(Optional.empty(), streams.removeStreamThread());
+        assertEquals(Optional.empty(), streams.removeStreamThread(Duration.ofSeconds(1)));
+        assertEquals(KafkaStreams.State.CREATED, streams.state());
+    }
+
+    @Test
     void unsupportedMethodsSaySoAndNameTheMethod() {
         final KafkaStreams streams = streams(props());
-        assertUnsupported("addStreamThread", streams::addStreamThread);
-        assertUnsupported("removeStreamThread", streams::removeStreamThread);
-        assertUnsupported("removeStreamThread", () -> streams.removeStreamThread(Duration.ofSeconds(1)));
         assertUnsupported("pause", streams::pause);
         assertFalse(streams.isPaused());
         // A dynamic member's consumer leaves the group on close; staying in it is not possible.

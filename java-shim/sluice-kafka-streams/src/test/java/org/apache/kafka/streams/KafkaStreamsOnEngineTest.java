@@ -15,11 +15,14 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -260,11 +263,11 @@ class KafkaStreamsOnEngineTest {
         assertEquals(KafkaStreams.State.ERROR, streams.state());
     }
 
-    /** The first time the poison record comes, processing fails; the replacement engine reprocesses it. */
+    /** The first time the poison record comes, processing fails; the replacement thread reprocesses it. */
     private static final AtomicBoolean POISON_FAILED = new AtomicBoolean();
 
     @Test
-    void replaceThreadRestartsTheEngineAndProcessingGoesOn() throws Exception {
+    void replaceThreadStartsAThreadInPlaceOfTheFailedOneAndProcessingGoesOn() throws Exception {
         BROKER.createTopic("replace-input", 1);
         BROKER.createTopic("replace-output", 1);
         produce("replace-input", List.of("one", "poison", "three"));
@@ -277,11 +280,17 @@ class KafkaStreamsOnEngineTest {
                 return value.toUpperCase(Locale.ROOT);
             })
             .to("replace-output", Produced.with(Serdes.String(), Serdes.String()));
-        final KafkaStreams streams = new KafkaStreams(builder.build(), props("replace-app"));
+        final Properties props = props("replace-app");
+        props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 2);
+        final KafkaStreams streams = new KafkaStreams(builder.build(), props);
         started.add(streams);
         final List<String> transitions = new CopyOnWriteArrayList<>();
         streams.setStateListener((newState, oldState) -> transitions.add(oldState + "->" + newState));
-        streams.setUncaughtExceptionHandler(exception -> StreamThreadExceptionResponse.REPLACE_THREAD);
+        final List<Throwable> handled = new CopyOnWriteArrayList<>();
+        streams.setUncaughtExceptionHandler(exception -> {
+            handled.add(exception);
+            return StreamThreadExceptionResponse.REPLACE_THREAD;
+        });
         streams.start();
 
         final List<String> values = new ArrayList<>();
@@ -294,9 +303,53 @@ class KafkaStreamsOnEngineTest {
         }
         assertTrue(POISON_FAILED.get());
         assertTrue(values.containsAll(List.of("ONE", "POISON", "THREE")), values.toString());
+        // The handler saw what the task threw, as Kafka Streams hands it over.
+        assertEquals(1, handled.size(), handled.toString());
+        assertTrue(describe(handled.get(0)).contains("first poison"), describe(handled.get(0)));
+        // The replacement joins the group; once it runs its tasks, so does the client (the failure may
+        // come before the client first reached RUNNING).
         waitFor(() -> streams.state() == KafkaStreams.State.RUNNING, "the client to run again");
-        assertTrue(transitions.contains("RUNNING->REBALANCING") || transitions.indexOf("REBALANCING->RUNNING")
-            != transitions.lastIndexOf("REBALANCING->RUNNING"), transitions.toString());
+        assertEquals("REBALANCING->RUNNING", transitions.get(transitions.size() - 1), transitions.toString());
+        assertEquals(2, aliveStreamThreads(streams), "the failed thread was replaced, the other ran on");
+    }
+
+    @Test
+    void threadsAddedAndRemovedWhileRunningTakeAndHandOverTasks() throws Exception {
+        BROKER.createTopic("threads-input", 2);
+        BROKER.createTopic("threads-output", 2);
+        final KafkaStreams streams = new KafkaStreams(wordCount("threads-input", "threads-output"), props("threads-app"));
+        started.add(streams);
+        streams.start();
+        waitFor(() -> streams.state() == KafkaStreams.State.RUNNING, "the client to be RUNNING");
+        assertEquals(1, aliveStreamThreads(streams));
+
+        assertEquals(Optional.of("threads-app-StreamThread-2"), streams.addStreamThread());
+        assertEquals(2, aliveStreamThreads(streams));
+        final Map<String, Long> expected = new HashMap<>();
+        final List<String> first = List.of("one fish two fish", "red fish blue fish");
+        produce("threads-input", first);
+        first.forEach(line -> Arrays.stream(line.split(" ")).forEach(word -> expected.merge(word, 1L, Long::sum)));
+        assertEquals(expected, consumeLatestCounts("threads-output", expected));
+        waitFor(() -> streams.state() == KafkaStreams.State.RUNNING, "the client to run with two threads");
+        waitFor(() -> streams.metadataForLocalThreads().size() == 2, "both threads to run tasks");
+
+        // The oldest thread goes, committing first; its tasks move to the other from their committed state.
+        assertEquals(Optional.of("threads-app-StreamThread-1"), streams.removeStreamThread(Duration.ofSeconds(60)));
+        assertEquals(1, aliveStreamThreads(streams));
+        final List<String> second = List.of("one more fish");
+        produce("threads-input", second);
+        second.forEach(line -> Arrays.stream(line.split(" ")).forEach(word -> expected.merge(word, 1L, Long::sum)));
+        assertEquals(expected, consumeLatestCounts("threads-output", expected));
+        waitFor(() -> streams.state() == KafkaStreams.State.RUNNING, "the client to run with one thread");
+        assertEquals(Set.of("threads-app-StreamThread-2"), streams.metadataForLocalThreads().stream()
+            .map(ThreadMetadata::threadName).collect(Collectors.toSet()));
+    }
+
+    private static double aliveStreamThreads(final KafkaStreams streams) {
+        return streams.metrics().values().stream()
+            .filter(metric -> metric.metricName().name().equals("alive-stream-threads"))
+            .mapToDouble(metric -> ((Number) metric.metricValue()).doubleValue())
+            .findFirst().orElseThrow();
     }
 
     private static Map<Integer, Long> lagsOf(final Map<Integer, LagInfo> lags) {

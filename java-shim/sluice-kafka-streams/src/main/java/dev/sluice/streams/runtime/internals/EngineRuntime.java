@@ -1,8 +1,10 @@
 package dev.sluice.streams.runtime.internals;
 
 import dev.sluice.streams.internals.NativeLibrary;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
@@ -175,6 +177,71 @@ public final class EngineRuntime implements AutoCloseable {
             }
             throw e;
         }
+    }
+
+    /** How many engine threads run (Kafka Streams' alive stream threads). */
+    public int aliveThreads() {
+        return environment.aliveThreads();
+    }
+
+    /** Starts one more engine thread, numbered with the lowest free index; returns its name. */
+    public String addThread() {
+        final String name = NativeEngine.addThread(runningHandle());
+        environment.threadAdded();
+        return name;
+    }
+
+    /**
+     * Stops the oldest engine thread, which commits and closes its tasks and leaves the group; its tasks
+     * move to the others. Not synchronized: the thread's last upcalls must not wait for this.
+     *
+     * @return the thread's name, empty when no thread runs
+     * @throws org.apache.kafka.common.errors.TimeoutException when it has not stopped within {@code timeout}
+     */
+    public Optional<String> removeThread(final Duration timeout) {
+        final Optional<String> name = Optional.ofNullable(NativeEngine.removeThread(runningHandle(), timeout.toMillis()));
+        name.ifPresent(environment::threadRemoved);
+        return name;
+    }
+
+    /**
+     * The name of an engine thread that stopped on its own (it failed), if one did; empty once
+     * {@link #close()} begins. Not synchronized, as {@link #hasFailed()}.
+     */
+    public Optional<String> stoppedThread() {
+        final long running = handle;
+        if (running == 0 || closed) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.ofNullable(NativeEngine.stoppedThread(running));
+        } catch (final RuntimeException e) {
+            if (closed) {
+                return Optional.empty();
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Takes the stopped engine thread {@code name} out; {@link #addThread()} replaces it.
+     *
+     * @throws org.apache.kafka.streams.errors.StreamsException carrying the error it stopped with
+     */
+    public void takeStoppedThread(final String name) {
+        try {
+            NativeEngine.takeStoppedThread(runningHandle(), name);
+        } finally {
+            environment.threadRemoved(name);
+        }
+    }
+
+    private long runningHandle() {
+        final long running = handle;
+        if (running == 0 || closed) {
+            throw new IllegalStateException("The engine is not running");
+        }
+        return running;
     }
 
     /** The bytes the running local tasks' stores hold uncommitted, summed; read from any thread. */

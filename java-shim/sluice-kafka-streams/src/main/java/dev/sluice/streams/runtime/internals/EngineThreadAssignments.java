@@ -11,11 +11,12 @@ import org.apache.kafka.streams.processor.TaskId;
  * rebalance began (PARTITIONS_REVOKED), the thread has its assignment and tasks of it still restore
  * (PARTITIONS_ASSIGNED), or every task it was assigned has run (RUNNING, until its next rebalance: a task
  * restoring again later, revived after a corrupt store, does not take the thread back). A thread that has
- * not had its first assignment yet counts as in a rebalance. Thread-safe.
+ * not had its first assignment yet counts as in a rebalance. Threads come and go as they are added,
+ * removed or replaced. Thread-safe.
  */
 final class EngineThreadAssignments {
 
-    private final int threadCount;
+    private int threadCount;
     /** Assigned tasks not running yet, of each thread that has its assignment and is not running. */
     private final Map<String, Set<TaskId>> restoring = new HashMap<>();
     private final Set<String> running = new HashSet<>();
@@ -23,6 +24,22 @@ final class EngineThreadAssignments {
 
     EngineThreadAssignments(final int threadCount) {
         this.threadCount = threadCount;
+    }
+
+    synchronized int threadCount() {
+        return threadCount;
+    }
+
+    /** One more engine thread runs; it is in a rebalance until its first assignment. */
+    synchronized void threadAdded() {
+        threadCount++;
+    }
+
+    /** {@code thread} stopped and is gone. */
+    synchronized void threadRemoved(final String thread) {
+        threadCount--;
+        restoring.remove(thread);
+        running.remove(thread);
     }
 
     /** A rebalance began on {@code thread}. */

@@ -32,4 +32,25 @@ final class NativeEngine {
 
     /** True once some engine thread stopped on its own. */
     static native boolean hasFailed(long handle);
+
+    /** Starts one more engine thread, numbered with the lowest free index; returns its name. */
+    static native String addThread(long handle);
+
+    /**
+     * Stops the oldest engine thread (it commits and closes its tasks) and returns its name; null when
+     * no thread runs.
+     *
+     * @throws org.apache.kafka.common.errors.TimeoutException when it has not stopped within {@code timeoutMs}
+     */
+    static native String removeThread(long handle, long timeoutMs);
+
+    /** The name of an engine thread that stopped on its own (it failed), or null. */
+    static native String stoppedThread(long handle);
+
+    /**
+     * Takes the stopped engine thread {@code name} out of the engine.
+     *
+     * @throws org.apache.kafka.streams.errors.StreamsException carrying the error the thread stopped with
+     */
+    static native void takeStoppedThread(long handle, String name);
 }

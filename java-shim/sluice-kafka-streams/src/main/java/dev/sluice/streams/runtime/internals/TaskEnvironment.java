@@ -184,6 +184,29 @@ final class TaskEnvironment implements TaskFactory {
             new EngineThreadMetrics(thread.getName(), metrics, time.milliseconds()));
     }
 
+    /** How many engine threads run. */
+    int aliveThreads() {
+        return assignments.threadCount();
+    }
+
+    /** One more engine thread runs. */
+    void threadAdded() {
+        assignments.threadAdded();
+    }
+
+    /** Engine thread {@code name} stopped and is gone: it no longer counts, and its metrics go. */
+    void threadRemoved(final String name) {
+        assignments.threadRemoved(name);
+        threadMetrics.entrySet().removeIf(entry -> {
+            if (!entry.getKey().getName().equals(name)) {
+                return false;
+            }
+            entry.getValue().remove();
+            return true;
+        });
+        threadCaches.keySet().removeIf(thread -> thread.getName().equals(name));
+    }
+
     /** Removes the engine threads' metrics; called once the engine's threads have stopped. */
     void close() {
         threadMetrics.values().forEach(EngineThreadMetrics::remove);
