@@ -1,7 +1,7 @@
 //! The engine against a real broker with the keyed counter application: correct outputs
 //! under both guarantees, restart without reprocessing, threads added and removed while it
-//! runs, the uncommitted-bytes budget, an aborted transaction's invisibility, and
-//! co-partitioning checks.
+//! runs, committed offsets past a transactional input's markers, the uncommitted-bytes
+//! budget, an aborted transaction's invisibility, and co-partitioning checks.
 //!
 //! Run through `compat-tests/local-broker/with-broker`, which sets SLUICE_BOOTSTRAP_SERVERS.
 
@@ -12,6 +12,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use engine_support::*;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::producer::{BaseProducer, Producer};
+use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 use sluice_core::engine::topology::SubtopologyDescription;
 use sluice_core::engine::{Engine, EngineConfig, Error};
 use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
@@ -187,6 +190,47 @@ fn threads_added_and_removed_while_running_keep_the_counts_exact() {
     let all: Vec<String> = first.into_iter().chain(second).chain(third).collect();
     let output = read_all(&app.output, "read_committed");
     assert_eq!(verify_counts(&output, &all), 3_000);
+}
+
+#[test]
+fn committed_offsets_of_a_transactional_input_reach_its_end() {
+    let app = App::new("transactional-input-counter");
+    let input = words(0, 400, 13);
+    let producer: BaseProducer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap())
+        .set("transactional.id", format!("{}-input", app.application_id))
+        .create()
+        .expect("transactional producer");
+    producer.init_transactions(WAIT).unwrap();
+    producer.begin_transaction().unwrap();
+    produce_words(&producer, &app.input, 0, &input);
+    producer.commit_transaction(WAIT).unwrap();
+
+    let (_, counted) = run_until_counted(&app, "exactly_once_v2", 400);
+    assert_eq!(counted, 400);
+    // Each partition ends with the transaction's commit marker, one offset past its last record;
+    // as in Kafka Streams, the group's committed offset is past it, so the input's lag is 0.
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap())
+        .set("group.id", &app.application_id)
+        .create()
+        .unwrap();
+    let mut partitions = TopicPartitionList::new();
+    for partition in 0..4 {
+        partitions.add_partition(&app.input, partition);
+    }
+    let committed = consumer.committed_offsets(partitions, WAIT).unwrap();
+    for element in committed.elements() {
+        let (_, end) = consumer
+            .fetch_watermarks(&app.input, element.partition(), WAIT)
+            .unwrap();
+        assert_eq!(
+            element.offset(),
+            Offset::Offset(end),
+            "committed offset of partition {}",
+            element.partition()
+        );
+    }
 }
 
 #[test]

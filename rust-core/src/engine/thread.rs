@@ -208,6 +208,8 @@ struct TaskManager {
     paused: BTreeSet<TaskId>,
     /// The group's committed offset of input partitions, where their tasks' consumption began.
     committed_starts: BTreeMap<TopicPartition, i64>,
+    /// The offset of the last record handed to its task, per input partition.
+    handed_out: BTreeMap<TopicPartition, i64>,
     restorer: Restorer,
     producer: StreamsProducer,
     last_commit: Instant,
@@ -253,6 +255,7 @@ impl TaskManager {
             inputs: BTreeMap::new(),
             paused: BTreeSet::new(),
             committed_starts: BTreeMap::new(),
+            handed_out: BTreeMap::new(),
             producer,
             last_commit: Instant::now(),
             purge,
@@ -419,7 +422,11 @@ impl TaskManager {
                 }
                 task.close(clean)?;
             }
-            self.inputs.remove(&id);
+            if let Some(inputs) = self.inputs.remove(&id) {
+                for partition in inputs {
+                    self.handed_out.remove(&partition);
+                }
+            }
             self.paused.remove(&id);
         }
         // A rebalance is under way: it is the rejoin a fenced commit asked for.
@@ -472,6 +479,9 @@ impl TaskManager {
                 // Fetched before the pause took effect: read these again once restored.
                 rewind_to_first(consumer, &batch)?;
                 continue;
+            }
+            for record in &batch {
+                self.handed_out.insert(record.topic_partition(), record.offset);
             }
             self.shared.metrics.processed(batch.len() as u64);
             let outputs = match task.process(batch, &self.shared.globals) {
@@ -633,6 +643,7 @@ impl TaskManager {
                 return Ok(false);
             }
         }
+        self.skip_trailing_markers(consumer, &mut consumed);
         // Records the tasks send for failed ones may fail as well.
         loop {
             if let Err(failure) = self.producer.flush() {
@@ -674,6 +685,23 @@ impl TaskManager {
         );
         self.shared.metrics.committed(trigger);
         Ok(true)
+    }
+
+    /// Moves each input offset to commit past the transaction markers that follow it when its
+    /// task processed every record handed to it, as Kafka Streams commits the consumer's next
+    /// offset then: a transactional input's committed offset reaches its end and its lag 0.
+    fn skip_trailing_markers(
+        &self,
+        consumer: &MainConsumer,
+        consumed: &mut BTreeMap<TopicPartition, InputOffset>,
+    ) {
+        let positions = group::positions(consumer);
+        for (partition, input) in consumed.iter_mut() {
+            let all_processed = self.handed_out.get(partition) == Some(&(input.offset - 1));
+            if let (true, Some(&next)) = (all_processed, positions.get(partition)) {
+                input.offset = input.offset.max(next);
+            }
+        }
     }
 
     /// Handles a failed send or commit the way Kafka Streams does.

@@ -155,17 +155,11 @@ pub fn lags<L: RebalanceListener>(
     partitions: &[TopicPartition],
     starts: &BTreeMap<TopicPartition, i64>,
 ) -> Vec<(TopicPartition, Option<i64>)> {
-    let positions = consumer.position().ok();
+    let positions = positions(consumer);
     partitions
         .iter()
         .map(|partition| {
-            let handed_out = positions
-                .as_ref()
-                .and_then(|list| list.find_partition(&partition.topic, partition.partition))
-                .and_then(|element| match element.offset() {
-                    Offset::Offset(offset) => Some(offset),
-                    _ => None,
-                });
+            let handed_out = positions.get(partition).copied();
             let lag = cached_watermarks(consumer, partition).map(|(low, high)| {
                 let next = handed_out
                     .or_else(|| starts.get(partition).copied())
@@ -173,6 +167,26 @@ pub fn lags<L: RebalanceListener>(
                 (high - next).max(0)
             });
             (partition.clone(), lag)
+        })
+        .collect()
+}
+
+/// The next offset the consumer hands out of each assigned partition that it has a position
+/// for: past the last record it handed out, and past the transaction markers after it.
+pub fn positions<L: RebalanceListener>(
+    consumer: &GroupConsumer<L>,
+) -> BTreeMap<TopicPartition, i64> {
+    let Ok(list) = consumer.position() else {
+        return BTreeMap::new();
+    };
+    list.elements()
+        .iter()
+        .filter_map(|element| match element.offset() {
+            Offset::Offset(offset) => Some((
+                TopicPartition::new(element.topic(), element.partition()),
+                offset,
+            )),
+            _ => None,
         })
         .collect()
 }
