@@ -63,6 +63,14 @@ impl Error {
         }
     }
 
+    /// True when a task processor reports the state it keeps corrupt
+    /// ([`KeptStateCorrupted`](crate::engine::KeptStateCorrupted)): like a corrupt store, it is
+    /// wiped and restored, and the thread goes on.
+    pub(crate) fn kept_state_corrupted(&self) -> bool {
+        matches!(self, Error::Processor { source, .. }
+            if source.is::<crate::engine::processor::KeptStateCorrupted>())
+    }
+
     pub(crate) fn store(context: impl Into<String>, source: crate::store::Error) -> Self {
         Error::Store {
             context: context.into(),

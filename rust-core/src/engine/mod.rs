@@ -33,7 +33,8 @@ pub use config::{EngineConfig, ProcessingGuarantee};
 pub use error::{Error, Result};
 pub use metrics::MetricsSnapshot;
 pub use processor::{
-    CommittedInput, InputOffset, ProcessorError, ProcessorFactory, TaskContext, TaskProcessor,
+    CommittedInput, InputOffset, KeptStateCorrupted, ProcessorError, ProcessorFactory,
+    TaskContext, TaskProcessor,
 };
 pub use restore::RestoreListener;
 pub use runtime::Engine;

@@ -27,6 +27,20 @@ use crate::store::{KeyValueStore, ReadView, TopicPartition};
 /// A boxed error a processor may fail with.
 pub type ProcessorError = Box<dyn std::error::Error + Send + Sync>;
 
+/// What a processor fails with when the state it keeps turned out corrupt (Kafka Streams'
+/// `TaskCorruptedException`): the engine wipes that state, restores it from the changelogs
+/// and runs the task again from its committed inputs; the thread goes on.
+#[derive(Debug)]
+pub struct KeptStateCorrupted(pub String);
+
+impl std::fmt::Display for KeptStateCorrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the task's state is corrupt: {}", self.0)
+    }
+}
+
+impl std::error::Error for KeptStateCorrupted {}
+
 /// Runs one task.
 pub trait TaskProcessor: Send {
     /// Processes `records` (in offset order per partition) and returns what to produce.

@@ -288,7 +288,7 @@ impl TaskManager {
             .copied()
             .collect();
         for id in new {
-            self.open_task(consumer, id)?;
+            self.open_task(consumer, id, false)?;
         }
         let owned: Vec<TaskId> = self.tasks.keys().copied().collect();
         self.shared
@@ -297,8 +297,14 @@ impl TaskManager {
             .map_err(Error::Assignment)
     }
 
-    /// Opens task `id` and starts restoring its stores; its inputs wait until they are.
-    fn open_task(&mut self, consumer: &MainConsumer, id: TaskId) -> Result<()> {
+    /// Opens task `id` and starts restoring its stores; its inputs wait until they are. With
+    /// `wipe_kept_stores`, the state its processor keeps is dropped first and restored in full.
+    fn open_task(
+        &mut self,
+        consumer: &MainConsumer,
+        id: TaskId,
+        wipe_kept_stores: bool,
+    ) -> Result<()> {
         let topology = Arc::clone(&self.shared.topology);
         let subtopology = topology
             .subtopology(id.subtopology)
@@ -325,6 +331,9 @@ impl TaskManager {
             &self.shared.resources,
             processor,
         )?;
+        if wipe_kept_stores {
+            task.wipe_kept_stores()?;
+        }
         self.restorer.begin(&mut task, &self.shared.resources)?;
         if !task.is_running() {
             self.pause(consumer, id)?;
@@ -362,21 +371,26 @@ impl TaskManager {
     /// the open transaction, which holds unfinished work of every task, is aborted and
     /// every task rewinds to the last commit; then the task is reopened, restoring the
     /// wiped store from its changelog before it processes again. The thread goes on.
+    /// Kafka Streams' answer to a `TaskCorruptedException`: the task closes dirty, its corrupt
+    /// state is wiped, the open transaction is aborted, and the task opens again, restores and
+    /// processes again from its committed inputs, while the thread goes on. Any other error is
+    /// returned.
     fn revive_corrupted(
         &mut self,
         consumer: &MainConsumer,
         id: TaskId,
         error: Error,
     ) -> Result<()> {
-        let Some(corrupt) = error.corrupt_store().map(Path::to_path_buf) else {
-            return Err(error);
+        let corrupt_store = error.corrupt_store().map(Path::to_path_buf);
+        let revivable = match &corrupt_store {
+            // Only one of the task's own stores can be rebuilt from the task's changelogs.
+            Some(corrupt) => self
+                .tasks
+                .get(&id)
+                .is_some_and(|task| task.stores.iter().any(|s| s.is_in(corrupt))),
+            None => error.kept_state_corrupted(),
         };
-        let owned = self
-            .tasks
-            .get(&id)
-            .is_some_and(|task| task.stores.iter().any(|s| s.is_in(&corrupt)));
-        if !owned {
-            // Not one of the task's own stores: nothing this task's changelogs can rebuild.
+        if !revivable {
             return Err(error);
         }
         self.shared.metrics.store_corrupted();
@@ -384,8 +398,10 @@ impl TaskManager {
         self.restorer.forget(&mut task)?;
         task.rollback()?;
         task.close(false)?;
-        destroy_store_dir(&corrupt)
-            .map_err(|e| Error::store(format!("wiping corrupt store of task {id}"), e))?;
+        if let Some(corrupt) = &corrupt_store {
+            destroy_store_dir(corrupt)
+                .map_err(|e| Error::store(format!("wiping corrupt store of task {id}"), e))?;
+        }
         if let Err(failure) = self.producer.abort() {
             return self.recover(consumer, failure);
         }
@@ -394,7 +410,7 @@ impl TaskManager {
         for task in self.tasks.values_mut() {
             task.rollback()?;
         }
-        self.open_task(consumer, id)?;
+        self.open_task(consumer, id, corrupt_store.is_none())?;
         self.rewind_to_committed(consumer)
     }
 
@@ -486,7 +502,7 @@ impl TaskManager {
             self.shared.metrics.processed(batch.len() as u64);
             let outputs = match task.process(batch, &self.shared.globals) {
                 Ok(outputs) => outputs,
-                Err(error) if error.corrupt_store().is_some() => {
+                Err(error) if error.corrupt_store().is_some() || error.kept_state_corrupted() => {
                     return self.revive_corrupted(consumer, id, error)
                 }
                 Err(error) => return Err(error),

@@ -33,8 +33,9 @@ use super::framing;
 use super::handles::HandleTable;
 use super::record_framing;
 use crate::engine::{
-    CommittedInput, Engine, EngineConfig, Error as EngineError, InputOffset, ProcessorError,
-    ProcessorFactory, RestoreListener, TaskContext, TaskId, TaskProcessor, TopologyDescription,
+    CommittedInput, Engine, EngineConfig, Error as EngineError, InputOffset, KeptStateCorrupted,
+    ProcessorError, ProcessorFactory, RestoreListener, TaskContext, TaskId, TaskProcessor,
+    TopologyDescription,
 };
 use crate::kafka::{protocol_error_code, ConsumedRecord, DeliveredOffsets, ProducedRecord};
 use crate::store::TopicPartition;
@@ -526,9 +527,13 @@ impl From<NativeError> for UpcallError {
     }
 }
 
+/// What a runner throws when the state its task keeps is corrupt.
+const TASK_CORRUPTED: &str = "org.apache.kafka.streams.errors.TaskCorruptedException";
+
 /// Runs `call` on this thread attached to the JVM (under the thread's own name, and for
 /// good: engine threads call Java all the time). A Java exception is cleared and returned
-/// as the processor's error, naming its class and message.
+/// as the processor's error, naming its class and message; Kafka Streams'
+/// `TaskCorruptedException` becomes [`KeptStateCorrupted`].
 fn upcall<T>(
     vm: &JavaVM,
     call: impl FnOnce(&mut Env<'_>) -> Result<T, UpcallError>,
@@ -544,6 +549,11 @@ fn upcall<T>(
     );
     attached.map_err(|error| -> ProcessorError {
         match error {
+            UpcallError::Jni(JniCallError::CaughtJavaException { name, msg, .. })
+                if name.replace('/', ".") == TASK_CORRUPTED =>
+            {
+                Box::new(KeptStateCorrupted(msg))
+            }
             UpcallError::Jni(JniCallError::CaughtJavaException { name, msg, .. }) => {
                 Box::new(JavaFailure(format!("{name}: {msg}")))
             }

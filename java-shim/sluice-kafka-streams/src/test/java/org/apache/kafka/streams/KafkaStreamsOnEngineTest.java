@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.streams.state.internals.StoreDirectoryCorruptedException;
 import dev.sluice.streams.testing.broker.LocalKafkaBroker;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -18,6 +19,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -30,6 +32,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.Serdes;
@@ -41,13 +44,19 @@ import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.processor.StateRestoreListener;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.query.KeyQuery;
 import org.apache.kafka.streams.query.QueryResult;
 import org.apache.kafka.streams.query.StateQueryRequest;
 import org.apache.kafka.streams.query.StateQueryResult;
 import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.QueryableStoreTypes;
 import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
+import org.apache.kafka.streams.state.Stores;
 import org.apache.kafka.streams.state.ValueAndTimestamp;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -343,6 +352,81 @@ class KafkaStreamsOnEngineTest {
         waitFor(() -> streams.state() == KafkaStreams.State.RUNNING, "the client to run with one thread");
         assertEquals(Set.of("threads-app-StreamThread-2"), streams.metadataForLocalThreads().stream()
             .map(ThreadMetadata::threadName).collect(Collectors.toSet()));
+    }
+
+    /** The first time the word "corrupt" comes, the store reports its directory corrupt. */
+    private static final AtomicBoolean STORE_CORRUPTED = new AtomicBoolean();
+
+    @Test
+    void aStoreFoundCorruptWhileProcessingIsWipedAndRestoredAndTheThreadGoesOn() throws Exception {
+        BROKER.createTopic("corrupt-input", 1);
+        BROKER.createTopic("corrupt-output", 1);
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.addStateStore(Stores.keyValueStoreBuilder(
+            Stores.persistentKeyValueStore("corrupt-counts"), Serdes.String(), Serdes.Long()));
+        builder.stream("corrupt-input", Consumed.with(Serdes.String(), Serdes.String()))
+            .process(() -> new Processor<String, String, String, Long>() {
+                private ProcessorContext<String, Long> context;
+                private KeyValueStore<String, Long> counts;
+
+                @Override
+                public void init(final ProcessorContext<String, Long> context) {
+                    this.context = context;
+                    counts = context.getStateStore("corrupt-counts");
+                }
+
+                @Override
+                public void process(final Record<String, String> record) {
+                    if (record.value().equals("corrupt") && STORE_CORRUPTED.compareAndSet(false, true)) {
+                        throw new StoreDirectoryCorruptedException("the store's directory went bad");
+                    }
+                    final Long before = counts.get(record.value());
+                    final long count = before == null ? 1 : before + 1;
+                    counts.put(record.value(), count);
+                    context.forward(new Record<>(record.value(), count, record.timestamp()));
+                }
+            }, "corrupt-counts")
+            .to("corrupt-output", Produced.with(Serdes.String(), Serdes.Long()));
+        final Properties props = props("corrupt-app");
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        final KafkaStreams streams = new KafkaStreams(builder.build(), props);
+        started.add(streams);
+        final List<Throwable> handled = new CopyOnWriteArrayList<>();
+        streams.setUncaughtExceptionHandler(exception -> {
+            handled.add(exception);
+            return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        });
+        final Map<String, Long> restored = new ConcurrentHashMap<>();
+        streams.setGlobalStateRestoreListener(new StateRestoreListener() {
+            @Override
+            public void onRestoreStart(final TopicPartition partition, final String store, final long start,
+                                       final long end) {
+            }
+
+            @Override
+            public void onBatchRestored(final TopicPartition partition, final String store, final long batchEnd,
+                                        final long batchSize) {
+            }
+
+            @Override
+            public void onRestoreEnd(final TopicPartition partition, final String store, final long total) {
+                restored.merge(store, total, Long::sum);
+            }
+        });
+        streams.start();
+
+        produce("corrupt-input", List.of("a", "b", "a"));
+        final Map<String, Long> expected = new HashMap<>(Map.of("a", 2L, "b", 1L));
+        assertEquals(expected, consumeLatestCounts("corrupt-output", expected));
+        produce("corrupt-input", List.of("corrupt", "a"));
+        expected.putAll(Map.of("corrupt", 1L, "a", 3L));
+        assertEquals(expected, consumeLatestCounts("corrupt-output", expected));
+
+        assertTrue(STORE_CORRUPTED.get());
+        assertEquals(List.of(), handled, "a corrupt store is not the thread's failure");
+        assertEquals(KafkaStreams.State.RUNNING, streams.state());
+        // The wiped store came back from its changelog: the counts committed before the corruption.
+        assertTrue(restored.getOrDefault("corrupt-counts", 0L) >= 2, restored.toString());
     }
 
     private static double aliveStreamThreads(final KafkaStreams streams) {

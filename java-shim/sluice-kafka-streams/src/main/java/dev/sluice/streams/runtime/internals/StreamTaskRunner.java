@@ -1,5 +1,6 @@
 package dev.sluice.streams.runtime.internals;
 
+import dev.sluice.streams.state.internals.StoreDirectoryCorruptedException;
 import java.io.File;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -425,6 +426,9 @@ final class StreamTaskRunner implements TaskRunner {
         try {
             if (task.state() == Task.State.RUNNING) {
                 task.prepareCommit(false);
+            }
+            // Kafka Streams closes only created or suspended tasks; a restoring one is suspended too.
+            if (task.state() == Task.State.RUNNING || task.state() == Task.State.RESTORING) {
                 task.suspend();
             }
         } catch (final RuntimeException e) {
@@ -446,9 +450,32 @@ final class StreamTaskRunner implements TaskRunner {
     private <T> T guarded(final Supplier<T> upcall) {
         try {
             return upcall.get();
-        } catch (final RuntimeException | Error e) {
+        } catch (final RuntimeException e) {
+            final TaskCorruptedException corrupted = corruption(e);
+            if (corrupted != null) {
+                // Not the thread's failure: the engine wipes the task's state, restores it and runs
+                // the task again from its committed inputs, as Kafka Streams does.
+                log.warn("The task's local state is corrupted; it will be wiped and restored", e);
+                throw corrupted;
+            }
+            environment.reportFailure(e);
+            throw e;
+        } catch (final Error e) {
             environment.reportFailure(e);
             throw e;
         }
+    }
+
+    /** The corruption {@code error} reports, as a TaskCorruptedException for this task; null when it reports none. */
+    private TaskCorruptedException corruption(final RuntimeException error) {
+        for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+            if (cause instanceof TaskCorruptedException) {
+                return (TaskCorruptedException) cause;
+            }
+            if (cause instanceof StoreDirectoryCorruptedException) {
+                return new TaskCorruptedException(Set.of(id), (StoreDirectoryCorruptedException) cause);
+            }
+        }
+        return null;
     }
 }
