@@ -23,6 +23,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
+use rdkafka::error::KafkaError;
 use rdkafka::ClientConfig;
 
 use crate::engine::error::{Error, Result};
@@ -278,6 +279,28 @@ impl EngineConfig {
         self.clients.client_config(ClientRole::Producer, &defaults)
     }
 
+    /// Fails on a client setting librdkafka rejects, naming it, as Kafka's clients fail when
+    /// Kafka Streams creates them: before anything starts.
+    pub fn check_client_settings(&self) -> Result<()> {
+        let clients = [
+            self.main_consumer_config(1),
+            self.restore_consumer_config(1),
+            self.global_consumer_config(),
+            self.producer_config(1, None),
+            self.admin_config(),
+        ];
+        for client in clients {
+            client.create_native_config().map_err(|error| match error {
+                KafkaError::ClientConfig(_, reason, key, _) => Error::Config { key, reason },
+                other => Error::Config {
+                    key: "client settings".into(),
+                    reason: other.to_string(),
+                },
+            })?;
+        }
+        Ok(())
+    }
+
     /// The admin client.
     pub fn admin_config(&self) -> ClientConfig {
         self.clients.client_config(
@@ -329,6 +352,20 @@ mod tests {
             eos.main_consumer_config(1).get("isolation.level"),
             Some("read_committed")
         );
+    }
+
+    #[test]
+    fn a_client_setting_librdkafka_rejects_names_its_key() {
+        let base = [("application.id", "app"), ("bootstrap.servers", "b:1")];
+        let fine = EngineConfig::from_properties(&props(&base)).unwrap();
+        fine.check_client_settings().expect("the defaults are valid");
+        let mut bad = props(&base);
+        bad.insert("producer.linger.ms".into(), "soon".into());
+        let err = EngineConfig::from_properties(&bad)
+            .unwrap()
+            .check_client_settings()
+            .unwrap_err();
+        assert!(matches!(&err, Error::Config { key, .. } if key == "linger.ms"), "{err}");
     }
 
     #[test]

@@ -87,6 +87,22 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_st
     .resolve::<ThrowJavaException>()
 }
 
+/// Checks an application config as the engine would start with it, client settings included;
+/// raises `ConfigException` naming the bad key.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_checkConfig<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    properties: JByteArray<'local>,
+) {
+    env.with_env(|env| -> Result<(), NativeError> {
+        let properties = record_framing::properties(&read_bytes(env, &properties, "config")?)?;
+        let config = EngineConfig::from_properties(&properties).map_err(engine_error)?;
+        config.check_client_settings().map_err(engine_error)
+    })
+    .resolve::<ThrowJavaException>()
+}
+
 /// Stops the engine: its threads commit and close their tasks. Raises the first error a
 /// thread stopped with. Closing twice is a no-op.
 #[unsafe(no_mangle)]

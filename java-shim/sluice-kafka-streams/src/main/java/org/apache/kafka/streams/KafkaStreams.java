@@ -261,6 +261,7 @@ public class KafkaStreams implements AutoCloseable {
         this.time = time;
         this.topologyMetadata = topologyMetadata;
         this.topologyMetadata.buildAndRewriteTopology();
+        EngineRuntime.checkConfig(applicationConfigs);
 
         final HostInfo applicationServer = HostInfo.buildFromEndpoint(
             applicationConfigs.getString(StreamsConfig.APPLICATION_SERVER_CONFIG));

@@ -16,6 +16,7 @@ import java.util.Properties;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.errors.StreamsNotStartedException;
@@ -141,6 +142,17 @@ class KafkaStreamsBeforeStartTest {
         badServer.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "no-port");
         assertTrue(assertThrows(ConfigException.class, () -> streams(badServer)).getMessage()
             .contains("no-port"));
+
+        // The engine's own keys and the client settings fail at construction too, as Kafka Streams'
+        // clients do when it creates them.
+        final Properties badWal = props();
+        badWal.put("sluice.rocksdb.wal", "sometimes");
+        assertTrue(assertThrows(ConfigException.class, () -> streams(badWal)).getMessage()
+            .contains("sluice.rocksdb.wal"));
+        final Properties badClient = props();
+        badClient.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), "soon");
+        assertTrue(assertThrows(ConfigException.class, () -> streams(badClient)).getMessage()
+            .contains(ProducerConfig.LINGER_MS_CONFIG));
     }
 
     @Test

@@ -279,6 +279,17 @@ public final class EngineRuntime implements AutoCloseable {
     }
 
     /**
+     * Checks the engine's part of {@code config} (the {@code sluice.*} keys, the client settings) the way
+     * Kafka Streams checks its config and its clients' when a client is created.
+     *
+     * @throws org.apache.kafka.common.config.ConfigException naming the first bad key
+     */
+    public static void checkConfig(final StreamsConfig config) {
+        NativeLibrary.load();
+        NativeEngine.checkConfig(RuntimeFraming.properties(engineProperties(config)));
+    }
+
+    /**
      * The application config as the engine reads it: every original value that has a text form, each
      * unprefixed client setting also under the prefix of every client that has the key (the engine
      * reads client settings by prefix only), and the effective value of the keys whose defaults Kafka

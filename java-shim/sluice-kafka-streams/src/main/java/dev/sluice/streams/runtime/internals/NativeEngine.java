@@ -23,6 +23,14 @@ final class NativeEngine {
     static native long start(byte[] topologyJson, byte[] config, TaskFactory factory, RestoreProgress restoreProgress);
 
     /**
+     * Checks an application config as {@link #start} would take it, client settings included.
+     *
+     * @param config the application config as framed properties ({@link RuntimeFraming#properties})
+     * @throws org.apache.kafka.common.config.ConfigException naming the first bad key
+     */
+    static native void checkConfig(byte[] config);
+
+    /**
      * Stops the engine cleanly (commit, close tasks), joins its threads and releases the handle; a
      * second call does nothing.
      *
