@@ -1010,9 +1010,10 @@ public class KafkaStreams implements AutoCloseable {
         if (current == null || !isRunningOrRebalancing()) {
             return Set.of();
         }
-        final Map<TaskId, Set<TopicPartition>> tasks = current.localTasks();
+        final Map<String, String> threadStates = current.threadStates();
         final Map<String, Set<TaskMetadata>> tasksByThread = new TreeMap<>();
-        tasks.forEach((task, partitions) -> {
+        threadStates.keySet().forEach(thread -> tasksByThread.put(thread, new HashSet<>()));
+        current.localTasks().forEach((task, partitions) -> {
             final String thread = taskThreads.get(task);
             if (thread != null) {
                 tasksByThread.computeIfAbsent(thread, t -> new HashSet<>()).add(
@@ -1020,7 +1021,8 @@ public class KafkaStreams implements AutoCloseable {
             }
         });
         final Set<ThreadMetadata> result = new HashSet<>();
-        tasksByThread.forEach((thread, active) -> result.add(new ThreadMetadataImpl(thread, "RUNNING",
+        tasksByThread.forEach((thread, active) -> result.add(new ThreadMetadataImpl(thread,
+            threadStates.getOrDefault(thread, "RUNNING"),
             ClientUtils.consumerClientId(thread), ClientUtils.restoreConsumerClientId(thread),
             ClientUtils.producerClientId(thread), ClientUtils.adminClientId(clientId), active, Set.of())));
         return result;

@@ -320,6 +320,12 @@ class KafkaStreamsOnEngineTest {
         waitFor(() -> streams.state() == KafkaStreams.State.RUNNING, "the client to run again");
         assertEquals("REBALANCING->RUNNING", transitions.get(transitions.size() - 1), transitions.toString());
         assertEquals(2, aliveStreamThreads(streams), "the failed thread was replaced, the other ran on");
+        // One task for two threads: the idle thread is listed too, as in Kafka Streams.
+        final Set<ThreadMetadata> threads = streams.metadataForLocalThreads();
+        assertEquals(Set.of("replace-app-StreamThread-1", "replace-app-StreamThread-2"),
+            threads.stream().map(ThreadMetadata::threadName).collect(Collectors.toSet()));
+        assertEquals(Set.of("RUNNING"), threads.stream().map(ThreadMetadata::threadState).collect(Collectors.toSet()));
+        assertEquals(1, threads.stream().mapToInt(thread -> thread.activeTasks().size()).sum());
     }
 
     @Test

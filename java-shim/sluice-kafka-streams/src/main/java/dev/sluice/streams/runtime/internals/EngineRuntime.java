@@ -273,6 +273,14 @@ public final class EngineRuntime implements AutoCloseable {
     public record RebalanceStatus(long rebalancesStarted, boolean allAssignedTasksRunning) {
     }
 
+    /**
+     * Each engine thread's state (Kafka Streams' stream thread state names), by thread name, once it has
+     * reported its first rebalance.
+     */
+    public Map<String, String> threadStates() {
+        return environment.threadStates();
+    }
+
     /** Running local tasks and their input partitions, for metadata. */
     public Map<TaskId, Set<TopicPartition>> localTasks() {
         return environment.localTasks();

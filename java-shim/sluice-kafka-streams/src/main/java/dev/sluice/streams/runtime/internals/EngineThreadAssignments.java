@@ -20,6 +20,8 @@ final class EngineThreadAssignments {
     /** Assigned tasks not running yet, of each thread that has its assignment and is not running. */
     private final Map<String, Set<TaskId>> restoring = new HashMap<>();
     private final Set<String> running = new HashSet<>();
+    /** Every thread that reported a rebalance, in a rebalance since its last one began. */
+    private final Set<String> rebalancing = new HashSet<>();
     private long rebalancesStarted;
 
     EngineThreadAssignments(final int threadCount) {
@@ -40,17 +42,20 @@ final class EngineThreadAssignments {
         threadCount--;
         restoring.remove(thread);
         running.remove(thread);
+        rebalancing.remove(thread);
     }
 
     /** A rebalance began on {@code thread}. */
     synchronized void started(final String thread) {
         restoring.remove(thread);
         running.remove(thread);
+        rebalancing.add(thread);
         rebalancesStarted++;
     }
 
     /** {@code thread} owns {@code tasks} now, of which {@code alreadyRunning} (or more) run. */
     synchronized void assigned(final String thread, final Set<TaskId> tasks, final Set<TaskId> alreadyRunning) {
+        rebalancing.remove(thread);
         final Set<TaskId> waiting = new HashSet<>(tasks);
         waiting.removeAll(alreadyRunning);
         if (waiting.isEmpty()) {
@@ -71,6 +76,19 @@ final class EngineThreadAssignments {
         restoring.remove(thread);
         running.add(thread);
         return true;
+    }
+
+    /**
+     * The state of each thread that has reported a rebalance, as Kafka Streams names stream thread
+     * states: PARTITIONS_REVOKED in a rebalance, PARTITIONS_ASSIGNED while tasks of its assignment
+     * restore, RUNNING once every one runs.
+     */
+    synchronized Map<String, String> threadStates() {
+        final Map<String, String> states = new HashMap<>();
+        rebalancing.forEach(thread -> states.put(thread, "PARTITIONS_REVOKED"));
+        restoring.keySet().forEach(thread -> states.put(thread, "PARTITIONS_ASSIGNED"));
+        running.forEach(thread -> states.put(thread, "RUNNING"));
+        return states;
     }
 
     synchronized EngineRuntime.RebalanceStatus status() {

@@ -135,6 +135,11 @@ final class TaskEnvironment implements TaskFactory {
         }
     }
 
+    /** Each engine thread's state, by name, once it has reported its first rebalance. */
+    Map<String, String> threadStates() {
+        return assignments.threadStates();
+    }
+
     /** Whether each engine thread has its assignment and runs all its tasks, and how many rebalances began. */
     EngineRuntime.RebalanceStatus rebalanceStatus() {
         return assignments.status();
