@@ -168,10 +168,8 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_re
 ) -> JString<'local> {
     env.with_env(|env| -> Result<JString<'local>, NativeError> {
         let timeout = Duration::from_millis(u64::try_from(timeout_ms).unwrap_or(0));
-        match with_engine(handle, |engine| engine.remove_thread(timeout))? {
-            Some(name) => Ok(env.new_string(name)?),
-            None => Ok(JString::null()),
-        }
+        let removed = with_engine(handle, |engine| engine.remove_thread(timeout))?;
+        java_string_or_null(env, removed)
     })
     .resolve::<ThrowJavaException>()
 }
@@ -186,10 +184,8 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_st
     handle: jlong,
 ) -> JString<'local> {
     env.with_env(|env| -> Result<JString<'local>, NativeError> {
-        match with_engine(handle, |engine| Ok(engine.stopped_thread()))? {
-            Some(name) => Ok(env.new_string(name)?),
-            None => Ok(JString::null()),
-        }
+        let stopped = with_engine(handle, |engine| Ok(engine.stopped_thread()))?;
+        java_string_or_null(env, stopped)
     })
     .resolve::<ThrowJavaException>()
 }
@@ -209,6 +205,17 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_ta
         with_engine(handle, |engine| engine.take_stopped_thread(&name))
     })
     .resolve::<ThrowJavaException>()
+}
+
+/// `text` as a Java string, `None` as null.
+fn java_string_or_null<'local>(
+    env: &mut Env<'local>,
+    text: Option<String>,
+) -> Result<JString<'local>, NativeError> {
+    match text {
+        Some(text) => Ok(env.new_string(text)?),
+        None => Ok(JString::null()),
+    }
 }
 
 /// Runs `operation` on the engine behind `handle`; a closed engine is an illegal state.

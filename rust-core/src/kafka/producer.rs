@@ -9,14 +9,13 @@ use std::time::{Duration, Instant};
 
 use rdkafka::consumer::ConsumerGroupMetadata;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
-use rdkafka::message::{Headers, Message};
+use rdkafka::message::Message;
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
 use rdkafka::topic_partition_list::TopicPartitionList;
 use rdkafka::{ClientConfig, ClientContext};
 
 use crate::kafka::error::TransactionFailure;
-use crate::kafka::records::ProducedRecord;
-use crate::store::format::headers::Header;
+use crate::kafka::records::{copied_headers, ProducedRecord};
 use crate::store::TopicPartition;
 
 /// The offset of the last record delivered to each partition since the last commit.
@@ -77,18 +76,7 @@ impl ProducerContext for DeliveryTracker {
                 *offset = (*offset).max(message.offset());
             }
             Err((error, message)) => {
-                let headers = message
-                    .headers()
-                    .map(|headers| {
-                        headers
-                            .iter()
-                            .map(|h| Header {
-                                key: h.key.to_string(),
-                                value: h.value.map(<[u8]>::to_vec),
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default();
+                let headers = copied_headers(message);
                 let record = ProducedRecord {
                     topic: message.topic().to_string(),
                     partition: Some(message.partition()).filter(|p| *p >= 0),

@@ -6,6 +6,22 @@ use rdkafka::message::{BorrowedMessage, Header as RdHeader, Headers, Message, Ow
 use crate::store::format::headers::Header;
 use crate::store::TopicPartition;
 
+/// The headers of `message`, copied out of librdkafka's buffers, in order.
+pub(crate) fn copied_headers<M: Message>(message: &M) -> Vec<Header> {
+    message
+        .headers()
+        .map(|headers| {
+            headers
+                .iter()
+                .map(|h| Header {
+                    key: h.key.to_string(),
+                    value: h.value.map(<[u8]>::to_vec),
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// A record read from a source, repartition or changelog topic.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConsumedRecord {
@@ -28,18 +44,7 @@ pub struct ConsumedRecord {
 impl ConsumedRecord {
     /// Copies a polled message out of librdkafka's buffers.
     pub fn from_message(message: &BorrowedMessage<'_>) -> Self {
-        let headers = message
-            .headers()
-            .map(|headers| {
-                headers
-                    .iter()
-                    .map(|h| Header {
-                        key: h.key.to_string(),
-                        value: h.value.map(<[u8]>::to_vec),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let headers = copied_headers(message);
         ConsumedRecord {
             topic: message.topic().to_string(),
             partition: message.partition(),
