@@ -41,6 +41,8 @@ pub enum Error {
     },
     /// The processor factory failed to take note of a thread's assignment changing.
     Assignment(Box<dyn std::error::Error + Send + Sync>),
+    /// The processor factory failed to take a thread's loop timings.
+    LoopTimings(Box<dyn std::error::Error + Send + Sync>),
     /// The state directory could not be used.
     StateDirectory(std::io::Error),
     /// Something did not finish within the time it was given (Kafka's `TimeoutException`).
@@ -95,6 +97,7 @@ impl fmt::Display for Error {
             Error::Store { context, source } => write!(f, "{context}: {source}"),
             Error::Processor { task, source } => write!(f, "task {task} failed: {source}"),
             Error::Assignment(source) => write!(f, "reporting the thread's assignment: {source}"),
+            Error::LoopTimings(source) => write!(f, "reporting the thread's loop timings: {source}"),
             Error::StateDirectory(e) => write!(f, "state directory: {e}"),
             Error::Timeout(message) => write!(f, "timed out: {message}"),
         }
@@ -107,7 +110,7 @@ impl std::error::Error for Error {
             Error::Kafka(failure) => Some(failure),
             Error::Store { source, .. } => Some(source),
             Error::Processor { source, .. } => Some(source.as_ref()),
-            Error::Assignment(source) => Some(source.as_ref()),
+            Error::Assignment(source) | Error::LoopTimings(source) => Some(source.as_ref()),
             Error::StateDirectory(e) => Some(e),
             _ => None,
         }

@@ -33,7 +33,7 @@ pub use config::{EngineConfig, ProcessingGuarantee};
 pub use error::{Error, Result};
 pub use metrics::MetricsSnapshot;
 pub use processor::{
-    CommittedInput, InputOffset, KeptStateCorrupted, ProcessorError, ProcessorFactory,
+    CommittedInput, InputOffset, KeptStateCorrupted, LoopTurn, ProcessorError, ProcessorFactory,
     TaskContext, TaskProcessor,
 };
 pub use restore::RestoreListener;

@@ -13,6 +13,7 @@
 //! [`TaskProcessor`]; their defaults fit a processor whose stores the engine keeps.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use rdkafka::error::KafkaError;
 
@@ -189,6 +190,30 @@ pub trait ProcessorFactory: Send + Sync {
         let _ = tasks;
         Ok(())
     }
+
+    /// The calling engine thread finished one turn of its loop, whose phases took `turn`:
+    /// what Kafka Streams' stream thread records as its poll metrics and phase ratios.
+    fn loop_turned(&self, turn: &LoopTurn) -> Result<(), ProcessorError> {
+        let _ = turn;
+        Ok(())
+    }
+}
+
+/// How long the phases of one turn of an engine thread's loop took.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoopTurn {
+    /// Polling the group consumer, waiting for records included.
+    pub poll: Duration,
+    /// How many records the poll returned.
+    pub polled_records: usize,
+    /// Handing the records to their tasks and sending what they returned.
+    pub process: Duration,
+    /// Wall-clock punctuation.
+    pub punctuate: Duration,
+    /// Committing, when the turn committed.
+    pub commit: Duration,
+    /// The whole turn, restoration included.
+    pub total: Duration,
 }
 
 impl<F> ProcessorFactory for F

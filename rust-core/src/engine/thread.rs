@@ -35,7 +35,7 @@ use crate::engine::error::{Error, Result};
 use crate::engine::global::GlobalStores;
 use crate::engine::internal_topics::ResolvedTopology;
 use crate::engine::metrics::{CommitTrigger, EngineMetrics};
-use crate::engine::processor::{CommittedInput, InputOffset, ProcessorFactory};
+use crate::engine::processor::{CommittedInput, InputOffset, LoopTurn, ProcessorFactory};
 use crate::engine::purge::RepartitionPurge;
 use crate::engine::restore::{RestoreListener, Restorer};
 use crate::engine::task::{Outputs, Task};
@@ -97,6 +97,7 @@ fn run_loop(
 ) -> Result<()> {
     let mut poll_failing_since: Option<Instant> = None;
     while !stop.load(Ordering::Relaxed) {
+        let turn_start = Instant::now();
         let wait = {
             let mut manager = lock(consumer);
             manager.take_failure()?;
@@ -116,6 +117,7 @@ fn run_loop(
                 manager.time_to_commit().min(MAX_POLL_WAIT)
             }
         };
+        let poll_start = Instant::now();
         let records = match poll_records(consumer, wait, shared.config.max_poll_records) {
             Ok(records) => {
                 poll_failing_since = None;
@@ -130,13 +132,29 @@ fn run_loop(
                 Vec::new()
             }
         };
+        let mut turn = LoopTurn {
+            poll: poll_start.elapsed(),
+            polled_records: records.len(),
+            ..LoopTurn::default()
+        };
         let mut manager = lock(consumer);
         manager.take_failure()?;
+        let process_start = Instant::now();
         if !records.is_empty() {
             manager.process(consumer, records)?;
         }
+        let punctuate_start = Instant::now();
+        turn.process = punctuate_start - process_start;
         manager.punctuate(consumer)?;
+        let commit_start = Instant::now();
+        turn.punctuate = commit_start - punctuate_start;
         manager.maybe_commit(consumer)?;
+        turn.commit = commit_start.elapsed();
+        turn.total = turn_start.elapsed();
+        shared
+            .factory
+            .loop_turned(&turn)
+            .map_err(Error::LoopTimings)?;
     }
     Ok(())
 }

@@ -34,7 +34,7 @@ use super::handles::HandleTable;
 use super::record_framing;
 use crate::engine::{
     CommittedInput, Engine, EngineConfig, Error as EngineError, InputOffset, KeptStateCorrupted,
-    ProcessorError, ProcessorFactory, RestoreListener, TaskContext, TaskId, TaskProcessor,
+    LoopTurn, ProcessorError, ProcessorFactory, RestoreListener, TaskContext, TaskId, TaskProcessor,
     TopologyDescription,
 };
 use crate::kafka::{protocol_error_code, ConsumedRecord, DeliveredOffsets, ProducedRecord};
@@ -293,6 +293,27 @@ impl ProcessorFactory for JvmProcessorFactory {
                 jni_str!("assigned"),
                 jni_sig!("([I[I)V"),
                 &[JValue::Object(&subtopologies), JValue::Object(&partitions)],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn loop_turned(&self, turn: &LoopTurn) -> Result<(), ProcessorError> {
+        let nanos =
+            |phase: Duration| JValue::Long(phase.as_nanos().min(i64::MAX as u128) as jlong);
+        upcall(&self.vm, |env| {
+            env.call_method(
+                &*self.factory,
+                jni_str!("loopTurned"),
+                jni_sig!("(JIJJJJ)V"),
+                &[
+                    nanos(turn.poll),
+                    JValue::Int(turn.polled_records.min(jint::MAX as usize) as jint),
+                    nanos(turn.process),
+                    nanos(turn.punctuate),
+                    nanos(turn.commit),
+                    nanos(turn.total),
+                ],
             )?;
             Ok(())
         })

@@ -1,6 +1,8 @@
 package dev.sluice.streams.runtime.internals;
 
+import org.apache.kafka.common.metrics.MetricConfig;
 import org.apache.kafka.common.metrics.Sensor;
+import org.apache.kafka.common.metrics.stats.WindowedSum;
 import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
 import org.apache.kafka.streams.processor.internals.metrics.ThreadMetrics;
 
@@ -10,8 +12,10 @@ import org.apache.kafka.streams.processor.internals.metrics.ThreadMetrics;
  *
  * <p>A stream thread records its loop's phases; the engine's loop is in Rust, so the phases are the
  * upcalls: process per batch handed to a task, punctuate per punctuation upcall that punctuated, commit
- * per task from its flush to the end of its commit. The engine's own polling is not seen here, so the
- * poll sensors, the phase ratios and the blocked time are not registered.
+ * per task from its flush to the end of its commit. The engine reports each turn of its loop too: the poll
+ * sensors and the phase ratios come from those, the ratios over the same windows as Kafka Streams' (the
+ * metrics' sample windows). The blocked time, which Kafka Streams sums from its Java clients' metrics, is
+ * not registered.
  */
 final class EngineThreadMetrics {
 
@@ -24,6 +28,18 @@ final class EngineThreadMetrics {
     private final Sensor commit;
     private final Sensor taskCreated;
     private final Sensor taskClosed;
+    private final Sensor poll;
+    private final Sensor pollRecords;
+    private final Sensor pollRatio;
+    private final Sensor processRatio;
+    private final Sensor punctuateRatio;
+    private final Sensor commitRatio;
+    private final MetricConfig windows;
+    private final WindowedSum pollTime = new WindowedSum();
+    private final WindowedSum processTime = new WindowedSum();
+    private final WindowedSum punctuateTime = new WindowedSum();
+    private final WindowedSum commitTime = new WindowedSum();
+    private final WindowedSum turnTime = new WindowedSum();
 
     EngineThreadMetrics(final String threadId, final StreamsMetricsImpl metrics, final long startMs) {
         this.threadId = threadId;
@@ -35,7 +51,44 @@ final class EngineThreadMetrics {
         this.commit = ThreadMetrics.commitSensor(threadId, metrics);
         this.taskCreated = ThreadMetrics.createTaskSensor(threadId, metrics);
         this.taskClosed = ThreadMetrics.closeTaskSensor(threadId, metrics);
+        this.poll = ThreadMetrics.pollSensor(threadId, metrics);
+        this.pollRecords = ThreadMetrics.pollRecordsSensor(threadId, metrics);
+        this.pollRatio = ThreadMetrics.pollRatioSensor(threadId, metrics);
+        this.processRatio = ThreadMetrics.processRatioSensor(threadId, metrics);
+        this.punctuateRatio = ThreadMetrics.punctuateRatioSensor(threadId, metrics);
+        this.commitRatio = ThreadMetrics.commitRatioSensor(threadId, metrics);
+        this.windows = metrics.metricsRegistry().config();
         ThreadMetrics.addThreadStartTimeMetric(threadId, metrics, startMs);
+    }
+
+    /**
+     * One turn of the engine thread's loop, its phases in nanoseconds: the poll latency and records, and
+     * each phase's share of the loop's time over the sample windows, as a stream thread records them.
+     */
+    void loopTurned(final long pollNs, final int polledRecords, final long processNs, final long punctuateNs,
+                    final long commitNs, final long totalNs, final long nowMs) {
+        poll.record(millis(pollNs), nowMs);
+        if (polledRecords > 0) {
+            pollRecords.record(polledRecords, nowMs);
+        }
+        pollTime.record(windows, millis(pollNs), nowMs);
+        processTime.record(windows, millis(processNs), nowMs);
+        punctuateTime.record(windows, millis(punctuateNs), nowMs);
+        commitTime.record(windows, millis(commitNs), nowMs);
+        turnTime.record(windows, millis(totalNs), nowMs);
+        final double turns = turnTime.measure(windows, nowMs);
+        pollRatio.record(share(pollTime, turns, nowMs), nowMs);
+        processRatio.record(share(processTime, turns, nowMs), nowMs);
+        punctuateRatio.record(share(punctuateTime, turns, nowMs), nowMs);
+        commitRatio.record(share(commitTime, turns, nowMs), nowMs);
+    }
+
+    private double share(final WindowedSum phase, final double turns, final long nowMs) {
+        return turns > 0.0 ? phase.measure(windows, nowMs) / turns : 0.0;
+    }
+
+    private static double millis(final long nanos) {
+        return nanos / 1_000_000.0;
     }
 
     /** A batch of {@code records} (at least one) was processed in {@code latencyMs}; latency is per record, as Kafka Streams records it. */

@@ -135,6 +135,18 @@ final class TaskEnvironment implements TaskFactory {
         }
     }
 
+    @Override
+    public void loopTurned(final long pollNs, final int polledRecords, final long processNs, final long punctuateNs,
+                           final long commitNs, final long totalNs) {
+        try {
+            threadMetrics().loopTurned(pollNs, polledRecords, processNs, punctuateNs, commitNs, totalNs,
+                time.milliseconds());
+        } catch (final RuntimeException | Error e) {
+            reportFailure(e);
+            throw e;
+        }
+    }
+
     /** Each engine thread's state, by name, once it has reported its first rebalance. */
     Map<String, String> threadStates() {
         return assignments.threadStates();

@@ -28,4 +28,11 @@ public interface TaskFactory {
      * one of them finished restoring.
      */
     void assigned(int[] subtopologies, int[] partitions);
+
+    /**
+     * The calling engine thread finished one turn of its loop: it polled for {@code pollNs} and got
+     * {@code polledRecords} records, processed them in {@code processNs}, punctuated in {@code punctuateNs},
+     * committed (when it was time) in {@code commitNs}, all of it in {@code totalNs}.
+     */
+    void loopTurned(long pollNs, int polledRecords, long processNs, long punctuateNs, long commitNs, long totalNs);
 }
