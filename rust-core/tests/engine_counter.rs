@@ -289,6 +289,11 @@ fn an_aborted_transaction_leaves_nothing_visible_to_read_committed_consumers() {
     wait_until("the input to be counted", WAIT, || {
         factory.counted.load(Ordering::Relaxed) == 300
     });
+    // The poison must come once the counts are on the broker: an abort drops what the
+    // producer still holds, and then nothing would be left to prove invisible.
+    wait_until("the open transaction's records on the broker", WAIT, || {
+        read_all(&app.output, "read_uncommitted").len() == 300
+    });
     produce_keyed_words(&producer, &app.input, &["poison".to_string()]);
     wait_until("the poison record to stop a thread", WAIT, || {
         engine.has_failed()
