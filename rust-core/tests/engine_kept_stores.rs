@@ -243,6 +243,7 @@ impl App {
                     logged: true,
                     value_layout: Default::default(),
                     changelog_configs: BTreeMap::new(),
+                    source_topic_changelog: None,
                 }],
             }],
             global_stores: vec![],

@@ -198,7 +198,7 @@ fn restore_store(
             listener.on_restore_start(&store.name, &partition, start, log_end);
         }
         if start < log_end {
-            reader.start(&partition, start)?;
+            reader.start(&partition, start, None)?;
             restored.insert(partition.clone(), 0);
         } else if let Some(listener) = listener {
             listener.on_restore_end(&store.name, &partition, 0);

@@ -8,15 +8,16 @@
 //! - Topics of one co-partition group must agree: user topics must already have equal
 //!   counts, repartition topics without a set count take that count.
 //! - A sub-topology has one task per partition of its largest source topic; each changelog
-//!   has one partition per task.
+//!   has one partition per task. A store whose changelog is a source topic of its
+//!   sub-topology has no changelog topic of its own.
 //! - Existing internal topics must have the derived count; they are never altered.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::error::{Error, Result};
 use crate::engine::topology::{
-    changelog_topic_name, repartition_topic_name, GlobalStoreDescription, StoreDescription, TaskId,
-    TopologyDescription,
+    changelog_topic_name, repartition_topic_name, GlobalStoreDescription, StoreDescription,
+    SubtopologyDescription, TaskId, TopologyDescription,
 };
 use crate::kafka::{Admin, TopicSpec};
 use crate::store::TopicPartition;
@@ -61,8 +62,15 @@ pub struct ResolvedSubtopology {
 pub struct ResolvedStore {
     /// The store as described.
     pub description: StoreDescription,
-    /// Its changelog topic, when logged.
+    /// Its changelog topic, when logged: its own, or the source topic that serves as one.
     pub changelog_topic: Option<String>,
+}
+
+impl ResolvedStore {
+    /// True when its changelog is a source topic of its sub-topology.
+    pub fn changelog_is_source_topic(&self) -> bool {
+        self.description.source_topic_changelog.is_some()
+    }
 }
 
 impl ResolvedTopology {
@@ -119,8 +127,10 @@ pub fn prepare(
         for repartition in &sub.repartition_source_topics {
             topics.push(repartition_topic_name(application_id, &repartition.name));
         }
-        for store in sub.stores.iter().filter(|s| s.logged) {
-            topics.push(changelog_topic_name(application_id, &store.name));
+        for store in &sub.stores {
+            if store.logged && store.source_topic_changelog.is_none() {
+                topics.push(changelog_topic_name(application_id, &store.name));
+            }
         }
     }
     let existing = admin.partition_counts(&topics)?;
@@ -194,10 +204,13 @@ pub fn plan(
             })?;
         let mut stores = Vec::new();
         for store in &sub.stores {
-            let changelog_topic = store
-                .logged
-                .then(|| changelog_topic_name(application_id, &store.name));
-            if let Some(topic) = &changelog_topic {
+            let changelog_topic = match &store.source_topic_changelog {
+                Some(source) => Some(source_changelog(topology, sub, store, source)?),
+                None => store
+                    .logged
+                    .then(|| changelog_topic_name(application_id, &store.name)),
+            };
+            if let (Some(topic), None) = (&changelog_topic, &store.source_topic_changelog) {
                 let configs = CHANGELOG_TOPIC_CONFIGS
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -262,6 +275,33 @@ pub fn plan(
         },
         missing,
     ))
+}
+
+/// The source topic `source` that serves `store` of `sub` as its changelog, checked: it
+/// must be a user source topic of the sub-topology, so that each task restores the
+/// partition it also reads, and the processor must keep the store, since only it knows
+/// which input offsets the store holds.
+fn source_changelog(
+    topology: &TopologyDescription,
+    sub: &SubtopologyDescription,
+    store: &StoreDescription,
+    source: &str,
+) -> Result<String> {
+    if !sub.source_topics.iter().any(|t| t == source) {
+        return Err(Error::Topology(format!(
+            "store {} uses {source} as its changelog, which is not a source topic of \
+             sub-topology {}",
+            store.name, sub.id
+        )));
+    }
+    if !topology.processor_keeps_stores {
+        return Err(Error::Topology(format!(
+            "store {} uses source topic {source} as its changelog, which only stores the \
+             task processors keep can",
+            store.name
+        )));
+    }
+    Ok(source.to_string())
 }
 
 fn spec(
@@ -530,5 +570,57 @@ mod tests {
             -1,
         );
         assert!(matches!(mismatch, Err(Error::Topology(m)) if m.contains("co-partitioned")));
+    }
+
+    /// A source table's store (sub-topology 0 reads `input`) with `input` as its changelog.
+    fn source_table_topology(changelog: &str, processor_keeps_stores: bool) -> TopologyDescription {
+        let mut topology = counter_topology();
+        topology.processor_keeps_stores = processor_keeps_stores;
+        topology.subtopologies[0].stores = vec![serde_json::from_str(&format!(
+            r#"{{"name":"table","source_topic_changelog":"{changelog}"}}"#
+        ))
+        .unwrap()];
+        topology
+    }
+
+    #[test]
+    fn a_source_topic_serves_as_changelog_without_a_changelog_topic() {
+        let (resolved, specs) = plan(
+            "app",
+            &source_table_topology("input", true),
+            &existing(&[("input", Some(3))]),
+            -1,
+        )
+        .unwrap();
+        let store = &resolved.subtopologies[0].stores[0];
+        assert_eq!(store.changelog_topic.as_deref(), Some("input"));
+        assert!(store.changelog_is_source_topic());
+        let created: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+        assert!(!created.contains(&"app-table-changelog"), "{created:?}");
+        assert!(!created.contains(&"input"), "{created:?}");
+    }
+
+    #[test]
+    fn a_source_topic_changelog_must_be_read_by_the_store_sub_topology_and_kept_by_its_processor() {
+        let elsewhere = plan(
+            "app",
+            &source_table_topology("other", true),
+            &existing(&[("input", Some(3)), ("other", Some(3))]),
+            -1,
+        );
+        assert!(
+            matches!(&elsewhere, Err(Error::Topology(m)) if m.contains("not a source topic")),
+            "{elsewhere:?}"
+        );
+        let engine_store = plan(
+            "app",
+            &source_table_topology("input", false),
+            &existing(&[("input", Some(3))]),
+            -1,
+        );
+        assert!(
+            matches!(&engine_store, Err(Error::Topology(m)) if m.contains("task processors keep")),
+            "{engine_store:?}"
+        );
     }
 }

@@ -11,7 +11,9 @@
 //! Stores a task's processor keeps get their records in batches through the processor,
 //! which commits them; a store without an offset replays its whole changelog over what it
 //! holds (puts are idempotent), and an offset outside its changelog wipes the task's state
-//! and restores every one of its changelogs in full.
+//! and restores every one of its changelogs in full. A store whose changelog is one of the
+//! task's source topics is restored only up to the group's committed offset of that
+//! partition: the task processes what follows, and stores it then.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -101,8 +103,14 @@ impl Restorer {
 
     /// Decides where each logged store of `task` restores from, wiping stores without a
     /// usable offset, and starts reading. Stores already at the end are not read; a task
-    /// with nothing to read starts running.
-    pub fn begin(&mut self, task: &mut Task, resources: &RocksDbResources) -> Result<()> {
+    /// with nothing to read starts running. `committed_inputs` holds the group's committed
+    /// offsets of the task's input partitions (none: nothing committed).
+    pub fn begin(
+        &mut self,
+        task: &mut Task,
+        resources: &RocksDbResources,
+        committed_inputs: &BTreeMap<TopicPartition, i64>,
+    ) -> Result<()> {
         for index in 0..task.stores.len() {
             let store = &mut task.stores[index];
             let Some(partition) = store.changelog.clone() else {
@@ -120,39 +128,54 @@ impl Restorer {
                 }
             };
             let name = store.name.clone();
-            self.start(task, Target::Store(index), &name, partition, start, log_end)?;
+            self.start(task, Target::Store(index), &name, partition, start, log_end, false)?;
         }
-        self.begin_kept_stores(task)?;
+        self.begin_kept_stores(task, committed_inputs)?;
         task.start_if_restored()
     }
 
-    fn begin_kept_stores(&mut self, task: &mut Task) -> Result<()> {
+    fn begin_kept_stores(
+        &mut self,
+        task: &mut Task,
+        committed_inputs: &BTreeMap<TopicPartition, i64>,
+    ) -> Result<()> {
         if task.kept_changelogs.is_empty() {
             return Ok(());
         }
         let committed = task.kept_store_offsets()?;
         let mut plans = Vec::new();
         let mut usable = true;
-        for (name, partition) in &task.kept_changelogs {
+        for changelog in &task.kept_changelogs {
+            let partition = &changelog.partition;
             let (log_start, log_end) = self.reader.watermarks(partition)?;
+            // As in Kafka Streams' changelog reader: nothing committed, nothing to restore.
+            let end = if changelog.is_source_topic {
+                log_end.min(committed_inputs.get(partition).copied().unwrap_or(0))
+            } else {
+                log_end
+            };
             let offset = committed.get(partition).copied().flatten();
-            usable &= offset.is_none_or(|offset| inside(offset, log_start, log_end));
-            plans.push((name.clone(), partition.clone(), offset, log_start, log_end));
+            usable &= offset.is_none_or(|offset| inside(offset, log_start, end));
+            let stop_at_end = changelog.is_source_topic;
+            plans.push((changelog.store.clone(), partition.clone(), offset, log_start, end, stop_at_end));
         }
         if !usable {
             task.wipe_kept_stores()?;
         }
-        for (name, partition, offset, log_start, log_end) in plans {
+        for (name, partition, offset, log_start, end, stop_at_end) in plans {
             let start = match offset {
                 Some(offset) if usable => offset + 1,
                 _ => log_start,
             };
-            self.start(task, Target::Processor(name.clone()), &name, partition, start, log_end)?;
+            let target = Target::Processor(name.clone());
+            self.start(task, target, &name, partition, start, end, stop_at_end)?;
         }
         Ok(())
     }
 
-    /// Starts reading `partition` from `start` into `target`, unless it is at its end.
+    /// Starts reading `partition` from `start` into `target`, unless it is at `end_offset`.
+    /// With `stop_at_end`, reading stops at `end_offset` even if the partition goes on.
+    #[allow(clippy::too_many_arguments)]
     fn start(
         &mut self,
         task: &mut Task,
@@ -161,6 +184,7 @@ impl Restorer {
         partition: TopicPartition,
         start: i64,
         end_offset: i64,
+        stop_at_end: bool,
     ) -> Result<()> {
         if let Some(listener) = &self.listener {
             listener.on_restore_start(store, &partition, start, end_offset);
@@ -171,7 +195,8 @@ impl Restorer {
             }
             return Ok(());
         }
-        self.reader.start(&partition, start)?;
+        self.reader
+            .start(&partition, start, stop_at_end.then_some(end_offset))?;
         task.restoring.insert(partition.clone());
         self.active.insert(
             partition,
@@ -275,7 +300,8 @@ impl Restorer {
         for (id, batch) in batches {
             if let Some(task) = tasks.get_mut(&id) {
                 task.restore_kept_stores(batch)?;
-                for (_, partition) in &task.kept_changelogs {
+                for changelog in &task.kept_changelogs {
+                    let partition = &changelog.partition;
                     if let Some(restoration) = self.active.get_mut(partition) {
                         let last = restoration.last_offset.unwrap_or(-1);
                         let remaining = (restoration.end_offset - last - 1).max(0) as u64;

@@ -106,14 +106,26 @@ pub(crate) fn open_store(
     }
 }
 
+/// The changelog of a store a task's processor keeps.
+pub struct KeptChangelog {
+    /// The store's name.
+    pub store: String,
+    /// The task's partition of the store's changelog topic.
+    pub partition: TopicPartition,
+    /// The changelog is a source topic of the task (see
+    /// [`StoreDescription::source_topic_changelog`](crate::engine::topology::StoreDescription)):
+    /// restore stops at the group's committed offset.
+    pub is_source_topic: bool,
+}
+
 /// An active task.
 pub struct Task {
     /// Its id.
     pub id: TaskId,
     /// The stores the engine keeps for it.
     pub stores: Vec<TaskStore>,
-    /// The changelog partitions of the stores its processor keeps, with their store names.
-    pub kept_changelogs: Vec<(String, TopicPartition)>,
+    /// The changelogs of the stores its processor keeps.
+    pub kept_changelogs: Vec<KeptChangelog>,
     /// Changelog partitions still being restored; the task processes once this is empty.
     pub restoring: BTreeSet<TopicPartition>,
     /// Input partition → next offset to read, for records processed since the last commit.
@@ -149,8 +161,11 @@ impl Task {
                 .iter()
                 .filter_map(|s| {
                     let topic = s.changelog_topic.clone()?;
-                    let partition = TopicPartition::new(topic, id.partition);
-                    Some((s.description.name.clone(), partition))
+                    Some(KeptChangelog {
+                        store: s.description.name.clone(),
+                        partition: TopicPartition::new(topic, id.partition),
+                        is_source_topic: s.changelog_is_source_topic(),
+                    })
                 })
                 .collect();
             (Vec::new(), changelogs)

@@ -352,7 +352,8 @@ impl TaskManager {
         if wipe_kept_stores {
             task.wipe_kept_stores()?;
         }
-        self.restorer.begin(&mut task, &self.shared.resources)?;
+        self.restorer
+            .begin(&mut task, &self.shared.resources, &self.committed_starts)?;
         if !task.is_running() {
             self.pause(consumer, id)?;
         }

@@ -82,6 +82,14 @@ pub struct StoreDescription {
     /// Topic configs of the changelog set by the topology (`withLoggingEnabled(map)`).
     #[serde(default)]
     pub changelog_configs: BTreeMap<String, String>,
+    /// The store's changelog is this user source topic of its sub-topology instead of a
+    /// changelog topic of its own (Kafka Streams' source tables under
+    /// `reuse.ktable.source.topics`, read-only state stores): the topic already holds what
+    /// the store holds, so no changelog topic is created or written, and restore reads the
+    /// source partition only up to the group's committed offset, since what follows it is
+    /// processed again. Only stores the task processor keeps may have one.
+    #[serde(default)]
+    pub source_topic_changelog: Option<String>,
 }
 
 fn yes() -> bool {

@@ -1,5 +1,6 @@
 //! The restore consumer: reads changelog partitions from a given offset up to their end
-//! (the last stable offset under `read_committed`), outside any group.
+//! (the last stable offset under `read_committed`) or up to a given offset, outside any
+//! group.
 //!
 //! The end of a partition is learnt from librdkafka's partition-EOF event, which names the
 //! partition number but not the topic. The reader therefore keeps one consumer per
@@ -36,8 +37,22 @@ pub struct ChangelogReader {
 
 struct TopicReader {
     consumer: BaseConsumer,
-    /// Partition → next offset to read.
-    next_offsets: BTreeMap<i32, i64>,
+    /// Partition → where reading it stands.
+    readings: BTreeMap<i32, Reading>,
+}
+
+/// How far a partition was read and where it ends.
+struct Reading {
+    /// Next offset to read.
+    next: i64,
+    /// The partition ends here (exclusive) rather than at its end, when set.
+    until: Option<i64>,
+}
+
+impl Reading {
+    fn reached_until(&self) -> bool {
+        self.until.is_some_and(|until| self.next >= until)
+    }
 }
 
 impl TopicReader {
@@ -93,11 +108,22 @@ impl ChangelogReader {
             .map_err(|e| KafkaFailure::new(format!("reading the offsets of {partition}"), e))
     }
 
-    /// Starts reading `partition` at `offset`.
-    pub fn start(&mut self, partition: &TopicPartition, offset: i64) -> Result<(), KafkaFailure> {
+    /// Starts reading `partition` at `offset`, up to its end or, with `until`, up to that
+    /// offset (exclusive): a source topic serving as a changelog is read only as far as the
+    /// group committed.
+    pub fn start(
+        &mut self,
+        partition: &TopicPartition,
+        offset: i64,
+        until: Option<i64>,
+    ) -> Result<(), KafkaFailure> {
         let timeout = self.timeout;
         let reader = self.topic_reader(&partition.topic)?;
-        if reader.next_offsets.insert(partition.partition, offset).is_some() {
+        let reading = Reading {
+            next: offset,
+            until,
+        };
+        if reader.readings.insert(partition.partition, reading).is_some() {
             return reader
                 .consumer
                 .seek(&partition.topic, partition.partition, Offset::Offset(offset), timeout)
@@ -111,7 +137,7 @@ impl ChangelogReader {
         let Some(reader) = self.topics.get_mut(&partition.topic) else {
             return Ok(());
         };
-        if reader.next_offsets.remove(&partition.partition).is_some() {
+        if reader.readings.remove(&partition.partition).is_some() {
             reader.remove(&partition.topic, partition.partition)?;
         }
         Ok(())
@@ -119,11 +145,12 @@ impl ChangelogReader {
 
     /// True when no partition is being read.
     pub fn is_idle(&self) -> bool {
-        self.topics.values().all(|r| r.next_offsets.is_empty())
+        self.topics.values().all(|r| r.readings.is_empty())
     }
 
     /// Up to about `max_records` events, waiting at most `max_wait` in total. A partition
-    /// that reaches its end is reported once and no longer read.
+    /// that reaches its end (or the offset it is read until) is reported once and no longer
+    /// read.
     pub fn poll(
         &mut self,
         max_records: usize,
@@ -133,29 +160,40 @@ impl ChangelogReader {
         let mut events = Vec::new();
         let mut ended = Vec::new();
         'topics: for (topic, reader) in &mut self.topics {
-            while !reader.next_offsets.is_empty() && events.len() < max_records {
+            while !reader.readings.is_empty() && events.len() < max_records {
                 let wait = deadline.saturating_duration_since(Instant::now());
-                match reader.consumer.poll(wait) {
+                let end = match reader.consumer.poll(wait) {
                     None => continue 'topics,
                     Some(Ok(message)) => {
                         let record = ConsumedRecord::from_message(&message);
-                        if let Some(next) = reader.next_offsets.get_mut(&record.partition) {
-                            *next = record.offset + 1;
-                            events.push(ChangelogEvent::Record(record));
+                        let partition = record.partition;
+                        let Some(reading) = reader.readings.get_mut(&partition) else {
+                            continue;
+                        };
+                        match reading.until {
+                            // Past the limit (a transaction marker was the last offset
+                            // before it): the partition ended without this record.
+                            Some(until) if record.offset >= until => Some(partition),
+                            _ => {
+                                reading.next = record.offset + 1;
+                                events.push(ChangelogEvent::Record(record));
+                                reading.reached_until().then_some(partition)
+                            }
                         }
                     }
-                    Some(Err(KafkaError::PartitionEOF(partition))) => {
-                        if reader.next_offsets.remove(&partition).is_some() {
-                            let partition = TopicPartition::new(topic.clone(), partition);
-                            events.push(ChangelogEvent::End(partition.clone()));
-                            ended.push(partition);
-                        }
-                    }
+                    Some(Err(KafkaError::PartitionEOF(partition))) => Some(partition),
                     Some(Err(error)) => {
                         return Err(KafkaFailure::new(
                             format!("reading changelog {topic}"),
                             error,
                         ))
+                    }
+                };
+                if let Some(partition) = end {
+                    if reader.readings.remove(&partition).is_some() {
+                        let partition = TopicPartition::new(topic.clone(), partition);
+                        events.push(ChangelogEvent::End(partition.clone()));
+                        ended.push(partition);
                     }
                 }
             }
@@ -178,7 +216,7 @@ impl ChangelogReader {
                 topic.to_string(),
                 TopicReader {
                     consumer,
-                    next_offsets: BTreeMap::new(),
+                    readings: BTreeMap::new(),
                 },
             );
         }

@@ -76,6 +76,7 @@ pub fn counter_topology(input: &str, output: &str) -> TopologyDescription {
                     logged: true,
                     value_layout: Default::default(),
                     changelog_configs: BTreeMap::new(),
+                    source_topic_changelog: None,
                 }],
             },
         ],

@@ -25,6 +25,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -39,6 +41,7 @@ import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Utils;
+import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Grouped;
@@ -433,6 +436,85 @@ class KafkaStreamsOnEngineTest {
         assertEquals(KafkaStreams.State.RUNNING, streams.state());
         // The wiped store came back from its changelog: the counts committed before the corruption.
         assertTrue(restored.getOrDefault("corrupt-counts", 0L) >= 2, restored.toString());
+    }
+
+    @Test
+    void aTableWhoseSourceTopicIsItsChangelogIsRestoredFromItUpToTheCommittedOffset() throws Exception {
+        BROKER.createTopic("prices", 2);
+        final Properties props = props("source-table-app");
+        props.put(StreamsConfig.TOPOLOGY_OPTIMIZATION_CONFIG, StreamsConfig.OPTIMIZE);
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        final Map<String, String> expected = new HashMap<>();
+        final List<String> firstPrices = List.of("10", "11", "12", "13", "14", "15", "16", "17", "18", "19");
+        produce("prices", firstPrices);
+        for (int i = 0; i < firstPrices.size(); i++) {
+            expected.put("k" + i, firstPrices.get(i));
+        }
+
+        final KafkaStreams first = new KafkaStreams(pricesTable(props), props);
+        started.add(first);
+        first.start();
+        waitFor(() -> expected.equals(pricesIn(first)), "the table to hold every price");
+        assertTrue(first.close(Duration.ofSeconds(60)));
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers()))) {
+            final Set<String> topics = admin.listTopics().names().get();
+            assertFalse(topics.contains("source-table-app-prices-store-changelog"), topics.toString());
+        }
+
+        // Five prices change while the application is down, and its local state is lost.
+        final List<String> changedPrices = List.of("20", "21", "22", "23", "24");
+        produce("prices", changedPrices);
+        for (int i = 0; i < changedPrices.size(); i++) {
+            expected.put("k" + i, changedPrices.get(i));
+        }
+        final KafkaStreams second = new KafkaStreams(pricesTable(props), props);
+        started.add(second);
+        second.cleanUp();
+        final Map<TopicPartition, Long> restored = new ConcurrentHashMap<>();
+        second.setGlobalStateRestoreListener(new StateRestoreListener() {
+            @Override
+            public void onRestoreStart(final TopicPartition partition, final String store, final long start,
+                                       final long end) {
+            }
+
+            @Override
+            public void onBatchRestored(final TopicPartition partition, final String store, final long batchEnd,
+                                        final long batchSize) {
+            }
+
+            @Override
+            public void onRestoreEnd(final TopicPartition partition, final String store, final long total) {
+                assertEquals("prices-store", store);
+                restored.merge(partition, total, Long::sum);
+            }
+        });
+        second.start();
+        waitFor(() -> expected.equals(pricesIn(second)), "the restored table to hold every latest price");
+        assertEquals(Set.of("prices"), restored.keySet().stream().map(TopicPartition::topic).collect(Collectors.toSet()),
+            "the source topic is the changelog");
+        // Restore stops at the committed offsets; the five new prices are processed, not restored.
+        assertEquals(firstPrices.size(), restored.values().stream().mapToLong(Long::longValue).sum(), restored.toString());
+    }
+
+    private static Topology pricesTable(final Properties props) {
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.table("prices", Consumed.with(Serdes.String(), Serdes.String()), Materialized.as("prices-store"));
+        return builder.build(props);
+    }
+
+    /** Every price the source table's store holds, or null while it cannot be queried. */
+    private static Map<String, String> pricesIn(final KafkaStreams streams) {
+        final Map<String, String> prices = new HashMap<>();
+        try {
+            final ReadOnlyKeyValueStore<String, String> store =
+                streams.store(StoreQueryParameters.fromNameAndType("prices-store", QueryableStoreTypes.keyValueStore()));
+            try (KeyValueIterator<String, String> iterator = store.all()) {
+                iterator.forEachRemaining(entry -> prices.put(entry.key, entry.value));
+            }
+        } catch (final InvalidStateStoreException notQueryableYet) {
+            return null;
+        }
+        return prices;
     }
 
     private static double aliveStreamThreads(final KafkaStreams streams) {

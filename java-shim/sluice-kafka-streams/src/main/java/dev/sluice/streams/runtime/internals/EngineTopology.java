@@ -46,8 +46,7 @@ final class EngineTopology {
      * Global stores are not part of it: the JVM keeps them ({@link EngineRuntime}).
      *
      * @throws UnsupportedOperationException for what Sluice's runtime does not run yet: pattern
-     *     subscriptions, named topologies, and stores whose changelog is a source topic
-     *     ({@code topology.optimization=reuse.ktable.source.topics})
+     *     subscriptions and named topologies
      */
     static Map<String, Object> describe(final TopologyMetadata topologyMetadata, final StreamsConfig config) {
         if (topologyMetadata.hasNamedTopologies()) {
@@ -148,13 +147,11 @@ final class EngineTopology {
             description.put("persistent", store.persistent());
             description.put("logged", changelog != null);
             final Map<String, String> changelogConfigs = new TreeMap<>();
-            if (changelog != null) {
-                if (!changelog.equals(ProcessorStateManager.storeChangelogTopic(applicationId, store.name(), null))) {
-                    throw new UnsupportedOperationException("Sluice's runtime does not restore stores from source topics "
-                        + "yet: store " + store.name() + " uses topic " + changelog + " as its changelog (set "
-                        + StreamsConfig.TOPOLOGY_OPTIMIZATION_CONFIG + " without "
-                        + StreamsConfig.REUSE_KTABLE_SOURCE_TOPICS + ")");
-                }
+            if (changelog != null
+                    && !changelog.equals(ProcessorStateManager.storeChangelogTopic(applicationId, store.name(), null))) {
+                // A source table reusing its topic (reuse.ktable.source.topics) or a read-only state store.
+                description.put("source_topic_changelog", changelog);
+            } else if (changelog != null) {
                 final InternalTopicConfig topicConfig = info.stateChangelogTopics.get(changelog);
                 if (topicConfig != null) {
                     changelogConfigs.putAll(topicConfig.properties(changelogDefaults, windowChangelogAdditionalRetention));

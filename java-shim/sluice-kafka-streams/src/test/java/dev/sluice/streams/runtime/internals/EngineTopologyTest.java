@@ -1,7 +1,6 @@
 package dev.sluice.streams.runtime.internals;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -26,7 +25,12 @@ import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Repartitioned;
 import org.apache.kafka.streams.kstream.StreamJoined;
 import org.apache.kafka.streams.kstream.TimeWindows;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.processor.internals.TopologyMetadata;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
 import org.junit.jupiter.api.Test;
 
 /** The engine's topology description, checked against what Kafka Streams' own builder describes. */
@@ -145,17 +149,43 @@ class EngineTopologyTest {
     }
 
     @Test
-    void sourceTopicsAsChangelogsAreNotRunYet() {
+    void aReusedSourceTopicIsTheChangelogOfItsTable() {
         final Properties properties = new Properties();
         properties.put(StreamsConfig.TOPOLOGY_OPTIMIZATION_CONFIG, StreamsConfig.REUSE_KTABLE_SOURCE_TOPICS);
-        properties.put(StreamsConfig.APPLICATION_ID_CONFIG, "app");
-        properties.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
         final StreamsBuilder builder = new StreamsBuilder();
         builder.table("prices", Consumed.with(Serdes.String(), Serdes.String()), Materialized.as("prices-store"))
             .toStream().to("output");
-        final UnsupportedOperationException error = assertThrows(UnsupportedOperationException.class,
-            () -> describe(builder.build(properties), properties));
-        assertTrue(error.getMessage().contains("prices-store"), error.getMessage());
+        final Map<String, Object> store = single(maps(single(subtopologies(describe(builder.build(properties), properties)))
+            .get("stores")));
+        assertEquals("prices-store", store.get("name"));
+        assertEquals(true, store.get("logged"));
+        assertEquals("prices", store.get("source_topic_changelog"));
+        assertEquals(Map.of(), store.get("changelog_configs"), "no changelog topic is created");
+    }
+
+    @Test
+    void aReadOnlyStateStoreIsRestoredFromItsSourceTopic() {
+        final Topology topology = new Topology();
+        topology.addReadOnlyStateStore(
+            Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore("read-only"), Serdes.String(), Serdes.String()),
+            "source", Serdes.String().deserializer(), Serdes.String().deserializer(), "reference", "loader",
+            () -> new Processor<String, String, Void, Void>() {
+                private KeyValueStore<String, String> store;
+
+                @Override
+                public void init(final ProcessorContext<Void, Void> context) {
+                    store = context.getStateStore("read-only");
+                }
+
+                @Override
+                public void process(final Record<String, String> record) {
+                    store.put(record.key(), record.value());
+                }
+            });
+        final Map<String, Object> store = single(maps(single(subtopologies(describe(topology, new Properties())))
+            .get("stores")));
+        assertEquals("read-only", store.get("name"));
+        assertEquals("reference", store.get("source_topic_changelog"));
     }
 
     @Test
