@@ -62,6 +62,12 @@ pub trait RestoreListener: Send + Sync {
     fn on_restore_end(&self, store: &str, partition: &TopicPartition, restored: u64) {
         let _ = (store, partition, restored);
     }
+
+    /// Restoring stopped before the end after `restored` records: the task went away
+    /// (revoked, or closed to be revived).
+    fn on_restore_suspended(&self, store: &str, partition: &TopicPartition, restored: u64) {
+        let _ = (store, partition, restored);
+    }
 }
 
 /// Where a changelog's records go.
@@ -219,6 +225,10 @@ impl Restorer {
         for partition in partitions {
             if let Some(restoration) = self.active.remove(&partition) {
                 commit_restored(task, &partition, &restoration)?;
+                if let Some(listener) = &self.listener {
+                    let store = store_name(task, &restoration);
+                    listener.on_restore_suspended(store, &partition, restoration.restored);
+                }
             }
             self.reader.stop(&partition)?;
         }

@@ -539,6 +539,11 @@ impl RestoreListener for JvmRestoreListener {
         let sig = jni_sig!("(Ljava/lang/String;Ljava/lang/String;IJ)V");
         self.report(jni_str!("restoreEnded"), &sig, store, partition, &[restored as i64]);
     }
+
+    fn on_restore_suspended(&self, store: &str, partition: &TopicPartition, restored: u64) {
+        let sig = jni_sig!("(Ljava/lang/String;Ljava/lang/String;IJ)V");
+        self.report(jni_str!("restoreSuspended"), &sig, store, partition, &[restored as i64]);
+    }
 }
 
 /// An exception a Java task runner threw.

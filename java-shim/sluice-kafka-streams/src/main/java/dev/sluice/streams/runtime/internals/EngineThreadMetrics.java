@@ -40,6 +40,7 @@ final class EngineThreadMetrics {
     private final WindowedSum punctuateTime = new WindowedSum();
     private final WindowedSum commitTime = new WindowedSum();
     private final WindowedSum turnTime = new WindowedSum();
+    private final EngineStateUpdaterMetrics stateUpdater;
 
     EngineThreadMetrics(final String threadId, final StreamsMetricsImpl metrics, final long startMs) {
         this.threadId = threadId;
@@ -59,6 +60,12 @@ final class EngineThreadMetrics {
         this.commitRatio = ThreadMetrics.commitRatioSensor(threadId, metrics);
         this.windows = metrics.metricsRegistry().config();
         ThreadMetrics.addThreadStartTimeMetric(threadId, metrics, startMs);
+        this.stateUpdater = new EngineStateUpdaterMetrics(threadId, metrics);
+    }
+
+    /** The thread's state updater metrics: the engine thread restores its tasks itself. */
+    EngineStateUpdaterMetrics stateUpdater() {
+        return stateUpdater;
     }
 
     /**
@@ -118,5 +125,6 @@ final class EngineThreadMetrics {
     void remove() {
         metrics.removeAllThreadLevelSensors(threadId);
         metrics.removeAllThreadLevelMetrics(threadId);
+        stateUpdater.remove();
     }
 }

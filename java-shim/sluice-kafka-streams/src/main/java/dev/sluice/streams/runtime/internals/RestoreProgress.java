@@ -49,6 +49,13 @@ public final class RestoreProgress {
         guarded(() -> listener.onRestoreEnd(changelog, store, restored));
     }
 
+    /** Restoring stopped short of the end after {@code restored} records: the task was revoked or closed. */
+    void restoreSuspended(final String store, final String topic, final int partition, final long restored) {
+        final TopicPartition changelog = new TopicPartition(topic, partition);
+        partitions.remove(changelog);
+        guarded(() -> listener.onRestoreSuspended(changelog, store, restored));
+    }
+
     private static void guarded(final Runnable report) {
         try {
             report.run();

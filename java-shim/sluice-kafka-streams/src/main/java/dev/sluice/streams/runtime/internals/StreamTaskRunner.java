@@ -76,6 +76,8 @@ final class StreamTaskRunner implements TaskRunner {
     private TaskInputConsumer consumer;
     private Map<TopicPartition, OffsetAndMetadata> preparedOffsets = Map.of();
     private boolean running;
+    // Between creation and restored() or close(): counted by the thread's active-restoring-tasks.
+    private boolean restoring;
     // When the flush of a commit with something to commit began, for the thread's commit latency; -1: none.
     private long commitStartMs = -1;
 
@@ -90,6 +92,8 @@ final class StreamTaskRunner implements TaskRunner {
         this.committedInputs = new HashMap<>(committedInputs);
         this.threadMetrics = environment.threadMetrics();
         build();
+        restoring = true;
+        threadMetrics.stateUpdater().taskRestoring();
     }
 
     TaskId id() {
@@ -137,6 +141,8 @@ final class StreamTaskRunner implements TaskRunner {
                     .add(record);
             }
             byChangelog.forEach((changelog, batch) -> StateManagerRestore.restore(stateManager, changelog, batch));
+            threadMetrics.stateUpdater().restored(byChangelog.values().stream().mapToInt(List::size).sum(),
+                environment.time().milliseconds());
             // Restored records are committed data: the stores commit them with their offsets at once, so
             // a long restore neither holds them in memory nor starts over after a crash.
             stateManager.commit();
@@ -149,6 +155,7 @@ final class StreamTaskRunner implements TaskRunner {
         guarded(() -> {
             stateManager.commit();
             startRunning();
+            stopRestoring();
             return null;
         });
     }
@@ -294,6 +301,7 @@ final class StreamTaskRunner implements TaskRunner {
             }
             task = null;
             threadMetrics.taskClosed();
+            stopRestoring();
             return null;
         });
     }
@@ -371,6 +379,13 @@ final class StreamTaskRunner implements TaskRunner {
             context,
             logContext,
             false);
+    }
+
+    private void stopRestoring() {
+        if (restoring) {
+            restoring = false;
+            threadMetrics.stateUpdater().taskNoLongerRestoring();
+        }
     }
 
     private void startRunning() {

@@ -1,0 +1,88 @@
+//! What the restore listener hears when a restore does not run to its end: the thread
+//! stopped while a store was restoring, and the store's restore is reported suspended with
+//! the records restored so far, never ended.
+//!
+//! Run through `compat-tests/local-broker/with-broker`, which sets SLUICE_BOOTSTRAP_SERVERS.
+
+mod engine_support;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use engine_support::*;
+use sluice_core::engine::{Engine, EngineConfig, RestoreListener};
+use sluice_core::store::TopicPartition;
+
+const WAIT: Duration = Duration::from_secs(90);
+/// More changelog records than one restore step reads after the first batch report.
+const CHANGELOG_RECORDS: u64 = 100_000;
+
+/// Holds the restoring thread in its first batch report long enough for a close to be
+/// asked meanwhile.
+#[derive(Default)]
+struct SlowFirstBatch {
+    first_batch: AtomicBool,
+    ended: AtomicU64,
+    suspended: Mutex<Vec<(String, TopicPartition, u64)>>,
+}
+
+impl RestoreListener for SlowFirstBatch {
+    fn on_batch_restored(&self, _: &str, _: &TopicPartition, _: u64, _: u64) {
+        if !self.first_batch.swap(true, Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
+
+    fn on_restore_end(&self, _: &str, _: &TopicPartition, _: u64) {
+        self.ended.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn on_restore_suspended(&self, store: &str, partition: &TopicPartition, restored: u64) {
+        let report = (store.to_string(), partition.clone(), restored);
+        self.suspended.lock().unwrap().push(report);
+    }
+}
+
+#[test]
+fn a_restore_the_closing_thread_leaves_unfinished_is_reported_suspended() {
+    let application_id = unique("restore-suspended");
+    let input = format!("{application_id}-input");
+    let output = format!("{application_id}-output");
+    let changelog = format!("{application_id}-{COUNTS_STORE}-changelog");
+    create_topic(&input, 1);
+    create_topic(&output, 1);
+    create_topic(&changelog, 1);
+    produce_keyed_words(
+        &input_producer(),
+        &changelog,
+        &words(0, CHANGELOG_RECORDS, CHANGELOG_RECORDS),
+    );
+
+    let state = tempfile::tempdir().unwrap();
+    let mut properties = counter_properties(&application_id, "at_least_once", state.path());
+    properties.insert("num.stream.threads".into(), "1".into());
+    let listener = Arc::new(SlowFirstBatch::default());
+    let engine = Engine::start(
+        EngineConfig::from_properties(&properties).unwrap(),
+        &direct_counter_topology(&input, &output),
+        Arc::new(CounterFactory::new(&application_id, &output)),
+        Some(Arc::clone(&listener) as Arc<dyn RestoreListener>),
+    )
+    .expect("engine starts");
+    wait_until("the first restored batch", WAIT, || {
+        listener.first_batch.load(Ordering::SeqCst)
+    });
+    engine.close().expect("clean close");
+
+    let suspended = listener.suspended.lock().unwrap().clone();
+    assert_eq!(listener.ended.load(Ordering::SeqCst), 0, "the restore never ended");
+    assert_eq!(suspended.len(), 1, "{suspended:?}");
+    let (store, partition, restored) = &suspended[0];
+    assert_eq!(store, COUNTS_STORE);
+    assert_eq!(partition, &TopicPartition::new(changelog.clone(), 0));
+    assert!(
+        (1..CHANGELOG_RECORDS).contains(restored),
+        "restored {restored} of {CHANGELOG_RECORDS}"
+    );
+}
