@@ -127,6 +127,8 @@ public class KafkaStreams implements AutoCloseable {
      * supervisor hands it to the uncaught exception handler once the thread has stopped.
      */
     private final Map<String, Throwable> threadFailures = new ConcurrentHashMap<>();
+    private final UUID processId;
+    private final Sensor failedStreamThreads;
     /** Wakes the supervisor before its interval ends: a thread failed, or the engine's rebalances moved on. */
     private final Semaphore supervisorWakeUps = new Semaphore(0);
     /** Rebalances the current engine's threads had begun when the supervisor last looked; its own. */
@@ -269,7 +271,6 @@ public class KafkaStreams implements AutoCloseable {
 
         this.stateDirectory = new StateDirectory(applicationConfigs, time, topologyMetadata.hasPersistentStores(),
             topologyMetadata.hasNamedTopologies());
-        final UUID processId;
         try {
             processId = stateDirectory.initializeProcessId();
         } catch (final ProcessorStateException e) {
@@ -304,6 +305,11 @@ public class KafkaStreams implements AutoCloseable {
         ClientMetrics.addTopologyDescriptionMetric(streamsMetrics,
             (config, now) -> this.topologyMetadata.topologyDescriptionString());
         ClientMetrics.addStateMetric(streamsMetrics, (config, now) -> state.name());
+        ClientMetrics.addClientStateTelemetryMetric(processId.toString(), applicationId, streamsMetrics,
+            (config, now) -> state.ordinal());
+        ClientMetrics.addClientRecordingLevelMetric(processId.toString(), streamsMetrics,
+            Sensor.RecordingLevel.forName(applicationConfigs.getString(StreamsConfig.METRICS_RECORDING_LEVEL_CONFIG)).id);
+        failedStreamThreads = ClientMetrics.failedStreamThreadSensor(streamsMetrics);
         ClientMetrics.addNumAliveStreamThreadMetric(streamsMetrics, (config, now) -> {
             final EngineRuntime current = engine;
             return isRunningOrRebalancing() && current != null ? current.aliveThreads() : 0;
@@ -564,7 +570,7 @@ public class KafkaStreams implements AutoCloseable {
     /** The client's engine, started; its threads' failures land in {@link #threadFailures}. */
     private EngineRuntime startedEngine() {
         final EngineRuntime fresh = new EngineRuntime(topologyMetadata, applicationConfigs, time, new EngineListener(),
-            streamsMetrics, stateDirectory);
+            streamsMetrics, stateDirectory, processId);
         fresh.setRestoreListener(restoreListener);
         fresh.start();
         return fresh;
@@ -576,7 +582,9 @@ public class KafkaStreams implements AutoCloseable {
         @Override
         public void onThreadFailure(final String threadName, final Throwable error) {
             log.error("Engine thread {} failed", threadName, error);
-            threadFailures.putIfAbsent(threadName, error);
+            if (threadFailures.putIfAbsent(threadName, error) == null) {
+                failedStreamThreads.record();
+            }
             supervisorWakeUps.release();
         }
 

@@ -61,21 +61,16 @@ class KafkaStreamsMetricsTest {
         "size-all-mem-tables", "total-sst-files-size", "write-stall-duration-avg", "write-stall-duration-total");
 
     /**
-     * Apache's metrics Sluice does not have (the README's compatibility table lists them): the thread's
-     * blocked time (summed from Java clients' metrics) and state; the state updater's time ratios, as the
-     * engine thread restores in its own loop; RocksDB's; the client's telemetry gauges and
-     * failed-stream-threads.
+     * Apache's metrics Sluice does not have (the README's compatibility table lists them): the state
+     * updater's time ratios, as the engine thread restores in its own loop; RocksDB's.
      */
     private static final Predicate<String> NOT_ON_SLUICE = name -> {
         final String[] groupAndName = name.split(" ", 3);
         return switch (groupAndName[0]) {
-            case "stream-thread-metrics" ->
-                Set.of("blocked-time-ns-total", "state", "thread-state").contains(groupAndName[1]);
             case "stream-state-updater-metrics" ->
                 Set.of("idle-ratio", "active-restore-ratio", "standby-update-ratio", "checkpoint-ratio")
                     .contains(groupAndName[1]);
             case "stream-state-metrics" -> ROCKSDB_METRICS.contains(groupAndName[1]);
-            case "stream-metrics" -> Set.of("client-state", "recording-level", "failed-stream-threads").contains(groupAndName[1]);
             default -> false;
         };
     };
@@ -114,7 +109,9 @@ class KafkaStreamsMetricsTest {
                 + "\nonly on Sluice: " + minus(sluice, expected));
 
             // The same metrics through JMX, tagged with the engine threads' names.
-            final Set<ObjectName> threads = jmx.queryNames(new ObjectName("kafka.streams:type=stream-thread-metrics,*"), null);
+            // One MBean per thread, beside the thread-state telemetry gauge's (tagged with the process id too).
+            final Set<ObjectName> threads =
+                jmx.queryNames(new ObjectName("kafka.streams:type=stream-thread-metrics,thread-id=*"), null);
             assertFalse(threads.isEmpty());
             for (final ObjectName thread : threads) {
                 assertTrue(thread.getKeyProperty("thread-id").startsWith("metrics-sluice-StreamThread-"), thread::toString);
@@ -125,7 +122,14 @@ class KafkaStreamsMetricsTest {
             for (final ObjectName thread : threads) {
                 final double pollRatio = ((Number) jmx.getAttribute(thread, "poll-ratio")).doubleValue();
                 assertTrue(pollRatio > 0.0 && pollRatio <= 1.0, thread + " poll-ratio " + pollRatio);
+                // The engine thread waited in its polls; it runs its tasks, as a RUNNING stream thread.
+                assertTrue(((Number) jmx.getAttribute(thread, "blocked-time-ns-total")).doubleValue() > 0, thread::toString);
+                assertEquals("RUNNING", jmx.getAttribute(thread, "state"));
             }
+            assertEquals(KafkaStreams.State.RUNNING.ordinal(), streams.metrics().values().stream()
+                .filter(metric -> metric.metricName().name().equals("client-state"))
+                .mapToInt(metric -> ((Number) metric.metricValue()).intValue())
+                .findFirst().orElseThrow());
             assertTrue(sumOf(jmx, new ObjectName("kafka.streams:type=stream-thread-metrics,*"), "commit-total") > 0);
             assertTrue(sumOf(jmx, new ObjectName("kafka.streams:type=stream-task-metrics,*"), "process-total") > 0);
             assertFalse(jmx.queryNames(new ObjectName("kafka.streams:type=stream-processor-node-metrics,*"), null).isEmpty());

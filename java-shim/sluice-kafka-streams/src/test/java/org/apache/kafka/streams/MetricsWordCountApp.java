@@ -79,6 +79,7 @@ final class MetricsWordCountApp {
             final Map<String, String> tags = new TreeMap<>(name.tags());
             tags.replaceAll((tag, value) -> switch (tag) {
                 case "client-id", "process-id" -> "*";
+                case "application-id" -> value.equals(applicationId) ? "<application.id>" : value;
                 case "thread-id" -> value.replaceAll("^.*-([A-Za-z]+-\\d+)$", "$1");
                 case "topic" -> value.startsWith(applicationId + "-") ? value.substring(applicationId.length() + 1) : value;
                 default -> value;

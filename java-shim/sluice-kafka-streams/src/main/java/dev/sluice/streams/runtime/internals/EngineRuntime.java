@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -69,19 +70,21 @@ public final class EngineRuntime implements AutoCloseable {
                          final StreamsConfig config,
                          final Time time,
                          final RuntimeListener listener) {
-        this(topologyMetadata, config, time, listener, null, null);
+        this(topologyMetadata, config, time, listener, null, null, UUID.randomUUID());
     }
 
     /**
      * A runtime whose tasks record their metrics in {@code metrics} and keep their state in
      * {@code stateDirectory}, both the caller's to close; either may be null for the runtime's own.
+     * {@code processId} is the instance's, as its thread metrics are tagged.
      */
     public EngineRuntime(final TopologyMetadata topologyMetadata,
                          final StreamsConfig config,
                          final Time time,
                          final RuntimeListener listener,
                          final StreamsMetricsImpl metrics,
-                         final StateDirectory stateDirectory) {
+                         final StateDirectory stateDirectory,
+                         final UUID processId) {
         this.topologyMetadata = topologyMetadata;
         this.config = config;
         this.ownMetrics = metrics == null ? newMetrics(config, time) : null;
@@ -94,7 +97,7 @@ public final class EngineRuntime implements AutoCloseable {
             : metrics;
         this.stateDirectory = stateDirectory == null ? ownStateDirectory : stateDirectory;
         this.environment = new TaskEnvironment(
-            topologyMetadata, config, time, streamsMetrics, this.stateDirectory, listener, partitionLookup);
+            topologyMetadata, config, time, streamsMetrics, this.stateDirectory, listener, partitionLookup, processId);
     }
 
     /**

@@ -91,6 +91,11 @@ final class EngineThreadAssignments {
         return states;
     }
 
+    /** The state of {@code thread} as {@link #threadStates()} names it; STARTING before its first rebalance. */
+    synchronized String threadState(final String thread) {
+        return threadStates().getOrDefault(thread, "STARTING");
+    }
+
     synchronized EngineRuntime.RebalanceStatus status() {
         return new EngineRuntime.RebalanceStatus(rebalancesStarted, running.size() == threadCount);
     }

@@ -1,8 +1,11 @@
 package dev.sluice.streams.runtime.internals;
 
+import java.util.function.Supplier;
+import org.apache.kafka.common.metrics.Gauge;
 import org.apache.kafka.common.metrics.MetricConfig;
 import org.apache.kafka.common.metrics.Sensor;
 import org.apache.kafka.common.metrics.stats.WindowedSum;
+import org.apache.kafka.streams.processor.internals.StreamThread;
 import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
 import org.apache.kafka.streams.processor.internals.metrics.ThreadMetrics;
 
@@ -14,8 +17,9 @@ import org.apache.kafka.streams.processor.internals.metrics.ThreadMetrics;
  * upcalls: process per batch handed to a task, punctuate per punctuation upcall that punctuated, commit
  * per task from its flush to the end of its commit. The engine reports each turn of its loop too: the poll
  * sensors and the phase ratios come from those, the ratios over the same windows as Kafka Streams' (the
- * metrics' sample windows). The blocked time, which Kafka Streams sums from its Java clients' metrics, is
- * not registered.
+ * metrics' sample windows). The thread's state is the stream thread state its rebalances amount to
+ * ({@link EngineThreadAssignments}); its blocked time, which Kafka Streams sums from its Java clients'
+ * metrics, is the time the engine thread spent waiting in its polls.
  */
 final class EngineThreadMetrics {
 
@@ -41,8 +45,15 @@ final class EngineThreadMetrics {
     private final WindowedSum commitTime = new WindowedSum();
     private final WindowedSum turnTime = new WindowedSum();
     private final EngineStateUpdaterMetrics stateUpdater;
+    // Written by the engine thread only, read by the gauge from any thread.
+    private volatile long blockedNs;
 
-    EngineThreadMetrics(final String threadId, final StreamsMetricsImpl metrics, final long startMs) {
+    /**
+     * Registers the metrics of engine thread {@code threadId} of the instance {@code processId}, whose
+     * stream thread state {@code state} tells (a {@link StreamThread.State} name).
+     */
+    EngineThreadMetrics(final String threadId, final StreamsMetricsImpl metrics, final long startMs,
+                        final String processId, final Supplier<String> state) {
         this.threadId = threadId;
         this.metrics = metrics;
         this.processRate = ThreadMetrics.processRateSensor(threadId, metrics);
@@ -60,6 +71,12 @@ final class EngineThreadMetrics {
         this.commitRatio = ThreadMetrics.commitRatioSensor(threadId, metrics);
         this.windows = metrics.metricsRegistry().config();
         ThreadMetrics.addThreadStartTimeMetric(threadId, metrics, startMs);
+        ThreadMetrics.addThreadStateMetric(threadId, metrics, (config, now) -> state.get());
+        ThreadMetrics.addThreadStateTelemetryMetric(processId, threadId, metrics,
+            (config, now) -> StreamThread.State.valueOf(state.get()).ordinal());
+        metrics.addThreadLevelMutableMetric("blocked-time-ns-total",
+            "The total time the thread spent blocked on kafka in nanoseconds", threadId,
+            (Gauge<Double>) (config, now) -> (double) blockedNs);
         this.stateUpdater = new EngineStateUpdaterMetrics(threadId, metrics);
     }
 
@@ -74,6 +91,7 @@ final class EngineThreadMetrics {
      */
     void loopTurned(final long pollNs, final int polledRecords, final long processNs, final long punctuateNs,
                     final long commitNs, final long totalNs, final long nowMs) {
+        blockedNs += pollNs;
         poll.record(millis(pollNs), nowMs);
         if (polledRecords > 0) {
             pollRecords.record(polledRecords, nowMs);

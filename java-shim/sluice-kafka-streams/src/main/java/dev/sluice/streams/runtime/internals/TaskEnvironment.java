@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -50,6 +51,7 @@ final class TaskEnvironment implements TaskFactory {
     private final Map<Thread, EngineThreadMetrics> threadMetrics = new ConcurrentHashMap<>();
     private final Map<TaskId, StreamTaskRunner> runningTasks = new ConcurrentHashMap<>();
     private final EngineThreadAssignments assignments;
+    private final UUID processId;
 
     TaskEnvironment(final TopologyMetadata topologyMetadata,
                     final StreamsConfig config,
@@ -57,7 +59,8 @@ final class TaskEnvironment implements TaskFactory {
                     final StreamsMetricsImpl metrics,
                     final StateDirectory stateDirectory,
                     final RuntimeListener listener,
-                    final Function<String, List<PartitionInfo>> partitionLookup) {
+                    final Function<String, List<PartitionInfo>> partitionLookup,
+                    final UUID processId) {
         this.topologyMetadata = topologyMetadata;
         this.taskConfig = taskConfig(config);
         // Sluice's runtime runs one unnamed topology (EngineTopology rejects named ones).
@@ -68,6 +71,7 @@ final class TaskEnvironment implements TaskFactory {
         this.stateDirectory = stateDirectory;
         this.listener = listener;
         this.partitionLookup = partitionLookup;
+        this.processId = processId;
         this.cacheBytesPerThread = Math.max(0L, StreamsConfigUtils.totalCacheSize(config))
             / Math.max(1, config.getInt(StreamsConfig.NUM_STREAM_THREADS_CONFIG));
         this.assignments = new EngineThreadAssignments(config.getInt(StreamsConfig.NUM_STREAM_THREADS_CONFIG));
@@ -198,7 +202,8 @@ final class TaskEnvironment implements TaskFactory {
     /** The thread-level metrics of the calling engine thread, registered when it first asks (it creates a task). */
     EngineThreadMetrics threadMetrics() {
         return threadMetrics.computeIfAbsent(Thread.currentThread(), thread ->
-            new EngineThreadMetrics(thread.getName(), metrics, time.milliseconds()));
+            new EngineThreadMetrics(thread.getName(), metrics, time.milliseconds(), processId.toString(),
+                () -> assignments.threadState(thread.getName())));
     }
 
     /** How many engine threads run. */

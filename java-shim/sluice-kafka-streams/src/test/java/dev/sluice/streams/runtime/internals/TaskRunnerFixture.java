@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -61,7 +62,7 @@ final class TaskRunnerFixture implements AutoCloseable {
         metadata.buildAndRewriteTopology();
         metrics = new Metrics();
         stateDirectory = new StateDirectory(config, time, true, false);
-        stateDirectory.initializeProcessId();
+        final UUID processId = stateDirectory.initializeProcessId();
         environment = new TaskEnvironment(metadata, config, time,
             new StreamsMetricsImpl(metrics, "test-client", time), stateDirectory,
             new RuntimeListener() {
@@ -72,7 +73,8 @@ final class TaskRunnerFixture implements AutoCloseable {
             },
             topic -> {
                 throw new UnsupportedOperationException("no partition lookups in these tests");
-            });
+            },
+            processId);
     }
 
     /** The runner of task {@code subtopology_partition}, created as the engine creates it. */
