@@ -309,9 +309,10 @@ impl TaskManager {
             self.open_task(consumer, id, false)?;
         }
         let owned: Vec<TaskId> = self.tasks.keys().copied().collect();
+        let member_id = group::member_id(consumer).unwrap_or_default();
         self.shared
             .factory
-            .assigned(&owned)
+            .assigned(&owned, &member_id)
             .map_err(Error::Assignment)
     }
 

@@ -191,6 +191,22 @@ pub fn positions<L: RebalanceListener>(
         .collect()
 }
 
+/// The member id the group coordinator gave the consumer, once it joined the group.
+pub fn member_id<L: RebalanceListener>(consumer: &GroupConsumer<L>) -> Option<String> {
+    let client = consumer.client().native_ptr();
+    // SAFETY: the client pointer is live for as long as `consumer`; librdkafka returns its
+    // own copy of the member id (or null), which the caller frees with rd_kafka_mem_free.
+    unsafe {
+        let id = rdkafka::bindings::rd_kafka_memberid(client);
+        if id.is_null() {
+            return None;
+        }
+        let member = std::ffi::CStr::from_ptr(id).to_string_lossy().into_owned();
+        rdkafka::bindings::rd_kafka_mem_free(client, id.cast());
+        Some(member).filter(|m| !m.is_empty())
+    }
+}
+
 /// The low and high watermarks of `partition` as the consumer's last fetch saw them.
 fn cached_watermarks<L: RebalanceListener>(
     consumer: &GroupConsumer<L>,

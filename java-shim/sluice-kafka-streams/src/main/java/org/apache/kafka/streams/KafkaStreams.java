@@ -1,7 +1,7 @@
 package org.apache.kafka.streams;
 
+import dev.sluice.streams.runtime.GroupStreamsMetadata;
 import dev.sluice.streams.runtime.LocalStateStoreProvider;
-import dev.sluice.streams.runtime.LocalStreamsMetadata;
 import dev.sluice.streams.runtime.internals.EngineRuntime;
 import dev.sluice.streams.runtime.internals.RuntimeListener;
 import java.time.Duration;
@@ -111,7 +111,7 @@ public class KafkaStreams implements AutoCloseable {
     protected volatile State state = State.CREATED;
 
     private final Object stateLock = new Object();
-    private final LocalStreamsMetadata localMetadata;
+    private final GroupStreamsMetadata groupMetadata;
     private StateListener stateListener;
     /** Set before start; every engine this client starts reports restoration to it. */
     private volatile StateRestoreListener restoreListener;
@@ -324,7 +324,8 @@ public class KafkaStreams implements AutoCloseable {
             });
 
         this.streamsMetadataState = new StreamsMetadataState(topologyMetadata, thisHost, logContext);
-        this.localMetadata = new LocalStreamsMetadata(streamsMetadataState, thisHost, adminClient);
+        this.groupMetadata = new GroupStreamsMetadata(streamsMetadataState, thisHost, adminClient, applicationConfigs,
+            processId.toString(), clientId, time);
     }
 
     private static Metrics createMetrics(final StreamsConfig config, final Time time, final String clientId) {
@@ -554,6 +555,7 @@ public class KafkaStreams implements AutoCloseable {
         }
         log.debug("Starting Streams client");
         try {
+            groupMetadata.start();
             synchronized (engineLock) {
                 engine = startedEngine();
             }
@@ -594,7 +596,13 @@ public class KafkaStreams implements AutoCloseable {
         }
 
         @Override
+        public void onGroupMember(final String threadName, final String memberId) {
+            groupMetadata.memberJoined(threadName, memberId);
+        }
+
+        @Override
         public void onRebalanceStatusChanged() {
+            groupMetadata.markStale();
             supervisorWakeUps.release();
         }
     }
@@ -756,6 +764,7 @@ public class KafkaStreams implements AutoCloseable {
                     }
                 }
             }
+            groupMetadata.close();
             stateDirectory.close();
             adminClient.close();
             streamsMetrics.removeAllClientLevelSensorsAndMetrics();
@@ -906,8 +915,7 @@ public class KafkaStreams implements AutoCloseable {
     }
 
     private void refreshMetadata() {
-        final EngineRuntime current = currentEngine();
-        localMetadata.update(current == null ? List.of() : current.localTasks().values());
+        groupMetadata.refresh();
     }
 
     // ---------------------------------------------------------------- interactive queries

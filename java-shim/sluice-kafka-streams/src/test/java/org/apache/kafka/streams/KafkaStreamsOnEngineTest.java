@@ -502,6 +502,65 @@ class KafkaStreamsOnEngineTest {
         return builder.build(props);
     }
 
+    @Test
+    void everyInstanceOfTheApplicationIsInTheStreamsMetadataOfEachOne() throws Exception {
+        BROKER.createTopic("metadata-input", 2);
+        final List<String> keys = List.of("k0", "k1", "k2", "k3", "k4", "k5");
+        produce("metadata-input", keys);
+        final Set<TopicPartition> inputPartitions =
+            Set.of(new TopicPartition("metadata-input", 0), new TopicPartition("metadata-input", 1));
+        final KafkaStreams first = countingInstance(7071);
+        waitFor(() -> hostsAndPartitions(first).equals(Map.of(7071, inputPartitions)),
+            "the first instance to own both partitions");
+
+        final KafkaStreams second = countingInstance(7072);
+        waitFor(() -> hostsAndPartitions(first).size() == 2 && hostsAndPartitions(first).equals(hostsAndPartitions(second)),
+            "both instances to see both, with the same assignment");
+        final Map<Integer, Set<TopicPartition>> assignment = hostsAndPartitions(first);
+        assertEquals(inputPartitions, assignment.values().stream().flatMap(Set::stream).collect(Collectors.toSet()));
+        assertEquals(1, assignment.get(7071).size(), assignment.toString());
+        assertEquals(2, first.streamsMetadataForStore("metadata-counts").size());
+        for (final String key : keys) {
+            final KeyQueryMetadata metadata = first.queryMetadataForKey("metadata-counts", key, Serdes.String().serializer());
+            assertEquals(metadata, second.queryMetadataForKey("metadata-counts", key, Serdes.String().serializer()));
+            // The instance the metadata names is the one whose store holds the key.
+            final KafkaStreams owner = metadata.activeHost().port() == 7071 ? first : second;
+            final ReadOnlyKeyValueStore<String, Long> counts = owner.store(StoreQueryParameters.fromNameAndType(
+                "metadata-counts", QueryableStoreTypes.<String, Long>keyValueStore()).enableStaleStores());
+            waitFor(() -> {
+                try {
+                    return Long.valueOf(1).equals(counts.get(key));
+                } catch (final InvalidStateStoreException stillRestoring) {
+                    return false;
+                }
+            }, "the owner of " + key + " to have counted it");
+        }
+
+        assertTrue(second.close(Duration.ofSeconds(60)));
+        waitFor(() -> hostsAndPartitions(first).equals(Map.of(7071, inputPartitions)),
+            "the remaining instance to own both partitions again, alone");
+    }
+
+    private KafkaStreams countingInstance(final int port) {
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream("metadata-input", Consumed.with(Serdes.String(), Serdes.String()))
+            .groupByKey()
+            .count(Materialized.as("metadata-counts"));
+        final Properties props = props("metadata-app");
+        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.resolve("instance-" + port).toString());
+        props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "localhost:" + port);
+        final KafkaStreams streams = new KafkaStreams(builder.build(), props);
+        started.add(streams);
+        streams.start();
+        return streams;
+    }
+
+    /** The active partitions of each instance in {@code streams}' metadata, by the port of its endpoint. */
+    private static Map<Integer, Set<TopicPartition>> hostsAndPartitions(final KafkaStreams streams) {
+        return streams.metadataForAllStreamsClients().stream()
+            .collect(Collectors.toMap(metadata -> metadata.hostInfo().port(), StreamsMetadata::topicPartitions));
+    }
+
     /** Every price the source table's store holds, or null while it cannot be queried. */
     private static Map<String, String> pricesIn(final KafkaStreams streams) {
         final Map<String, String> prices = new HashMap<>();

@@ -19,4 +19,8 @@ public interface RuntimeListener {
      */
     default void onRebalanceStatusChanged() {
     }
+
+    /** Engine thread {@code threadName} got its assignment as group member {@code memberId}. Called on it. */
+    default void onGroupMember(String threadName, String memberId) {
+    }
 }

@@ -125,13 +125,14 @@ final class TaskEnvironment implements TaskFactory {
     }
 
     @Override
-    public void assigned(final int[] subtopologies, final int[] partitions) {
+    public void assigned(final int[] subtopologies, final int[] partitions, final String memberId) {
         try {
             final Set<TaskId> tasks = new HashSet<>();
             for (int i = 0; i < subtopologies.length; i++) {
                 tasks.add(new TaskId(subtopologies[i], partitions[i]));
             }
             assignments.assigned(Thread.currentThread().getName(), tasks, runningTasks.keySet());
+            listener.onGroupMember(Thread.currentThread().getName(), memberId);
             listener.onRebalanceStatusChanged();
         } catch (final RuntimeException | Error e) {
             reportFailure(e);

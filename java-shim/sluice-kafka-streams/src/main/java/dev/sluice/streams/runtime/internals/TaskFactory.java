@@ -22,12 +22,12 @@ public interface TaskFactory {
     void assignmentStarted();
 
     /**
-     * The rebalance ended: the calling engine thread owns these tasks (task i is
-     * {@code subtopologies[i]_partitions[i]}; none at all is an assignment too), each one created already,
-     * some perhaps running. Kafka Streams' stream thread is PARTITIONS_ASSIGNED now, and RUNNING once every
-     * one of them finished restoring.
+     * The rebalance ended: the calling engine thread, group member {@code memberId}, owns these tasks (task
+     * i is {@code subtopologies[i]_partitions[i]}; none at all is an assignment too), each one created
+     * already, some perhaps running. Kafka Streams' stream thread is PARTITIONS_ASSIGNED now, and RUNNING
+     * once every one of them finished restoring.
      */
-    void assigned(int[] subtopologies, int[] partitions);
+    void assigned(int[] subtopologies, int[] partitions, String memberId);
 
     /**
      * The calling engine thread finished one turn of its loop: it polled for {@code pollNs} and got
