@@ -295,6 +295,13 @@ public class KafkaStreams implements AutoCloseable {
             log.warn("{} is set, but Sluice's runtime runs no standby tasks: state is restored from the changelogs",
                 StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG);
         }
+        if (applicationConfigs.getString(StreamsConfig.TASK_ASSIGNOR_CLASS_CONFIG) != null
+                || !StreamsConfig.RACK_AWARE_ASSIGNMENT_STRATEGY_NONE.equals(
+                    applicationConfigs.getString(StreamsConfig.RACK_AWARE_ASSIGNMENT_STRATEGY_CONFIG))) {
+            log.warn("{} and {} are ignored: Sluice's engine threads are assigned partitions by librdkafka's range "
+                + "assignor, which keeps co-partitioned partitions together", StreamsConfig.TASK_ASSIGNOR_CLASS_CONFIG,
+                StreamsConfig.RACK_AWARE_ASSIGNMENT_STRATEGY_CONFIG);
+        }
 
         this.adminClient = clientSupplier.getAdmin(applicationConfigs.getAdminConfigs(ClientUtils.adminClientId(clientId)));
         this.metrics = createMetrics(applicationConfigs, time, clientId);
