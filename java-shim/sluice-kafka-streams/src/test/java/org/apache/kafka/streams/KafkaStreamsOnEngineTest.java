@@ -405,23 +405,8 @@ class KafkaStreamsOnEngineTest {
             handled.add(exception);
             return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
         });
-        final Map<String, Long> restored = new ConcurrentHashMap<>();
-        streams.setGlobalStateRestoreListener(new StateRestoreListener() {
-            @Override
-            public void onRestoreStart(final TopicPartition partition, final String store, final long start,
-                                       final long end) {
-            }
-
-            @Override
-            public void onBatchRestored(final TopicPartition partition, final String store, final long batchEnd,
-                                        final long batchSize) {
-            }
-
-            @Override
-            public void onRestoreEnd(final TopicPartition partition, final String store, final long total) {
-                restored.merge(store, total, Long::sum);
-            }
-        });
+        final RestoreTotals restored = new RestoreTotals();
+        streams.setGlobalStateRestoreListener(restored);
         streams.start();
 
         produce("corrupt-input", List.of("a", "b", "a"));
@@ -435,7 +420,7 @@ class KafkaStreamsOnEngineTest {
         assertEquals(List.of(), handled, "a corrupt store is not the thread's failure");
         assertEquals(KafkaStreams.State.RUNNING, streams.state());
         // The wiped store came back from its changelog: the counts committed before the corruption.
-        assertTrue(restored.getOrDefault("corrupt-counts", 0L) >= 2, restored.toString());
+        assertTrue(restored.byStore.getOrDefault("corrupt-counts", 0L) >= 2, restored.byStore.toString());
     }
 
     @Test
@@ -470,30 +455,15 @@ class KafkaStreamsOnEngineTest {
         final KafkaStreams second = new KafkaStreams(pricesTable(props), props);
         started.add(second);
         second.cleanUp();
-        final Map<TopicPartition, Long> restored = new ConcurrentHashMap<>();
-        second.setGlobalStateRestoreListener(new StateRestoreListener() {
-            @Override
-            public void onRestoreStart(final TopicPartition partition, final String store, final long start,
-                                       final long end) {
-            }
-
-            @Override
-            public void onBatchRestored(final TopicPartition partition, final String store, final long batchEnd,
-                                        final long batchSize) {
-            }
-
-            @Override
-            public void onRestoreEnd(final TopicPartition partition, final String store, final long total) {
-                assertEquals("prices-store", store);
-                restored.merge(partition, total, Long::sum);
-            }
-        });
+        final RestoreTotals restored = new RestoreTotals();
+        second.setGlobalStateRestoreListener(restored);
         second.start();
         waitFor(() -> expected.equals(pricesIn(second)), "the restored table to hold every latest price");
-        assertEquals(Set.of("prices"), restored.keySet().stream().map(TopicPartition::topic).collect(Collectors.toSet()),
-            "the source topic is the changelog");
+        assertEquals(Set.of("prices-store"), restored.byStore.keySet());
+        assertEquals(Set.of("prices"), restored.byPartition.keySet().stream().map(TopicPartition::topic)
+            .collect(Collectors.toSet()), "the source topic is the changelog");
         // Restore stops at the committed offsets; the five new prices are processed, not restored.
-        assertEquals(firstPrices.size(), restored.values().stream().mapToLong(Long::longValue).sum(), restored.toString());
+        assertEquals(Long.valueOf(firstPrices.size()), restored.byStore.get("prices-store"), restored.byPartition.toString());
     }
 
     private static Topology pricesTable(final Properties props) {
@@ -574,6 +544,27 @@ class KafkaStreamsOnEngineTest {
             return null;
         }
         return prices;
+    }
+
+    /** The records each finished restore restored, summed by store and by changelog partition. */
+    private static final class RestoreTotals implements StateRestoreListener {
+        final Map<String, Long> byStore = new ConcurrentHashMap<>();
+        final Map<TopicPartition, Long> byPartition = new ConcurrentHashMap<>();
+
+        @Override
+        public void onRestoreStart(final TopicPartition partition, final String store, final long start, final long end) {
+        }
+
+        @Override
+        public void onBatchRestored(final TopicPartition partition, final String store, final long batchEnd,
+                                    final long batchSize) {
+        }
+
+        @Override
+        public void onRestoreEnd(final TopicPartition partition, final String store, final long total) {
+            byStore.merge(store, total, Long::sum);
+            byPartition.merge(partition, total, Long::sum);
+        }
     }
 
     private static double aliveStreamThreads(final KafkaStreams streams) {
