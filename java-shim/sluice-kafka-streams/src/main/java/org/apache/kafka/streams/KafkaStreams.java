@@ -263,6 +263,7 @@ public class KafkaStreams implements AutoCloseable {
         this.time = time;
         this.topologyMetadata = topologyMetadata;
         this.topologyMetadata.buildAndRewriteTopology();
+        EngineRuntime.checkTopology(topologyMetadata);
         EngineRuntime.checkConfig(applicationConfigs);
 
         final HostInfo applicationServer = HostInfo.buildFromEndpoint(

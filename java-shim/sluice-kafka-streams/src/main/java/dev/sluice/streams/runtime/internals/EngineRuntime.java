@@ -301,6 +301,16 @@ public final class EngineRuntime implements AutoCloseable {
     }
 
     /**
+     * Checks that the engine runs {@code topologyMetadata}, built and rewritten, as a Kafka Streams client
+     * would check its topology when it is created.
+     *
+     * @throws UnsupportedOperationException naming what Sluice's runtime does not run yet
+     */
+    public static void checkTopology(final TopologyMetadata topologyMetadata) {
+        EngineTopology.checkRunnable(topologyMetadata);
+    }
+
+    /**
      * The application config as the engine reads it: every original value that has a text form, each
      * unprefixed client setting also under the prefix of every client that has the key (the engine
      * reads client settings by prefix only), and the effective value of the keys whose defaults Kafka

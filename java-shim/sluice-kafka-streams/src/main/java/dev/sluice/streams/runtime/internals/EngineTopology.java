@@ -45,10 +45,21 @@ final class EngineTopology {
      *
      * Global stores are not part of it: the JVM keeps them ({@link EngineRuntime}).
      *
-     * @throws UnsupportedOperationException for what Sluice's runtime does not run yet: pattern
-     *     subscriptions and named topologies
+     * @throws UnsupportedOperationException for what Sluice's runtime does not run yet ({@link #checkRunnable})
      */
     static Map<String, Object> describe(final TopologyMetadata topologyMetadata, final StreamsConfig config) {
+        checkRunnable(topologyMetadata);
+        final EngineTopology topology = new EngineTopology(config.getString(StreamsConfig.APPLICATION_ID_CONFIG));
+        topology.describe(topologyMetadata.lookupBuilderForNamedTopology(null), topologyMetadata, config);
+        return topology.description;
+    }
+
+    /**
+     * Rejects what Sluice's runtime does not run yet: named topologies and pattern subscriptions.
+     *
+     * @throws UnsupportedOperationException naming what is not supported
+     */
+    static void checkRunnable(final TopologyMetadata topologyMetadata) {
         if (topologyMetadata.hasNamedTopologies()) {
             throw new UnsupportedOperationException("Sluice's runtime does not run named topologies");
         }
@@ -56,9 +67,6 @@ final class EngineTopology {
             throw new UnsupportedOperationException("Sluice's runtime does not run topologies that subscribe to "
                 + "topics by pattern yet");
         }
-        final EngineTopology topology = new EngineTopology(config.getString(StreamsConfig.APPLICATION_ID_CONFIG));
-        topology.describe(topologyMetadata.lookupBuilderForNamedTopology(null), topologyMetadata, config);
-        return topology.description;
     }
 
     /** {@link #describe} as the UTF-8 JSON the engine takes. */
