@@ -296,6 +296,10 @@ public class KafkaStreams implements AutoCloseable {
             log.warn("{} is set, but Sluice's runtime runs no standby tasks: state is restored from the changelogs",
                 StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG);
         }
+        if (!GroupProtocol.CLASSIC.name().equalsIgnoreCase(applicationConfigs.getString(StreamsConfig.GROUP_PROTOCOL_CONFIG))) {
+            log.warn("{}={} is not supported: Sluice's engine threads join the group with the classic rebalance "
+                + "protocol", StreamsConfig.GROUP_PROTOCOL_CONFIG, applicationConfigs.getString(StreamsConfig.GROUP_PROTOCOL_CONFIG));
+        }
         if (applicationConfigs.getString(StreamsConfig.TASK_ASSIGNOR_CLASS_CONFIG) != null
                 || !StreamsConfig.RACK_AWARE_ASSIGNMENT_STRATEGY_NONE.equals(
                     applicationConfigs.getString(StreamsConfig.RACK_AWARE_ASSIGNMENT_STRATEGY_CONFIG))) {

@@ -325,9 +325,11 @@ public final class EngineRuntime implements AutoCloseable {
             }
         });
         // As in Kafka Streams, a prefixed setting wins over the unprefixed one; client.id names
-        // the application's clients rather than being one client's id.
+        // the application's clients rather than being one client's id, and group.protocol is Kafka
+        // Streams' own choice of rebalance protocol, not the consumer's.
         new TreeMap<>(properties).forEach((key, value) -> CLIENT_KEYS_BY_PREFIX.forEach((prefix, keys) -> {
-            if (keys.contains(key) && !key.equals(CommonClientConfigs.CLIENT_ID_CONFIG)) {
+            if (keys.contains(key) && !key.equals(CommonClientConfigs.CLIENT_ID_CONFIG)
+                    && !key.equals(StreamsConfig.GROUP_PROTOCOL_CONFIG)) {
                 properties.putIfAbsent(prefix + key, value);
             }
         }));

@@ -40,6 +40,15 @@ class EnginePropertiesTest {
     }
 
     @Test
+    void theStreamsRebalanceProtocolIsNotTheConsumersGroupProtocol() {
+        final Properties user = new Properties();
+        user.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, "streams");
+        final Map<String, String> properties = engineProperties(user);
+        assertFalse(properties.containsKey("consumer.group.protocol"), properties.toString());
+        assertFalse(properties.containsKey("main.consumer.group.protocol"), properties.toString());
+    }
+
+    @Test
     void clientIdStaysTheApplicationsNotOneClients() {
         final Properties user = new Properties();
         user.put(StreamsConfig.CLIENT_ID_CONFIG, "my-client");
