@@ -1,5 +1,7 @@
 package org.apache.kafka.streams;
 
+import dev.sluice.streams.runtime.ApplicationInstances;
+import dev.sluice.streams.runtime.ApplicationShutdownRequestedException;
 import dev.sluice.streams.runtime.GroupStreamsMetadata;
 import dev.sluice.streams.runtime.LocalStateStoreProvider;
 import dev.sluice.streams.runtime.internals.EngineRuntime;
@@ -111,6 +113,7 @@ public class KafkaStreams implements AutoCloseable {
     protected volatile State state = State.CREATED;
 
     private final Object stateLock = new Object();
+    private final ApplicationInstances instances;
     private final GroupStreamsMetadata groupMetadata;
     private StateListener stateListener;
     /** Set before start; every engine this client starts reports restoration to it. */
@@ -336,8 +339,9 @@ public class KafkaStreams implements AutoCloseable {
             });
 
         this.streamsMetadataState = new StreamsMetadataState(topologyMetadata, thisHost, logContext);
-        this.groupMetadata = new GroupStreamsMetadata(streamsMetadataState, thisHost, adminClient, applicationConfigs,
-            processId.toString(), clientId, time);
+        this.instances = new ApplicationInstances(adminClient, applicationConfigs, processId.toString(), clientId);
+        this.groupMetadata = new GroupStreamsMetadata(streamsMetadataState, thisHost, adminClient, instances,
+            applicationId, time);
     }
 
     private static Metrics createMetrics(final StreamsConfig config, final Time time, final String clientId) {
@@ -567,7 +571,7 @@ public class KafkaStreams implements AutoCloseable {
         }
         log.debug("Starting Streams client");
         try {
-            groupMetadata.start();
+            instances.start();
             synchronized (engineLock) {
                 engine = startedEngine();
             }
@@ -596,7 +600,8 @@ public class KafkaStreams implements AutoCloseable {
         @Override
         public void onThreadFailure(final String threadName, final Throwable error) {
             log.error("Engine thread {} failed", threadName, error);
-            if (threadFailures.putIfAbsent(threadName, error) == null) {
+            if (threadFailures.putIfAbsent(threadName, error) == null
+                    && !(error instanceof ApplicationShutdownRequestedException)) {
                 failedStreamThreads.record();
             }
             supervisorWakeUps.release();
@@ -610,6 +615,11 @@ public class KafkaStreams implements AutoCloseable {
         @Override
         public void onGroupMember(final String threadName, final String memberId) {
             groupMetadata.memberJoined(threadName, memberId);
+            // Before the thread runs any task of its new assignment, as Kafka Streams' assignment tells it.
+            if (instances.shutdownRequested()) {
+                throw new ApplicationShutdownRequestedException("An instance of application "
+                    + applicationConfigs.getString(StreamsConfig.APPLICATION_ID_CONFIG) + " asked every instance to shut down");
+            }
         }
 
         @Override
@@ -696,6 +706,11 @@ public class KafkaStreams implements AutoCloseable {
             failure = engineError;
         }
         final Throwable thrownByTask = threadFailures.remove(thread);
+        if (thrownByTask instanceof ApplicationShutdownRequestedException) {
+            log.warn("Detected that shutdown was requested. All clients in this app will now begin to shutdown");
+            closeToError();
+            return;
+        }
         handleThreadFailure(thrownByTask != null ? thrownByTask : failure, Optional.of(current));
     }
 
@@ -729,8 +744,11 @@ public class KafkaStreams implements AutoCloseable {
             case SHUTDOWN_APPLICATION:
                 log.error("Encountered the following exception during processing and the registered exception handler "
                     + "opted to {}. The streams client is going to shut down now.", response, failure);
-                log.warn("SHUTDOWN_APPLICATION: Sluice's engine cannot ask the other instances of application {} to shut "
-                    + "down; only this instance shuts down", applicationConfigs.getString(StreamsConfig.APPLICATION_ID_CONFIG));
+                try {
+                    instances.requestShutdown();
+                } catch (final StreamsException e) {
+                    log.error("Could not ask the other instances to shut down; this one shuts down", e);
+                }
                 closeToError();
                 break;
             case SHUTDOWN_CLIENT:
@@ -776,7 +794,7 @@ public class KafkaStreams implements AutoCloseable {
                     }
                 }
             }
-            groupMetadata.close();
+            instances.close();
             stateDirectory.close();
             adminClient.close();
             streamsMetrics.removeAllClientLevelSensorsAndMetrics();

@@ -511,6 +511,50 @@ class KafkaStreamsOnEngineTest {
             "the remaining instance to own both partitions again, alone");
     }
 
+    private static final List<String> SHUTDOWN_PROCESSED = new CopyOnWriteArrayList<>();
+
+    @Test
+    void shutdownApplicationShutsEveryInstanceDownBeforeAnotherProcessesTheRecord() throws Exception {
+        BROKER.createTopic("shutdown-input", 2);
+        final List<KafkaStreams> instances = new ArrayList<>();
+        for (final String name : List.of("first", "second")) {
+            final StreamsBuilder builder = new StreamsBuilder();
+            builder.stream("shutdown-input", Consumed.with(Serdes.String(), Serdes.String()))
+                .process(() -> new Processor<String, String, Void, Void>() {
+                    @Override
+                    public void process(final Record<String, String> record) {
+                        SHUTDOWN_PROCESSED.add(record.value());
+                        throw new IllegalStateException("cannot process " + record.value());
+                    }
+                });
+            final Properties props = props("shutdown-app");
+            props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.resolve(name).toString());
+            final KafkaStreams streams = new KafkaStreams(builder.build(), props);
+            started.add(streams);
+            streams.setUncaughtExceptionHandler(exception -> StreamThreadExceptionResponse.SHUTDOWN_APPLICATION);
+            streams.start();
+            instances.add(streams);
+        }
+        waitFor(() -> instances.stream().allMatch(streams -> streams.state() == KafkaStreams.State.RUNNING),
+            "both instances to run");
+
+        produce("shutdown-input", List.of("poison"));
+        waitFor(() -> instances.stream().allMatch(streams -> streams.state() == KafkaStreams.State.ERROR),
+            "every instance to shut down to ERROR");
+        assertEquals(List.of("poison"), SHUTDOWN_PROCESSED, "no other instance processed the record again");
+
+        // An instance started after the request runs: the request was for the instances running then.
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream("shutdown-input", Consumed.with(Serdes.String(), Serdes.String())).to("shutdown-output");
+        final Properties props = props("shutdown-app");
+        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.resolve("later").toString());
+        final KafkaStreams later = new KafkaStreams(builder.build(), props);
+        started.add(later);
+        BROKER.createTopic("shutdown-output", 1);
+        later.start();
+        waitFor(() -> later.state() == KafkaStreams.State.RUNNING, "an instance started later to run");
+    }
+
     private KafkaStreams countingInstance(final int port) {
         final StreamsBuilder builder = new StreamsBuilder();
         builder.stream("metadata-input", Consumed.with(Serdes.String(), Serdes.String()))

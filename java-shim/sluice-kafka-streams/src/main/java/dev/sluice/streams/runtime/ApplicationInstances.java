@@ -1,0 +1,236 @@
+package dev.sluice.streams.runtime;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.StreamsException;
+import org.apache.kafka.streams.state.HostInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the instances of one application tell each other, where Kafka Streams puts it in its partition
+ * assignor's group protocol data, which librdkafka's group members cannot carry: each instance's
+ * {@code application.server} endpoint with the group member ids of its engine threads, and requests that
+ * every instance shut down ({@code SHUTDOWN_APPLICATION}). They are records of the compacted one-partition
+ * topic {@code <application.id>-sluice-instances}: key {@code endpoint:<process id>} (value: the endpoint,
+ * then one member id per line; a clean close withdraws it), and key {@code shutdown} (value: the process id
+ * of the instance that asked). A shutdown request concerns the instances that were running when it was
+ * written: one at or after the topic's end when an instance started.
+ *
+ * <p>Records are written by a producer and read by a consumer of this class's own, both Java clients: the
+ * topic is the instances' control channel, not data the engine processes.
+ */
+public final class ApplicationInstances implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ApplicationInstances.class);
+    private static final String TOPIC_SUFFIX = "-sluice-instances";
+    private static final String ENDPOINT_KEY_PREFIX = "endpoint:";
+    private static final String SHUTDOWN_KEY = "shutdown";
+    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+
+    private final Admin admin;
+    private final StreamsConfig config;
+    private final String processId;
+    private final String clientId;
+    private final String topic;
+    private final TopicPartition partition;
+    /** Every instance's endpoint, by process id, as its latest record says. */
+    private final Map<String, Endpoint> endpoints = new HashMap<>();
+    // Set up by start() before the engine runs, closed by close() after it stopped.
+    private volatile Producer<byte[], byte[]> producer;
+    private Consumer<byte[], byte[]> consumer;
+    private long startOffset;
+    private boolean shutdownRequested;
+
+    /** Where one instance serves queries, and which group members are its engine threads. */
+    public record Endpoint(HostInfo host, Set<String> memberIds) {
+
+        byte[] serialize() {
+            final StringBuilder text = new StringBuilder(host.host() + ":" + host.port());
+            memberIds.forEach(id -> text.append('\n').append(id));
+            return text.toString().getBytes(StandardCharsets.UTF_8);
+        }
+
+        static Endpoint deserialize(final byte[] bytes) {
+            final List<String> lines = List.of(new String(bytes, StandardCharsets.UTF_8).split("\n"));
+            return new Endpoint(HostInfo.buildFromEndpoint(lines.get(0)), Set.copyOf(lines.subList(1, lines.size())));
+        }
+    }
+
+    public ApplicationInstances(final Admin admin, final StreamsConfig config, final String processId, final String clientId) {
+        this.admin = admin;
+        this.config = config;
+        this.processId = processId;
+        this.clientId = clientId;
+        this.topic = config.getString(StreamsConfig.APPLICATION_ID_CONFIG) + TOPIC_SUFFIX;
+        this.partition = new TopicPartition(topic, 0);
+    }
+
+    /**
+     * Creates the topic if it is missing and the clients that write and read it, and notes where the topic
+     * ends now: shutdown requests from before do not concern this instance.
+     *
+     * @throws StreamsException when the topic cannot be created or its end cannot be read
+     */
+    public synchronized void start() {
+        createTopic();
+        final Map<String, Object> producerConfigs = config.getProducerConfigs(clientId + "-instances-producer");
+        producerConfigs.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
+        producer = new KafkaProducer<>(producerConfigs, new ByteArraySerializer(), new ByteArraySerializer());
+        final Map<String, Object> consumerConfigs = config.getRestoreConsumerConfigs(clientId + "-instances-consumer");
+        consumerConfigs.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        consumer = new KafkaConsumer<>(consumerConfigs, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        consumer.assign(List.of(partition));
+        startOffset = consumer.endOffsets(List.of(partition), TIMEOUT).get(partition);
+    }
+
+    private void createTopic() {
+        final int replicationFactor = config.getInt(StreamsConfig.REPLICATION_FACTOR_CONFIG);
+        final NewTopic newTopic = new NewTopic(topic, Optional.of(1),
+            replicationFactor < 0 ? Optional.empty() : Optional.of((short) replicationFactor))
+            .configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT));
+        try {
+            admin.createTopics(List.of(newTopic)).all().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (final ExecutionException e) {
+            if (!(e.getCause() instanceof TopicExistsException)) {
+                throw new StreamsException("Could not create topic " + topic, e.getCause());
+            }
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StreamsException("Interrupted while creating topic " + topic, e);
+        } catch (final TimeoutException e) {
+            throw new StreamsException("Could not create topic " + topic + " within " + TIMEOUT, e);
+        }
+    }
+
+    /** Publishes this instance's endpoint and engine threads' member ids, without waiting. */
+    public void publishEndpoint(final Endpoint endpoint) {
+        final Producer<byte[], byte[]> current = producer;
+        if (current == null) {
+            return;
+        }
+        current.send(record(ENDPOINT_KEY_PREFIX + processId, endpoint.serialize()), (metadata, error) -> {
+            if (error != null) {
+                LOG.warn("Could not publish this instance's endpoint to topic {}", topic, error);
+            }
+        });
+    }
+
+    /**
+     * Asks every running instance to shut down, waiting until the request is written.
+     *
+     * @throws StreamsException when it cannot be written
+     */
+    public void requestShutdown() {
+        final Producer<byte[], byte[]> current = producer;
+        if (current == null) {
+            throw new StreamsException("The instances of the application cannot be told to shut down: topic " + topic
+                + " is not set up");
+        }
+        try {
+            current.send(record(SHUTDOWN_KEY, processId.getBytes(StandardCharsets.UTF_8)))
+                .get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StreamsException("Interrupted while asking the application's instances to shut down", e);
+        } catch (final ExecutionException | TimeoutException e) {
+            throw new StreamsException("Could not ask the application's instances to shut down", e);
+        }
+    }
+
+    /** Every instance's endpoint, by process id, read up to the topic's end. */
+    public synchronized Map<String, Endpoint> endpoints() {
+        readToEnd();
+        return Map.copyOf(endpoints);
+    }
+
+    /** True when some instance asked every running one to shut down since this one started. */
+    public synchronized boolean shutdownRequested() {
+        readToEnd();
+        return shutdownRequested;
+    }
+
+    private void readToEnd() {
+        if (consumer == null) {
+            return;
+        }
+        final long end = consumer.endOffsets(List.of(partition), TIMEOUT).get(partition);
+        final long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        while (consumer.position(partition, TIMEOUT) < end) {
+            if (System.nanoTime() > deadline) {
+                throw new StreamsException("Could not read topic " + topic + " to its end within " + TIMEOUT);
+            }
+            for (final ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(100))) {
+                final String key = new String(record.key(), StandardCharsets.UTF_8);
+                if (key.equals(SHUTDOWN_KEY)) {
+                    shutdownRequested |= record.offset() >= startOffset && record.value() != null;
+                } else if (key.startsWith(ENDPOINT_KEY_PREFIX)) {
+                    final String process = key.substring(ENDPOINT_KEY_PREFIX.length());
+                    if (record.value() == null) {
+                        endpoints.remove(process);
+                    } else {
+                        endpoints.put(process, Endpoint.deserialize(record.value()));
+                    }
+                }
+            }
+        }
+    }
+
+    private ProducerRecord<byte[], byte[]> record(final String key, final byte[] value) {
+        return new ProducerRecord<>(topic, key.getBytes(StandardCharsets.UTF_8), value);
+    }
+
+    /** Withdraws this instance's endpoint, so that the others forget it, and closes the clients. */
+    @Override
+    public synchronized void close() {
+        final Producer<byte[], byte[]> current = producer;
+        if (current != null) {
+            try {
+                current.send(record(ENDPOINT_KEY_PREFIX + processId, null));
+            } catch (final RuntimeException e) {
+                LOG.warn("Could not withdraw this instance's endpoint from topic {}", topic, e);
+            }
+        }
+        final List<AutoCloseable> clients = new ArrayList<>();
+        if (current != null) {
+            clients.add(current);
+        }
+        if (consumer != null) {
+            clients.add(consumer);
+        }
+        producer = null;
+        consumer = null;
+        for (final AutoCloseable client : clients) {
+            try {
+                client.close();
+            } catch (final Exception e) {
+                LOG.warn("Closing a client of topic {} failed", topic, e);
+            }
+        }
+    }
+}
