@@ -151,6 +151,7 @@ pub fn plan(
     let mut counts: BTreeMap<String, i32> = BTreeMap::new();
     let mut internal: BTreeSet<String> = BTreeSet::new();
     let mut explicit: BTreeSet<String> = BTreeSet::new();
+    let mut repartition_configs: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     for sub in &topology.subtopologies {
         for topic in &sub.source_topics {
             match existing.get(topic).copied().flatten() {
@@ -168,6 +169,10 @@ pub fn plan(
         for topic in &sub.repartition_source_topics {
             let name = repartition(&topic.name);
             internal.insert(name.clone());
+            repartition_configs
+                .entry(name.clone())
+                .or_default()
+                .extend(topic.configs.clone());
             if let Some(count) = topic.partitions {
                 if count < 1 {
                     return Err(Error::Topology(format!(
@@ -234,6 +239,7 @@ pub fn plan(
         let configs = REPARTITION_TOPIC_CONFIGS
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
+            .chain(repartition_configs.remove(topic).unwrap_or_default())
             .collect();
         specs.push(spec(topic, counts[topic], replication_factor, configs));
     }
@@ -458,6 +464,7 @@ mod tests {
                     repartition_source_topics: vec![RepartitionTopicDescription {
                         name: "by-word".into(),
                         partitions: None,
+                        configs: BTreeMap::new(),
                     }],
                     sink_topics: vec!["output".into()],
                     repartition_sink_topics: vec![],
@@ -499,6 +506,20 @@ mod tests {
         let repartition = by_name["app-by-word-repartition"];
         assert_eq!(repartition.partitions, 3);
         assert_eq!(repartition.configs["retention.ms"], "-1");
+        assert_eq!(repartition.configs["cleanup.policy"], "delete");
+    }
+
+    #[test]
+    fn a_repartition_topic_takes_the_configs_the_application_set() {
+        let mut topology = counter_topology();
+        topology.subtopologies[1].repartition_source_topics[0].configs =
+            BTreeMap::from([("segment.bytes".to_string(), "1024".to_string())]);
+        let (_, specs) = plan("app", &topology, &existing(&[("input", Some(3))]), -1).unwrap();
+        let repartition = specs
+            .iter()
+            .find(|s| s.name == "app-by-word-repartition")
+            .unwrap();
+        assert_eq!(repartition.configs["segment.bytes"], "1024", "the application's wins");
         assert_eq!(repartition.configs["cleanup.policy"], "delete");
     }
 

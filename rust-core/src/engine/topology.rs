@@ -63,6 +63,9 @@ pub struct RepartitionTopicDescription {
     /// derived from the upstream sub-topologies.
     #[serde(default)]
     pub partitions: Option<i32>,
+    /// Topic configs set by the application (Kafka Streams' `topic.`-prefixed settings).
+    #[serde(default)]
+    pub configs: BTreeMap<String, String>,
 }
 
 /// A state store of a sub-topology.

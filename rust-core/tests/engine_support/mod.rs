@@ -67,6 +67,7 @@ pub fn counter_topology(input: &str, output: &str) -> TopologyDescription {
                 repartition_source_topics: vec![RepartitionTopicDescription {
                     name: BY_WORD.into(),
                     partitions: None,
+                    configs: BTreeMap::new(),
                 }],
                 sink_topics: vec![output.into()],
                 repartition_sink_topics: vec![],

@@ -86,7 +86,7 @@ final class EngineTopology {
         for (final InternalTopologyBuilder.TopicsInfo info : topicsInfo.values()) {
             repartitionTopics.addAll(info.repartitionSourceTopics.keySet());
         }
-        final Map<String, String> changelogDefaults = topicDefaults(config);
+        final Map<String, String> topicConfigs = topicConfigs(config);
         final long windowChangelogAdditionalRetention =
             config.getLong(StreamsConfig.WINDOW_STORE_CHANGE_LOG_ADDITIONAL_RETENTION_MS_CONFIG);
 
@@ -108,6 +108,7 @@ final class EngineTopology {
                 final Map<String, Object> topic = new LinkedHashMap<>();
                 topic.put("name", unprefixedRepartition(repartition.name()));
                 topic.put("partitions", repartition.numberOfPartitions().orElse(null));
+                topic.put("configs", new TreeMap<>(repartition.properties(topicConfigs, windowChangelogAdditionalRetention)));
                 repartitionSources.add(topic);
             }
             subtopology.put("repartition_source_topics", repartitionSources);
@@ -119,7 +120,7 @@ final class EngineTopology {
                 }
             }
             subtopology.put("repartition_sink_topics", repartitionSinks);
-            subtopology.put("stores", stores(builder, id, info, changelogDefaults, windowChangelogAdditionalRetention));
+            subtopology.put("stores", stores(builder, id, info, topicConfigs, windowChangelogAdditionalRetention));
             subtopologies.add(subtopology);
         }
         description.put("subtopologies", subtopologies);
@@ -139,7 +140,7 @@ final class EngineTopology {
     private List<Map<String, Object>> stores(final InternalTopologyBuilder builder,
                                              final int subtopologyId,
                                              final InternalTopologyBuilder.TopicsInfo info,
-                                             final Map<String, String> changelogDefaults,
+                                             final Map<String, String> topicConfigs,
                                              final long windowChangelogAdditionalRetention) {
         // The stores themselves (not opened) tell whether they are persistent.
         final ProcessorTopology built = builder.buildSubtopology(subtopologyId);
@@ -162,7 +163,7 @@ final class EngineTopology {
             } else if (changelog != null) {
                 final InternalTopicConfig topicConfig = info.stateChangelogTopics.get(changelog);
                 if (topicConfig != null) {
-                    changelogConfigs.putAll(topicConfig.properties(changelogDefaults, windowChangelogAdditionalRetention));
+                    changelogConfigs.putAll(topicConfig.properties(topicConfigs, windowChangelogAdditionalRetention));
                 }
             }
             description.put("changelog_configs", changelogConfigs);
@@ -172,7 +173,7 @@ final class EngineTopology {
     }
 
     /** The {@code topic.}-prefixed configs, which Kafka Streams applies to every internal topic it creates. */
-    private static Map<String, String> topicDefaults(final StreamsConfig config) {
+    private static Map<String, String> topicConfigs(final StreamsConfig config) {
         final Map<String, String> defaults = new TreeMap<>();
         config.originalsWithPrefix(StreamsConfig.TOPIC_PREFIX).forEach((key, value) -> {
             if (value != null) {

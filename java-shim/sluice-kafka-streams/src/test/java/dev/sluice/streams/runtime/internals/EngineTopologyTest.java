@@ -56,7 +56,7 @@ class EngineTopologyTest {
         final Map<String, Object> count = subtopologies.get(1);
         assertEquals(1, count.get("id"));
         assertEquals(List.of(), count.get("source_topics"));
-        assertEquals(List.of(Map.of("name", "words")), withoutNullPartitions(count.get("repartition_source_topics")));
+        assertEquals(List.of(Map.of("name", "words")), namesAndPartitions(count.get("repartition_source_topics")));
         assertEquals(List.of("output"), count.get("sink_topics"));
         assertEquals(List.of(), count.get("repartition_sink_topics"));
         final List<Map<String, Object>> stores = maps(count.get("stores"));
@@ -109,7 +109,10 @@ class EngineTopologyTest {
         }
 
         final Map<String, Object> fixed = subtopologyReadingRepartition(description, "fixed");
-        assertEquals(List.of(Map.of("name", "fixed", "partitions", 4)), fixed.get("repartition_source_topics"));
+        assertEquals(List.of(Map.of("name", "fixed", "partitions", 4)), namesAndPartitions(fixed.get("repartition_source_topics")));
+        final Map<String, Object> fixedConfigs = map(single(maps(fixed.get("repartition_source_topics"))).get("configs"));
+        assertEquals("delete", fixedConfigs.get("cleanup.policy"));
+        assertEquals("2", fixedConfigs.get("min.insync.replicas"), "topic.* configs apply to repartition topics");
         final Map<String, Object> unlogged = single(maps(fixed.get("stores")));
         assertEquals("unlogged", unlogged.get("name"));
         assertEquals(false, unlogged.get("logged"));
@@ -263,7 +266,8 @@ class EngineTopologyTest {
         return new StreamsConfig(properties);
     }
 
-    private static List<Map<String, Object>> withoutNullPartitions(final Object topics) {
+    /** The repartition topics' names and set partition counts, without their topic configs. */
+    private static List<Map<String, Object>> namesAndPartitions(final Object topics) {
         final List<Map<String, Object>> stripped = new ArrayList<>();
         for (final Map<String, Object> topic : maps(topics)) {
             final Map<String, Object> copy = new HashMap<>(topic);
@@ -271,6 +275,7 @@ class EngineTopologyTest {
             if (copy.get("partitions") == null) {
                 copy.remove("partitions");
             }
+            assertTrue(copy.remove("configs") instanceof Map, topic::toString);
             stripped.add(copy);
         }
         return stripped;
