@@ -101,6 +101,7 @@ struct KeptLabels {
     restored: usize,
     processed: usize,
     closed_clean: bool,
+    wiped: bool,
 }
 
 impl KeptLabels {
@@ -142,7 +143,10 @@ impl GlobalProcessor for LabelKeeper {
     }
 
     fn wipe_state(&mut self) -> Result<(), ProcessorError> {
-        *self.0.lock().unwrap() = KeptLabels::default();
+        *self.0.lock().unwrap() = KeptLabels {
+            wiped: true,
+            ..KeptLabels::default()
+        };
         Ok(())
     }
 
@@ -469,5 +473,27 @@ fn a_processor_keeps_the_global_stores_restored_before_tasks_updated_after_and_r
         kept.lock().unwrap().labels.get("k2").map(String::as_str),
         Some("third-k2")
     );
+    engine.close().expect("clean close");
+
+    // An offset beyond its partition's end wipes the state, and every partition is restored
+    // from its start.
+    {
+        let mut kept = kept.lock().unwrap();
+        let partition = TopicPartition::new(app.labels.clone(), 0);
+        kept.committed.insert(partition, 1_000_000);
+        kept.labels.insert("stale".into(), "left over".into());
+    }
+    let restores = Arc::new(RestoreTally::default());
+    let engine = app.start_keeping(factory(&seen), &restores);
+    let after_wipe = kept.lock().unwrap();
+    assert!(after_wipe.wiped, "the state was not wiped");
+    assert_eq!(after_wipe.restored, 23, "every record of the topic");
+    assert_eq!(after_wipe.labels.get("stale"), None);
+    assert_eq!(after_wipe.labels.get("k0"), None);
+    assert_eq!(
+        after_wipe.labels.get("k1").map(String::as_str),
+        Some("second-k1")
+    );
+    drop(after_wipe);
     engine.close().expect("clean close");
 }

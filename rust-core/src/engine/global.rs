@@ -133,11 +133,6 @@ pub struct GlobalStores {
 }
 
 impl GlobalStores {
-    /// True when the engine keeps no global store.
-    pub fn is_empty(&self) -> bool {
-        self.stores.is_empty()
-    }
-
     /// The store called `name`.
     pub fn get(&self, name: &str) -> Option<&GlobalStore> {
         self.stores.iter().find(|s| s.name == name)
