@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.streams.testing.broker.LocalKafkaBroker;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,8 +26,12 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.LongSerializer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.errors.LogAndContinueExceptionHandler;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Materialized;
@@ -50,8 +55,9 @@ import org.junit.jupiter.api.io.TempDir;
  * (no Java consumer, no Kafka Streams global thread) and drives Kafka Streams' global state machinery. A
  * {@code GlobalKTable} and an {@code addGlobalStore} store with a custom processor are restored before
  * {@code start()} returns, follow their topics, answer interactive queries, tell the global restore listener,
- * and after a restart restore only what follows the offsets they committed; a global processor's failure
- * reaches the uncaught exception handler.
+ * and after a restart restore only what follows the offsets they committed; a record the global source cannot
+ * deserialize goes through the deserialization exception handler, and a global processor's failure reaches the
+ * uncaught exception handler.
  */
 class GlobalStoresOnEngineTest {
 
@@ -137,7 +143,7 @@ class GlobalStoresOnEngineTest {
     private static Topology topology(final String prefix) {
         final StreamsBuilder builder = new StreamsBuilder();
         builder.globalTable(prefix + "-labels", Consumed.with(Serdes.String(), Serdes.String()),
-            Materialized.<String, String, KeyValueStore<org.apache.kafka.common.utils.Bytes, byte[]>>as(LABELS));
+            Materialized.<String, String, KeyValueStore<Bytes, byte[]>>as(LABELS));
         builder.addGlobalStore(
             Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(PRICES), Serdes.String(), Serdes.String())
                 .withLoggingDisabled(),
@@ -223,6 +229,34 @@ class GlobalStoresOnEngineTest {
         assertTrue(describe(handled.get(0)).contains("the price processor blew up"), describe(handled.get(0)));
     }
 
+    @Test
+    void aRecordTheGlobalSourceCannotDeserializeGoesThroughTheDeserializationExceptionHandler() throws Exception {
+        final String prefix = "global-poison";
+        createTopics(prefix);
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.globalTable(prefix + "-labels", Consumed.with(Serdes.String(), Serdes.Long()),
+            Materialized.<String, Long, KeyValueStore<Bytes, byte[]>>as(LABELS));
+        builder.stream(prefix + "-input", Consumed.with(Serdes.String(), Serdes.String())).to(prefix + "-output");
+        final Properties props = props(prefix + "-app");
+        props.put(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, LogAndContinueExceptionHandler.class);
+        final KafkaStreams streams = new KafkaStreams(builder.build(), props);
+        started.add(streams);
+        final List<Throwable> handled = new CopyOnWriteArrayList<>();
+        streams.setUncaughtExceptionHandler(exception -> {
+            handled.add(exception);
+            return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        });
+        streams.start();
+
+        produceBytes(prefix + "-labels", "poison", "not a long".getBytes(StandardCharsets.UTF_8));
+        produceBytes(prefix + "-labels", "answer", new LongSerializer().serialize(prefix, 42L));
+        final ReadOnlyKeyValueStore<String, Long> labels = streams.store(
+            StoreQueryParameters.fromNameAndType(LABELS, QueryableStoreTypes.<String, Long>keyValueStore()));
+        waitFor(() -> Long.valueOf(42L).equals(labels.get("answer")), "the record after the poison one");
+        assertEquals(null, labels.get("poison"));
+        assertEquals(List.of(), handled, "the handler let the global thread go on");
+    }
+
     private static ReadOnlyKeyValueStore<String, String> labels(final KafkaStreams streams) {
         return streams.store(StoreQueryParameters.fromNameAndType(LABELS, QueryableStoreTypes.<String, String>keyValueStore()));
     }
@@ -247,6 +281,15 @@ class GlobalStoresOnEngineTest {
             for (final Map.Entry<String, String> record : records.entrySet()) {
                 producer.send(new ProducerRecord<>(topic, record.getKey(), record.getValue())).get();
             }
+        }
+    }
+
+    private static void produceBytes(final String topic, final String key, final byte[] value) throws Exception {
+        final Properties config = new Properties();
+        config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers());
+        try (KafkaProducer<String, byte[]> producer =
+                 new KafkaProducer<>(config, new StringSerializer(), new ByteArraySerializer())) {
+            producer.send(new ProducerRecord<>(topic, key, value)).get();
         }
     }
 
