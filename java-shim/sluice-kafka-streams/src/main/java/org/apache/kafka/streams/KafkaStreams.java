@@ -961,11 +961,9 @@ public class KafkaStreams implements AutoCloseable {
                 + " because no such store is registered in the topology.");
         }
         // As in Kafka Streams, a global store is queried whatever the stream threads' state.
-        final EngineRuntime running = currentEngine();
-        final StateStore globalStore = running == null ? null : running.globalStore(storeName);
-        if (globalStore != null) {
+        if (topologyMetadata.globalStateStores().containsKey(storeName)) {
             return storeQueryParameters.queryableStoreType().create(
-                new GlobalStateStoreProvider(Map.of(storeName, globalStore)), storeName);
+                new GlobalStateStoreProvider(topologyMetadata.globalStateStores()), storeName);
         }
         if (!storeQueryParameters.staleStoresEnabled() && state != State.RUNNING) {
             throw new InvalidStateStoreException("Cannot get state store " + storeName

@@ -235,11 +235,6 @@ public final class EngineRuntime implements AutoCloseable {
         return environment.uncommittedBytes();
     }
 
-    /** The global store called storeName (KS's outermost, metered store), or null when there is no such store running. */
-    public StateStore globalStore(final String storeName) {
-        return environment.globalStore(storeName);
-    }
-
     /** The name the engine's global thread runs under, which its failures are reported with. */
     public String globalThreadName() {
         return config.getString(StreamsConfig.APPLICATION_ID_CONFIG) + "-GlobalStreamThread";

@@ -14,7 +14,6 @@ import org.apache.kafka.common.utils.internals.LogContext;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.errors.ProcessingExceptionHandler;
 import org.apache.kafka.streams.errors.ProcessorStateException;
-import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.StateRestoreListener;
 import org.apache.kafka.streams.processor.internals.GlobalProcessorContextImpl;
 import org.apache.kafka.streams.processor.internals.GlobalStateManagerImpl;
@@ -67,7 +66,7 @@ final class GlobalStateRunner implements GlobalRunner {
     private final Map<String, String> storeOfTopic = new HashMap<>();
 
     // The current incarnation of the global task; a wipe replaces them.
-    private volatile GlobalStateManagerImpl stateManager;
+    private GlobalStateManagerImpl stateManager;
     private GlobalStateUpdateTask task;
 
     /** Opens the global stores; failures propagate to the caller, which reports them. */
@@ -80,12 +79,6 @@ final class GlobalStateRunner implements GlobalRunner {
         this.topology = environment.topologyMetadata().globalTaskTopology();
         topology.storeToChangelogTopic().forEach((store, topic) -> storeOfTopic.put(topic, store));
         build();
-    }
-
-    /** The global store called {@code name} (Kafka Streams' outermost layer, for interactive queries), or null. */
-    StateStore store(final String name) {
-        final GlobalStateManagerImpl current = stateManager;
-        return current == null ? null : current.globalStore(name);
     }
 
     @Override
@@ -160,7 +153,6 @@ final class GlobalStateRunner implements GlobalRunner {
                 // Without a flush: the stores drop what they were not asked to commit.
                 stateManager.close();
             }
-            stateManager = null;
             environment.metrics().removeAllThreadLevelSensors(threadName);
             environment.metrics().removeAllThreadLevelMetrics(threadName);
             return null;

@@ -53,7 +53,6 @@ final class TaskEnvironment implements TaskFactory {
     private final Map<TaskId, StreamTaskRunner> runningTasks = new ConcurrentHashMap<>();
     private final EngineThreadAssignments assignments;
     private final UUID processId;
-    private volatile GlobalStateRunner globalRunner;
 
     TaskEnvironment(final TopologyMetadata topologyMetadata,
                     final StreamsConfig config,
@@ -122,9 +121,7 @@ final class TaskEnvironment implements TaskFactory {
     @Override
     public GlobalStateRunner createGlobal(final byte[] logStarts) {
         try {
-            final GlobalStateRunner runner = new GlobalStateRunner(this, RuntimeFraming.readOffsets(logStarts));
-            globalRunner = runner;
-            return runner;
+            return new GlobalStateRunner(this, RuntimeFraming.readOffsets(logStarts));
         } catch (final RuntimeException | Error e) {
             reportFailure(e);
             throw e;
@@ -286,12 +283,6 @@ final class TaskEnvironment implements TaskFactory {
             }
         }
         return stores;
-    }
-
-    /** The global store {@code storeName}, or null when there is none or the global stores are closed. */
-    StateStore globalStore(final String storeName) {
-        final GlobalStateRunner runner = globalRunner;
-        return runner == null ? null : runner.store(storeName);
     }
 
     /** The bytes the running tasks' stores hold uncommitted, summed; read from any thread. */
