@@ -230,7 +230,7 @@ public final class EngineRuntime implements AutoCloseable {
         return running;
     }
 
-    /** The bytes the running local tasks' stores hold uncommitted, summed; read from any thread. */
+    /** The bytes the running local tasks' stores and the global stores hold uncommitted, summed; read from any thread. */
     public long uncommittedBytes() {
         return environment.uncommittedBytes();
     }

@@ -67,7 +67,7 @@ final class GlobalStateRunner implements GlobalRunner {
 
     // The current incarnation of the global task; a wipe replaces them.
     private GlobalStateManagerImpl stateManager;
-    private GlobalStateUpdateTask task;
+    private volatile GlobalStateUpdateTask task;
 
     /** Opens the global stores; failures propagate to the caller, which reports them. */
     GlobalStateRunner(final TaskEnvironment environment, final Map<TopicPartition, Long> logStarts) {
@@ -150,6 +150,7 @@ final class GlobalStateRunner implements GlobalRunner {
             if (clean) {
                 closeTask(false);
             } else {
+                task = null;
                 // Without a flush: the stores drop what they were not asked to commit.
                 stateManager.close();
             }
@@ -161,7 +162,16 @@ final class GlobalStateRunner implements GlobalRunner {
 
     @Override
     public long uncommittedBytes() {
-        return guarded(task::approximateNumUncommittedBytes);
+        return guarded(this::currentUncommittedBytes);
+    }
+
+    /**
+     * The store bytes written since the last commit, for the instance's uncommitted-bytes gauge: read from any
+     * thread, and 0 once the stores are closed.
+     */
+    long currentUncommittedBytes() {
+        final GlobalStateUpdateTask current = task;
+        return current == null ? 0 : current.approximateNumUncommittedBytes();
     }
 
     /** A new incarnation of the global task over the stores' committed state, its processors initialised. */
@@ -176,16 +186,31 @@ final class GlobalStateRunner implements GlobalRunner {
         @SuppressWarnings("deprecation")
         final boolean handleProcessingErrors = config.getBoolean(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG);
         final ProcessingExceptionHandler processingExceptionHandler = handleProcessingErrors ? config.processingExceptionHandler() : null;
-        task = new GlobalStateUpdateTask(logContext, topology, context, manager, config.deserializationExceptionHandler(),
-            processingExceptionHandler, environment.time(), config.getLong(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG));
+        final GlobalStateUpdateTask fresh = new GlobalStateUpdateTask(logContext, topology, context, manager,
+            config.deserializationExceptionHandler(), processingExceptionHandler, environment.time(),
+            config.getLong(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG));
         stateManager = manager;
-        task.initialize();
+        try {
+            fresh.initialize();
+        } catch (final RuntimeException e) {
+            // As Kafka Streams' global thread does when it cannot start: the stores opened so far are closed.
+            try {
+                manager.close();
+            } catch (final RuntimeException closeFailure) {
+                e.addSuppressed(closeFailure);
+            }
+            throw e;
+        }
+        // Published once its stores are open, for the gauge that reads it from other threads.
+        task = fresh;
     }
 
     /** Closes the global task, after a last commit unless {@code wipe}, which deletes the global state directory. */
     private void closeTask(final boolean wipe) {
+        final GlobalStateUpdateTask closing = task;
+        task = null;
         try {
-            task.close(wipe);
+            closing.close(wipe);
         } catch (final IOException e) {
             throw new ProcessorStateException("Could not close the global stores", e);
         }

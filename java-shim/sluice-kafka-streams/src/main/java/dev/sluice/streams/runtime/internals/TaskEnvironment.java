@@ -53,6 +53,7 @@ final class TaskEnvironment implements TaskFactory {
     private final Map<TaskId, StreamTaskRunner> runningTasks = new ConcurrentHashMap<>();
     private final EngineThreadAssignments assignments;
     private final UUID processId;
+    private volatile GlobalStateRunner globalRunner;
 
     TaskEnvironment(final TopologyMetadata topologyMetadata,
                     final StreamsConfig config,
@@ -121,7 +122,8 @@ final class TaskEnvironment implements TaskFactory {
     @Override
     public GlobalStateRunner createGlobal(final byte[] logStarts) {
         try {
-            return new GlobalStateRunner(this, RuntimeFraming.readOffsets(logStarts));
+            globalRunner = new GlobalStateRunner(this, RuntimeFraming.readOffsets(logStarts));
+            return globalRunner;
         } catch (final RuntimeException | Error e) {
             reportFailure(e);
             throw e;
@@ -285,9 +287,10 @@ final class TaskEnvironment implements TaskFactory {
         return stores;
     }
 
-    /** The bytes the running tasks' stores hold uncommitted, summed; read from any thread. */
+    /** The bytes the running tasks' stores and the global stores hold uncommitted, summed; read from any thread. */
     long uncommittedBytes() {
-        long total = 0;
+        final GlobalStateRunner global = globalRunner;
+        long total = global == null ? 0 : global.currentUncommittedBytes();
         for (final StreamTaskRunner task : runningTasks.values()) {
             total += task.currentUncommittedBytes();
         }
