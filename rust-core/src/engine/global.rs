@@ -62,9 +62,7 @@ impl GlobalStore {
         Ok(GlobalStore {
             name: description.name.clone(),
             store: open_store(&description.name, dir.as_deref(), resources)?,
-            partitions: (0..resolved.partitions)
-                .map(|p| TopicPartition::new(description.topic.clone(), p))
-                .collect(),
+            partitions: partitions_of(resolved),
             layout: description.value_layout.into(),
             dir,
         })
@@ -273,6 +271,7 @@ fn create_processor(
         .map_err(Error::GlobalProcessor)
 }
 
+/// Every partition of the topic `resolved` is loaded from.
 fn partitions_of(resolved: &ResolvedGlobalStore) -> Vec<TopicPartition> {
     (0..resolved.partitions)
         .map(|p| TopicPartition::new(resolved.description.topic.clone(), p))
