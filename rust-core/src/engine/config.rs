@@ -369,6 +369,24 @@ mod tests {
     }
 
     #[test]
+    fn global_consumer_settings_reach_the_global_consumer_only_and_win_over_consumer_ones() {
+        let config = EngineConfig::from_properties(&props(&[
+            ("application.id", "app"),
+            ("bootstrap.servers", "b:1"),
+            ("consumer.fetch.min.bytes", "10"),
+            ("global.consumer.fetch.min.bytes", "20"),
+            ("global.consumer.fetch.wait.max.ms", "300"),
+        ]))
+        .unwrap();
+        let global = config.global_consumer_config();
+        assert_eq!(global.get("fetch.min.bytes"), Some("20"));
+        assert_eq!(global.get("fetch.wait.max.ms"), Some("300"));
+        let main = config.main_consumer_config(1);
+        assert_eq!(main.get("fetch.min.bytes"), Some("10"));
+        assert_eq!(main.get("fetch.wait.max.ms"), None);
+    }
+
+    #[test]
     fn bad_values_name_their_key() {
         let err =
             EngineConfig::from_properties(&props(&[("bootstrap.servers", "b:1")])).unwrap_err();

@@ -39,6 +39,8 @@ pub enum Error {
         /// The processor's error.
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// The processor keeping the global stores failed.
+    GlobalProcessor(Box<dyn std::error::Error + Send + Sync>),
     /// The processor factory failed to take note of a thread's assignment changing.
     Assignment(Box<dyn std::error::Error + Send + Sync>),
     /// The processor factory failed to take a thread's loop timings.
@@ -96,6 +98,7 @@ impl fmt::Display for Error {
             Error::Producer(failure) => write!(f, "{failure}"),
             Error::Store { context, source } => write!(f, "{context}: {source}"),
             Error::Processor { task, source } => write!(f, "task {task} failed: {source}"),
+            Error::GlobalProcessor(source) => write!(f, "global processor failed: {source}"),
             Error::Assignment(source) => write!(f, "reporting the thread's assignment: {source}"),
             Error::LoopTimings(source) => write!(f, "reporting the thread's loop timings: {source}"),
             Error::StateDirectory(e) => write!(f, "state directory: {e}"),
@@ -110,7 +113,9 @@ impl std::error::Error for Error {
             Error::Kafka(failure) => Some(failure),
             Error::Store { source, .. } => Some(source),
             Error::Processor { source, .. } => Some(source.as_ref()),
-            Error::Assignment(source) | Error::LoopTimings(source) => Some(source.as_ref()),
+            Error::GlobalProcessor(source)
+            | Error::Assignment(source)
+            | Error::LoopTimings(source) => Some(source.as_ref()),
             Error::StateDirectory(e) => Some(e),
             _ => None,
         }

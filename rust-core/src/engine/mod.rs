@@ -33,8 +33,8 @@ pub use config::{EngineConfig, ProcessingGuarantee};
 pub use error::{Error, Result};
 pub use metrics::MetricsSnapshot;
 pub use processor::{
-    CommittedInput, InputOffset, KeptStateCorrupted, LoopTurn, ProcessorError, ProcessorFactory,
-    TaskContext, TaskProcessor,
+    CommittedInput, GlobalProcessor, InputOffset, KeptStateCorrupted, LoopTurn, ProcessorError,
+    ProcessorFactory, TaskContext, TaskProcessor,
 };
 pub use restore::RestoreListener;
 pub use runtime::Engine;

@@ -11,6 +11,9 @@
 //! typed store layers and caches. The engine then still reads the changelogs and runs the
 //! commit barrier, and tells the processor each step through the other methods of
 //! [`TaskProcessor`]; their defaults fit a processor whose stores the engine keeps.
+//!
+//! Such a topology's global stores are kept the same way, by a [`GlobalProcessor`]: the
+//! engine's global thread reads the global topics and hands it their records.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -148,6 +151,41 @@ pub trait TaskProcessor: Send {
     }
 }
 
+/// Keeps the global stores of a topology whose processors keep their stores (Kafka Streams'
+/// global state machinery on the JVM does). The engine's global thread reads every partition
+/// of the global topics: first from the offsets the stores committed to the topics' end
+/// (restore), then on as records arrive. Every method is called on that thread.
+pub trait GlobalProcessor: Send {
+    /// Each partition of the global topics with the offset of the last record its store
+    /// committed (`None`: none yet). Called once after creation, before restore.
+    fn committed_offsets(
+        &mut self,
+    ) -> Result<BTreeMap<TopicPartition, Option<i64>>, ProcessorError>;
+
+    /// Drops the data of every global store: an offset points outside its topic, and every
+    /// partition is then restored from its start.
+    fn wipe_state(&mut self) -> Result<(), ProcessorError>;
+
+    /// Records read while restoring (in offset order per partition), to put into their stores
+    /// and commit with their offsets.
+    fn restore(&mut self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError>;
+
+    /// Records that arrived after restore (in offset order per partition), to process.
+    /// Failing stops the global thread.
+    fn process(&mut self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError>;
+
+    /// Commits the stores with the offsets of the records they were given.
+    fn commit(&mut self) -> Result<(), ProcessorError>;
+
+    /// Closes the stores, after a last commit when `clean`.
+    fn close(&mut self, clean: bool) -> Result<(), ProcessorError>;
+
+    /// Bytes the stores hold uncommitted.
+    fn uncommitted_bytes(&self) -> u64 {
+        0
+    }
+}
+
 /// A consumed position to commit: the next offset to read, and the metadata Kafka Streams
 /// keeps with it (the partition's stream time).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,6 +213,17 @@ pub trait ProcessorFactory: Send + Sync {
         task: TaskId,
         inputs: &[CommittedInput],
     ) -> Result<Box<dyn TaskProcessor>, ProcessorError>;
+
+    /// The processor of the global stores, for a topology whose processors keep their stores;
+    /// `log_starts` holds every partition of the global topics with the first offset in its
+    /// log. Called on the global thread. The default fails: such a factory keeps no globals.
+    fn create_global(
+        &self,
+        log_starts: &BTreeMap<TopicPartition, i64>,
+    ) -> Result<Box<dyn GlobalProcessor>, ProcessorError> {
+        let _ = log_starts;
+        Err("this processor factory keeps no global stores".into())
+    }
 
     /// The calling engine thread's assignment is changing: a rebalance began (its partitions
     /// are being revoked, possibly none), or it dropped its tasks to rejoin the group. Kafka

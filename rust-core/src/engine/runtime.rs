@@ -1,5 +1,6 @@
-//! An engine instance: resolves the topology, creates internal topics, restores the global
-//! stores, and runs `num.stream.threads` threads (and the global thread) until closed.
+//! An engine instance: resolves the topology, creates internal topics, has the global thread
+//! restore the global stores, and runs `num.stream.threads` threads (and the global thread)
+//! until closed.
 //! Stream threads can be added and removed while it runs, and one that failed can be taken
 //! out and replaced, as Kafka Streams does with its stream threads.
 
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine::config::EngineConfig;
 use crate::engine::error::{Error, Result};
-use crate::engine::global::{self, GlobalStores};
+use crate::engine::global::{self, GlobalThreadSetup};
 use crate::engine::internal_topics;
 use crate::engine::metrics::{EngineMetrics, MetricsSnapshot};
 use crate::engine::process_id;
@@ -66,36 +67,29 @@ impl Engine {
         let process_id =
             process_id::load_or_create(&config.application_dir()).map_err(Error::StateDirectory)?;
         let resources = RocksDbResources::new(&config.rocksdb);
-        // Like Kafka Streams, no task runs before the global stores are complete.
-        let globals = Arc::new(GlobalStores::restore(
-            &resolved.global_stores,
-            &config,
-            &resources,
-            restore_listener.as_deref(),
-        )?);
         // The budget is the instance's: each stream thread, and the global thread when
         // there is one, keeps to an equal share.
-        let budget_holders = config.num_stream_threads + usize::from(!globals.is_empty());
+        let has_globals = !resolved.global_stores.is_empty();
+        let budget_holders = config.num_stream_threads + usize::from(has_globals);
         let uncommitted_bytes_share = config
             .uncommitted_max_bytes
             .map(|max| max / budget_holders as u64);
         let config = Arc::new(config);
         let global_stop = Arc::new(AtomicBool::new(false));
         let metrics = Arc::new(EngineMetrics::default());
-        let global = if globals.is_empty() {
-            None
-        } else {
-            let (globals, config, stop) = (
-                Arc::clone(&globals),
-                Arc::clone(&config),
-                Arc::clone(&global_stop),
-            );
-            let name = format!("{}-GlobalStreamThread", config.application_id);
-            let spawned = thread::Builder::new()
-                .name(name)
-                .spawn(move || global::run(globals, config, uncommitted_bytes_share, stop));
-            Some(spawned.map_err(Error::StateDirectory)?)
-        };
+        // Like Kafka Streams, no task runs before the global stores are complete.
+        let (globals, global) = global::start(
+            GlobalThreadSetup {
+                stores: resolved.global_stores.clone(),
+                processor_keeps_stores: resolved.processor_keeps_stores,
+                factory: Arc::clone(&factory),
+                config: Arc::clone(&config),
+                resources: resources.clone(),
+                listener: restore_listener.clone(),
+                budget: uncommitted_bytes_share,
+            },
+            Arc::clone(&global_stop),
+        )?;
         let shared = Arc::new(ThreadShared {
             resources,
             config,
@@ -245,7 +239,7 @@ impl Engine {
 }
 
 /// What `handle`'s thread returned; a panic becomes an error.
-fn joined(handle: JoinHandle<Result<()>>) -> Result<()> {
+pub(crate) fn joined(handle: JoinHandle<Result<()>>) -> Result<()> {
     handle.join().unwrap_or_else(|panic| {
         let message = panic
             .downcast_ref::<String>()

@@ -12,6 +12,8 @@
 //! A record the engine's producer failed to write goes back to the runner of the task that
 //! returned it, with the Kafka protocol error code Java's producer would report.
 //! Restoration progress goes to an optional Java `RestoreProgress`.
+//! The global stores are kept by a `GlobalRunner` the factory creates on the engine's global
+//! thread, which hands it the global topics' records the same way.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -33,9 +35,9 @@ use super::framing;
 use super::handles::HandleTable;
 use super::record_framing;
 use crate::engine::{
-    CommittedInput, Engine, EngineConfig, Error as EngineError, InputOffset, KeptStateCorrupted,
-    LoopTurn, ProcessorError, ProcessorFactory, RestoreListener, TaskContext, TaskId, TaskProcessor,
-    TopologyDescription,
+    CommittedInput, Engine, EngineConfig, Error as EngineError, GlobalProcessor, InputOffset,
+    KeptStateCorrupted, LoopTurn, ProcessorError, ProcessorFactory, RestoreListener, TaskContext,
+    TaskId, TaskProcessor, TopologyDescription,
 };
 use crate::kafka::{protocol_error_code, ConsumedRecord, DeliveredOffsets, ProducedRecord};
 use crate::store::TopicPartition;
@@ -269,10 +271,33 @@ impl ProcessorFactory for JvmProcessorFactory {
                 .l()?;
             Ok(env.new_global_ref(&runner)?)
         })?;
-        Ok(Box::new(JvmTaskProcessor {
+        Ok(Box::new(JvmTaskProcessor(JvmRunner {
             vm: self.vm.clone(),
             runner,
-        }))
+        })))
+    }
+
+    fn create_global(
+        &self,
+        log_starts: &BTreeMap<TopicPartition, i64>,
+    ) -> Result<Box<dyn GlobalProcessor>, ProcessorError> {
+        let log_starts = record_framing::offsets(log_starts.iter().map(|(p, o)| (p, Some(*o))));
+        let runner = upcall(&self.vm, |env| {
+            let log_starts = new_byte_array(env, &log_starts)?;
+            let runner = env
+                .call_method(
+                    &*self.factory,
+                    jni_str!("createGlobal"),
+                    jni_sig!("([B)Ldev/sluice/streams/runtime/internals/GlobalRunner;"),
+                    &[JValue::Object(&log_starts)],
+                )?
+                .l()?;
+            Ok(env.new_global_ref(&runner)?)
+        })?;
+        Ok(Box::new(JvmGlobalProcessor(JvmRunner {
+            vm: self.vm.clone(),
+            runner,
+        })))
     }
 
     fn assignment_started(&self) -> Result<(), ProcessorError> {
@@ -335,13 +360,13 @@ fn new_int_array<'local>(
     Ok(array)
 }
 
-/// A task run by a Java `TaskRunner`, which keeps the task's stores.
-struct JvmTaskProcessor {
+/// A Java runner object the engine calls: a `TaskRunner` or the `GlobalRunner`.
+struct JvmRunner {
     vm: JavaVM,
     runner: Global<JObject<'static>>,
 }
 
-impl JvmTaskProcessor {
+impl JvmRunner {
     /// Calls `method` with at most one `byte[]` argument and returns the `byte[]` it
     /// returns (nothing for a void method or a null result).
     fn call(
@@ -351,7 +376,9 @@ impl JvmTaskProcessor {
         argument: Option<&[u8]>,
     ) -> Result<Vec<u8>, ProcessorError> {
         upcall(&self.vm, |env| {
-            let argument = argument.map(|bytes| new_byte_array(env, bytes)).transpose()?;
+            let argument = argument
+                .map(|bytes| new_byte_array(env, bytes))
+                .transpose()?;
             let arguments: Vec<JValue<'_>> = argument
                 .iter()
                 .map(|array| JValue::Object(array.as_ref()))
@@ -367,7 +394,35 @@ impl JvmTaskProcessor {
             Ok(read_bytes(env, &array, "result")?)
         })
     }
+
+    /// Calls the runner's `close(boolean)`.
+    fn close(&self, clean: bool) -> Result<(), ProcessorError> {
+        upcall(&self.vm, |env| {
+            let clean = JValue::Bool(clean);
+            env.call_method(&*self.runner, jni_str!("close"), jni_sig!("(Z)V"), &[clean])?;
+            Ok(())
+        })
+    }
+
+    /// The runner's `uncommittedBytes()`.
+    fn uncommitted_bytes(&self) -> u64 {
+        let bytes = upcall(&self.vm, |env| {
+            Ok(env
+                .call_method(
+                    &*self.runner,
+                    jni_str!("uncommittedBytes"),
+                    jni_sig!("()J"),
+                    &[],
+                )?
+                .j()?)
+        });
+        // The budget is advisory: a runner that cannot say counts as holding nothing.
+        bytes.map_or(0, |b| b.max(0) as u64)
+    }
 }
+
+/// A task run by a Java `TaskRunner`, which keeps the task's stores.
+struct JvmTaskProcessor(JvmRunner);
 
 impl TaskProcessor for JvmTaskProcessor {
     fn process(
@@ -376,7 +431,9 @@ impl TaskProcessor for JvmTaskProcessor {
         records: Vec<ConsumedRecord>,
     ) -> Result<Vec<ProducedRecord>, ProcessorError> {
         let batch = record_framing::consumed_records(&records);
-        let produced = self.call(jni_str!("process"), &jni_sig!("([B)[B"), Some(&batch))?;
+        let produced = self
+            .0
+            .call(jni_str!("process"), &jni_sig!("([B)[B"), Some(&batch))?;
         Ok(record_framing::produced_records(&produced)?)
     }
 
@@ -384,23 +441,26 @@ impl TaskProcessor for JvmTaskProcessor {
         &mut self,
     ) -> Result<BTreeMap<TopicPartition, Option<i64>>, ProcessorError> {
         let sig = jni_sig!("()[B");
-        let bytes = self.call(jni_str!("committedChangelogOffsets"), &sig, None)?;
+        let bytes = self
+            .0
+            .call(jni_str!("committedChangelogOffsets"), &sig, None)?;
         Ok(framing::offsets(&bytes)?)
     }
 
     fn wipe_state(&mut self) -> Result<(), ProcessorError> {
-        self.call(jni_str!("wipeState"), &jni_sig!("()V"), None)?;
+        self.0.call(jni_str!("wipeState"), &jni_sig!("()V"), None)?;
         Ok(())
     }
 
     fn restore(&mut self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError> {
         let batch = record_framing::consumed_records(&records);
-        self.call(jni_str!("restore"), &jni_sig!("([B)V"), Some(&batch))?;
+        self.0
+            .call(jni_str!("restore"), &jni_sig!("([B)V"), Some(&batch))?;
         Ok(())
     }
 
     fn restored(&mut self) -> Result<(), ProcessorError> {
-        self.call(jni_str!("restored"), &jni_sig!("()V"), None)?;
+        self.0.call(jni_str!("restored"), &jni_sig!("()V"), None)?;
         Ok(())
     }
 
@@ -409,24 +469,29 @@ impl TaskProcessor for JvmTaskProcessor {
         lags: &[(TopicPartition, Option<i64>)],
     ) -> Result<(), ProcessorError> {
         let framed = record_framing::offsets(lags.iter().map(|(p, lag)| (p, *lag)));
-        self.call(jni_str!("updateLags"), &jni_sig!("([B)V"), Some(&framed))?;
+        self.0
+            .call(jni_str!("updateLags"), &jni_sig!("([B)V"), Some(&framed))?;
         Ok(())
     }
 
     fn punctuate(&mut self) -> Result<Vec<ProducedRecord>, ProcessorError> {
-        let produced = self.call(jni_str!("punctuate"), &jni_sig!("()[B"), None)?;
+        let produced = self
+            .0
+            .call(jni_str!("punctuate"), &jni_sig!("()[B"), None)?;
         Ok(record_framing::produced_records(&produced)?)
     }
 
     fn flush(&mut self) -> Result<Vec<ProducedRecord>, ProcessorError> {
-        let produced = self.call(jni_str!("flush"), &jni_sig!("()[B"), None)?;
+        let produced = self.0.call(jni_str!("flush"), &jni_sig!("()[B"), None)?;
         Ok(record_framing::produced_records(&produced)?)
     }
 
     fn committable_offsets(
         &mut self,
     ) -> Result<Option<BTreeMap<TopicPartition, InputOffset>>, ProcessorError> {
-        let bytes = self.call(jni_str!("committableOffsets"), &jni_sig!("()[B"), None)?;
+        let bytes = self
+            .0
+            .call(jni_str!("committableOffsets"), &jni_sig!("()[B"), None)?;
         Ok(Some(record_framing::positions(&bytes)?))
     }
 
@@ -437,12 +502,12 @@ impl TaskProcessor for JvmTaskProcessor {
         error: &KafkaError,
     ) -> Result<Vec<ProducedRecord>, ProcessorError> {
         let framed = record_framing::produced_record(record);
-        let produced = upcall(&self.vm, |env| {
+        let produced = upcall(&self.0.vm, |env| {
             let record = new_byte_array(env, &framed)?;
             let message = env.new_string(error.to_string())?;
             let result = env
                 .call_method(
-                    &*self.runner,
+                    &*self.0.runner,
                     jni_str!("sendFailed"),
                     jni_sig!("(J[BILjava/lang/String;)[B"),
                     &[
@@ -461,31 +526,69 @@ impl TaskProcessor for JvmTaskProcessor {
 
     fn committed(&mut self, delivered: &DeliveredOffsets) -> Result<(), ProcessorError> {
         let offsets = record_framing::offsets(delivered.iter().map(|(p, o)| (p, Some(*o))));
-        self.call(jni_str!("committed"), &jni_sig!("([B)V"), Some(&offsets))?;
+        self.0
+            .call(jni_str!("committed"), &jni_sig!("([B)V"), Some(&offsets))?;
         Ok(())
     }
 
     fn rolled_back(&mut self) -> Result<(), ProcessorError> {
-        self.call(jni_str!("rolledBack"), &jni_sig!("()V"), None)?;
+        self.0
+            .call(jni_str!("rolledBack"), &jni_sig!("()V"), None)?;
         Ok(())
     }
 
     fn close(&mut self, clean: bool) -> Result<(), ProcessorError> {
-        upcall(&self.vm, |env| {
-            let clean = JValue::Bool(clean);
-            env.call_method(&*self.runner, jni_str!("close"), jni_sig!("(Z)V"), &[clean])?;
-            Ok(())
-        })
+        self.0.close(clean)
     }
 
     fn uncommitted_bytes(&self) -> u64 {
-        let bytes = upcall(&self.vm, |env| {
-            Ok(env
-                .call_method(&*self.runner, jni_str!("uncommittedBytes"), jni_sig!("()J"), &[])?
-                .j()?)
-        });
-        // The budget is advisory: a runner that cannot say counts as holding nothing.
-        bytes.map_or(0, |b| b.max(0) as u64)
+        self.0.uncommitted_bytes()
+    }
+}
+
+/// The global stores kept by the Java `GlobalRunner`.
+struct JvmGlobalProcessor(JvmRunner);
+
+impl GlobalProcessor for JvmGlobalProcessor {
+    fn committed_offsets(
+        &mut self,
+    ) -> Result<BTreeMap<TopicPartition, Option<i64>>, ProcessorError> {
+        let bytes = self
+            .0
+            .call(jni_str!("committedOffsets"), &jni_sig!("()[B"), None)?;
+        Ok(framing::offsets(&bytes)?)
+    }
+
+    fn wipe_state(&mut self) -> Result<(), ProcessorError> {
+        self.0.call(jni_str!("wipeState"), &jni_sig!("()V"), None)?;
+        Ok(())
+    }
+
+    fn restore(&mut self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError> {
+        let batch = record_framing::consumed_records(&records);
+        self.0
+            .call(jni_str!("restore"), &jni_sig!("([B)V"), Some(&batch))?;
+        Ok(())
+    }
+
+    fn process(&mut self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError> {
+        let batch = record_framing::consumed_records(&records);
+        self.0
+            .call(jni_str!("process"), &jni_sig!("([B)V"), Some(&batch))?;
+        Ok(())
+    }
+
+    fn commit(&mut self) -> Result<(), ProcessorError> {
+        self.0.call(jni_str!("commit"), &jni_sig!("()V"), None)?;
+        Ok(())
+    }
+
+    fn close(&mut self, clean: bool) -> Result<(), ProcessorError> {
+        self.0.close(clean)
+    }
+
+    fn uncommitted_bytes(&self) -> u64 {
+        self.0.uncommitted_bytes()
     }
 }
 

@@ -77,6 +77,7 @@ import org.apache.kafka.streams.query.QueryResult;
 import org.apache.kafka.streams.query.StateQueryRequest;
 import org.apache.kafka.streams.query.StateQueryResult;
 import org.apache.kafka.streams.state.HostInfo;
+import org.apache.kafka.streams.state.internals.GlobalStateStoreProvider;
 import org.slf4j.Logger;
 
 /**
@@ -650,9 +651,11 @@ public class KafkaStreams implements AutoCloseable {
                 if (stopped.isPresent()) {
                     handleStoppedThread(current, stopped.get());
                 } else if (failed) {
-                    // Not a stream thread but the engine's global thread, which is never replaced: closing
-                    // the engine hands over the error it stopped with.
-                    handleThreadFailure(closeFailedEngine(current), Optional.empty());
+                    // Not a stream thread but the engine's global thread, which is never replaced: the
+                    // handler gets what its global state threw, else the error the engine stopped with.
+                    final Throwable engineError = closeFailedEngine(current);
+                    final Throwable thrownByGlobalState = threadFailures.remove(current.globalThreadName());
+                    handleThreadFailure(thrownByGlobalState != null ? thrownByGlobalState : engineError, Optional.empty());
                 } else {
                     followRebalances(current);
                 }
@@ -956,6 +959,11 @@ public class KafkaStreams implements AutoCloseable {
         if (!topologyMetadata.hasStore(storeName)) {
             throw new UnknownStateStoreException("Cannot get state store " + storeName
                 + " because no such store is registered in the topology.");
+        }
+        // As in Kafka Streams, a global store is queried whatever the stream threads' state.
+        if (topologyMetadata.globalStateStores().containsKey(storeName)) {
+            return storeQueryParameters.queryableStoreType().create(
+                new GlobalStateStoreProvider(topologyMetadata.globalStateStores()), storeName);
         }
         if (!storeQueryParameters.staleStoresEnabled() && state != State.RUNNING) {
             throw new InvalidStateStoreException("Cannot get state store " + storeName

@@ -11,22 +11,18 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.types.Password;
 import org.apache.kafka.common.metrics.MetricConfig;
 import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.metrics.Sensor;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.processor.StateRestoreListener;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.TaskId;
-import org.apache.kafka.streams.processor.internals.GlobalStreamThread;
 import org.apache.kafka.streams.processor.internals.StateDirectory;
 import org.apache.kafka.streams.processor.internals.TopologyMetadata;
 import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
@@ -36,9 +32,12 @@ import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
  * restores; its threads run the tasks with Kafka Streams' own task machinery ({@link StreamTaskRunner}).
  * {@code KafkaStreams} drives it.
  *
- * <p>Global stores ({@code GlobalKTable}, {@code addGlobalStore}) are kept up to date by Kafka Streams'
- * own {@link GlobalStreamThread}, with a Java consumer, for now: the engine's global thread keeps stores
- * of its own, which the JVM's typed store layers cannot read. Tasks read them as in Kafka Streams.
+ * <p>Global stores ({@code GlobalKTable}, {@code addGlobalStore}) are kept by Kafka Streams' own global
+ * machinery ({@link GlobalStateRunner}) and driven by the engine's global thread, which reads the global
+ * topics with the engine's consumer (the {@code global.consumer.*} settings) and hands their records over in
+ * batches; no Java consumer runs. As in Kafka Streams, {@link #start()} returns once the global stores are
+ * restored to their topics' end, and no task runs before; the stores commit with their offsets every commit
+ * interval, so a restart restores only what follows. Tasks read them as in Kafka Streams.
  *
  * <p>The topology must have been built and rewritten with the config
  * ({@link TopologyMetadata#buildAndRewriteTopology()}), as {@code KafkaStreams} does when it is created.
@@ -57,11 +56,6 @@ public final class EngineRuntime implements AutoCloseable {
     private final StateDirectory ownStateDirectory;
     private final TopicPartitionLookup partitionLookup;
     private final TaskEnvironment environment;
-    private final Time time;
-    private final RuntimeListener listener;
-    private final StreamsMetricsImpl streamsMetrics;
-    private final StateDirectory stateDirectory;
-    private GlobalStreamThread globalThread;
     private StateRestoreListener restoreListener;
     private volatile long handle;
     private volatile boolean closed;
@@ -90,18 +84,15 @@ public final class EngineRuntime implements AutoCloseable {
         this.ownMetrics = metrics == null ? newMetrics(config, time) : null;
         this.ownStateDirectory = stateDirectory == null ? lockedStateDirectory(topologyMetadata, config, time) : null;
         this.partitionLookup = new TopicPartitionLookup(config);
-        this.time = time;
-        this.listener = listener;
-        this.streamsMetrics = metrics == null
+        final StreamsMetricsImpl streamsMetrics = metrics == null
             ? new StreamsMetricsImpl(ownMetrics, config.getString(StreamsConfig.CLIENT_ID_CONFIG), time)
             : metrics;
-        this.stateDirectory = stateDirectory == null ? ownStateDirectory : stateDirectory;
-        this.environment = new TaskEnvironment(
-            topologyMetadata, config, time, streamsMetrics, this.stateDirectory, listener, partitionLookup, processId);
+        this.environment = new TaskEnvironment(topologyMetadata, config, time, streamsMetrics,
+            stateDirectory == null ? ownStateDirectory : stateDirectory, listener, partitionLookup, processId);
     }
 
     /**
-     * Starts the engine's threads.
+     * Starts the engine's threads; returns once the global stores, if any, are restored.
      *
      * @throws UnsupportedOperationException for a topology Sluice's runtime cannot run yet (see {@link EngineTopology#describe})
      * @throws org.apache.kafka.common.config.ConfigException for a bad config value
@@ -113,12 +104,6 @@ public final class EngineRuntime implements AutoCloseable {
         }
         final byte[] topology = EngineTopology.json(topologyMetadata, config);
         NativeLibrary.load();
-        if (topologyMetadata.hasGlobalTopology()) {
-            // As in Kafka Streams, no task runs before the global stores are complete: start() returns
-            // once they are.
-            globalThread = newGlobalThread();
-            globalThread.start();
-        }
         final RestoreProgress restoreProgress = restoreListener == null ? null : new RestoreProgress(restoreListener);
         handle = NativeEngine.start(
             topology, RuntimeFraming.properties(engineProperties(config)), environment, restoreProgress);
@@ -150,8 +135,6 @@ public final class EngineRuntime implements AutoCloseable {
         } finally {
             // The threads are gone; a replacing engine registers its threads' metrics anew.
             environment.close();
-            // After the tasks, which read the global stores.
-            stopGlobalThread();
             partitionLookup.close();
             if (ownStateDirectory != null) {
                 ownStateDirectory.close();
@@ -247,9 +230,14 @@ public final class EngineRuntime implements AutoCloseable {
         return running;
     }
 
-    /** The bytes the running local tasks' stores hold uncommitted, summed; read from any thread. */
+    /** The bytes the running local tasks' stores and the global stores hold uncommitted, summed; read from any thread. */
     public long uncommittedBytes() {
         return environment.uncommittedBytes();
+    }
+
+    /** The name the engine's global thread runs under, which its failures are reported with. */
+    public String globalThreadName() {
+        return config.getString(StreamsConfig.APPLICATION_ID_CONFIG) + "-GlobalStreamThread";
     }
 
     /** The store called storeName of each running local task (KS's outermost, metered store), keyed by partition. */
@@ -364,54 +352,6 @@ public final class EngineRuntime implements AutoCloseable {
         }
         return null;
     }
-
-    private GlobalStreamThread newGlobalThread() {
-        final String threadName = config.getString(StreamsConfig.APPLICATION_ID_CONFIG) + "-GlobalStreamThread";
-        final Consumer<byte[], byte[]> consumer = new KafkaConsumer<>(
-            config.getGlobalConsumerConfigs(threadName), new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        // Kafka Streams gives the global thread an equal share of the cache and of the uncommitted-bytes
-        // budget beside the stream threads.
-        final int shares = config.getInt(StreamsConfig.NUM_STREAM_THREADS_CONFIG) + 1;
-        final long maxUncommittedBytes = config.getLong(StreamsConfig.STATESTORE_UNCOMMITTED_MAX_BYTES_CONFIG);
-        return new GlobalStreamThread(
-            topologyMetadata.globalTaskTopology(),
-            config,
-            consumer,
-            stateDirectory,
-            config.getLong(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG) / shares,
-            maxUncommittedBytes <= 0 ? maxUncommittedBytes : maxUncommittedBytes / shares,
-            streamsMetrics,
-            time,
-            threadName,
-            restoreListener == null ? NO_RESTORE_LISTENER : restoreListener,
-            error -> listener.onThreadFailure(threadName, error));
-    }
-
-    private void stopGlobalThread() {
-        if (globalThread == null) {
-            return;
-        }
-        globalThread.shutdown();
-        try {
-            globalThread.join();
-        } catch (final InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private static final StateRestoreListener NO_RESTORE_LISTENER = new StateRestoreListener() {
-        @Override
-        public void onRestoreStart(final TopicPartition partition, final String store, final long start, final long end) {
-        }
-
-        @Override
-        public void onBatchRestored(final TopicPartition partition, final String store, final long batchEnd, final long restored) {
-        }
-
-        @Override
-        public void onRestoreEnd(final TopicPartition partition, final String store, final long restored) {
-        }
-    };
 
     /** The application's state directory, locked against other instances as Kafka Streams locks it. */
     private static StateDirectory lockedStateDirectory(final TopologyMetadata topologyMetadata,

@@ -24,9 +24,9 @@ import org.apache.kafka.streams.processor.internals.TopologyMetadata;
  * The topology as Sluice's engine reads it (rust-core/src/engine/topology.rs), taken from Kafka Streams'
  * own {@link InternalTopologyBuilder} after it was rewritten with the application's config: per
  * sub-topology its user and repartition topics, its stores with their changelog topic configs, and the
- * co-partitioned topic groups. Repartition topics are named without the application id prefix and the
- * {@code -repartition} suffix, which the engine adds. The task processors keep the stores
- * ({@code processor_keeps_stores}).
+ * co-partitioned topic groups, and the global stores with their topics. Repartition topics are named without
+ * the application id prefix and the {@code -repartition} suffix, which the engine adds. The task processors,
+ * and the global runner, keep the stores ({@code processor_keeps_stores}).
  */
 final class EngineTopology {
 
@@ -42,8 +42,6 @@ final class EngineTopology {
     /**
      * The engine's description of {@code topologyMetadata}, which must have been built and rewritten
      * ({@link TopologyMetadata#buildAndRewriteTopology()}) with {@code config}.
-     *
-     * Global stores are not part of it: the JVM keeps them ({@link EngineRuntime}).
      *
      * @throws UnsupportedOperationException for what Sluice's runtime does not run yet ({@link #checkRunnable})
      */
@@ -134,7 +132,25 @@ final class EngineTopology {
             copartitionGroups.add(names);
         }
         description.put("copartition_groups", copartitionGroups);
+        description.put("global_stores", globalStores(topologyMetadata));
         description.put("processor_keeps_stores", true);
+    }
+
+    /** Each global store with the topic it is loaded from; the JVM's global runner keeps them. */
+    private static List<Map<String, Object>> globalStores(final TopologyMetadata topologyMetadata) {
+        final List<Map<String, Object>> stores = new ArrayList<>();
+        if (!topologyMetadata.hasGlobalTopology()) {
+            return stores;
+        }
+        final ProcessorTopology global = topologyMetadata.globalTaskTopology();
+        for (final StateStore store : global.globalStateStores()) {
+            final Map<String, Object> description = new LinkedHashMap<>();
+            description.put("name", store.name());
+            description.put("topic", global.storeToChangelogTopic().get(store.name()));
+            description.put("persistent", store.persistent());
+            stores.add(description);
+        }
+        return stores;
     }
 
     private List<Map<String, Object>> stores(final InternalTopologyBuilder builder,

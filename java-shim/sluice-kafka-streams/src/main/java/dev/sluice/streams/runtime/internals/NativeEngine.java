@@ -15,7 +15,8 @@ final class NativeEngine {
      *
      * @param topologyJson the topology (see {@link EngineTopology}), UTF-8 JSON
      * @param config the application config as framed properties ({@link RuntimeFraming#properties})
-     * @param factory called on engine threads to create each task they are assigned
+     * @param factory called on engine threads to create each task they are assigned, and on the global
+     *     thread to create the runner of the global stores
      * @param restoreProgress hears about restoration on engine threads; null for nobody
      * @throws org.apache.kafka.common.config.ConfigException for a bad config value
      * @throws org.apache.kafka.streams.errors.StreamsException for anything else

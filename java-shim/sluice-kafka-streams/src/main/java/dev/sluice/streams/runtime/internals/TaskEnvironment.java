@@ -47,11 +47,13 @@ final class TaskEnvironment implements TaskFactory {
     private final RuntimeListener listener;
     private final Function<String, List<PartitionInfo>> partitionLookup;
     private final long cacheBytesPerThread;
+    private final long globalCacheBytes;
     private final Map<Thread, ThreadCache> threadCaches = new ConcurrentHashMap<>();
     private final Map<Thread, EngineThreadMetrics> threadMetrics = new ConcurrentHashMap<>();
     private final Map<TaskId, StreamTaskRunner> runningTasks = new ConcurrentHashMap<>();
     private final EngineThreadAssignments assignments;
     private final UUID processId;
+    private volatile GlobalStateRunner globalRunner;
 
     TaskEnvironment(final TopologyMetadata topologyMetadata,
                     final StreamsConfig config,
@@ -74,6 +76,9 @@ final class TaskEnvironment implements TaskFactory {
         this.processId = processId;
         this.cacheBytesPerThread = Math.max(0L, StreamsConfigUtils.totalCacheSize(config))
             / Math.max(1, config.getInt(StreamsConfig.NUM_STREAM_THREADS_CONFIG));
+        // Kafka Streams gives its global thread an equal share of the cache beside the stream threads.
+        this.globalCacheBytes = Math.max(0L, StreamsConfigUtils.totalCacheSize(config))
+            / (config.getInt(StreamsConfig.NUM_STREAM_THREADS_CONFIG) + 1);
         this.assignments = new EngineThreadAssignments(config.getInt(StreamsConfig.NUM_STREAM_THREADS_CONFIG));
     }
 
@@ -107,6 +112,18 @@ final class TaskEnvironment implements TaskFactory {
             final StreamTaskRunner task = new StreamTaskRunner(this, new TaskId(subtopology, partition), committed);
             threadMetrics().taskCreated();
             return task;
+        } catch (final RuntimeException | Error e) {
+            reportFailure(e);
+            throw e;
+        }
+    }
+
+    /** Creates the runner of the global stores on the engine's global thread; {@code logStarts} as {@link RuntimeFraming#readOffsets}. */
+    @Override
+    public GlobalStateRunner createGlobal(final byte[] logStarts) {
+        try {
+            globalRunner = new GlobalStateRunner(this, RuntimeFraming.readOffsets(logStarts));
+            return globalRunner;
         } catch (final RuntimeException | Error e) {
             reportFailure(e);
             throw e;
@@ -194,6 +211,11 @@ final class TaskEnvironment implements TaskFactory {
         return partitionLookup;
     }
 
+    /** The global thread's share of the record cache. */
+    long globalCacheBytes() {
+        return globalCacheBytes;
+    }
+
     /** The record cache of the calling engine thread, shared by its tasks as a stream thread's is. */
     ThreadCache threadCache() {
         return threadCaches.computeIfAbsent(Thread.currentThread(), thread ->
@@ -265,9 +287,10 @@ final class TaskEnvironment implements TaskFactory {
         return stores;
     }
 
-    /** The bytes the running tasks' stores hold uncommitted, summed; read from any thread. */
+    /** The bytes the running tasks' stores and the global stores hold uncommitted, summed; read from any thread. */
     long uncommittedBytes() {
-        long total = 0;
+        final GlobalStateRunner global = globalRunner;
+        long total = global == null ? 0 : global.currentUncommittedBytes();
         for (final StreamTaskRunner task : runningTasks.values()) {
             total += task.currentUncommittedBytes();
         }

@@ -1,8 +1,9 @@
 package dev.sluice.streams.runtime.internals;
 
 /**
- * Creates the runner of each task the engine assigns to one of its threads, and hears how each thread's
- * assignment changes; every method is called on the engine thread concerned.
+ * Creates the runner of each task the engine assigns to one of its threads, and the runner of the global
+ * stores, and hears how each thread's assignment changes; every method is called on the engine thread
+ * concerned.
  */
 public interface TaskFactory {
 
@@ -13,6 +14,14 @@ public interface TaskFactory {
      *     partitions with the group's committed offset and metadata
      */
     TaskRunner create(int subtopology, int partition, byte[] inputs);
+
+    /**
+     * The engine's global thread starts: the runner that keeps the global stores.
+     *
+     * @param logStarts framed offsets ({@link RuntimeFraming#readOffsets}): every partition of the global
+     *     topics with the first offset in its log
+     */
+    GlobalRunner createGlobal(byte[] logStarts);
 
     /**
      * The calling engine thread's assignment is changing: a rebalance began (Kafka Streams' stream thread

@@ -49,6 +49,17 @@ class EnginePropertiesTest {
     }
 
     @Test
+    void globalConsumerSettingsReachTheEngineUnderTheirPrefix() {
+        final Properties user = new Properties();
+        user.put(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, "10");
+        user.put(StreamsConfig.globalConsumerPrefix(ConsumerConfig.FETCH_MIN_BYTES_CONFIG), "20");
+        final Map<String, String> properties = engineProperties(user);
+        // The engine's global consumer reads consumer.* and then, winning, global.consumer.*.
+        assertEquals("20", properties.get("global.consumer.fetch.min.bytes"));
+        assertEquals("10", properties.get("consumer.fetch.min.bytes"));
+    }
+
+    @Test
     void clientIdStaysTheApplicationsNotOneClients() {
         final Properties user = new Properties();
         user.put(StreamsConfig.CLIENT_ID_CONFIG, "my-client");

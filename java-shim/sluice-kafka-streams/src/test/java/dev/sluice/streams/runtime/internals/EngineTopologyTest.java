@@ -137,7 +137,7 @@ class EngineTopologyTest {
     }
 
     @Test
-    void globalStoresAreLeftToTheJvm() {
+    void globalStoresAreDescribedWithTheirTopicsAndKeptByTheJvm() {
         final StreamsBuilder builder = new StreamsBuilder();
         final GlobalKTable<String, String> countries = builder.globalTable("countries", Consumed.with(Serdes.String(), Serdes.String()));
         builder.stream("input", Consumed.with(Serdes.String(), Serdes.String()))
@@ -147,8 +147,10 @@ class EngineTopologyTest {
         final Map<String, Object> subtopology = single(subtopologies(description));
         assertEquals(List.of("input"), subtopology.get("source_topics"));
         assertEquals(List.of(), subtopology.get("stores"), "the global store is not a task's store");
-        assertTrue(!description.containsKey("global_stores") || ((List<?>) description.get("global_stores")).isEmpty(),
-            "the engine keeps no global store: " + description);
+        final Map<String, Object> global = Map.of(
+            "name", "countries-STATE-STORE-0000000000", "topic", "countries", "persistent", true);
+        assertEquals(List.of(global), description.get("global_stores"));
+        assertEquals(true, description.get("processor_keeps_stores"), "the JVM keeps them, as the tasks' stores");
     }
 
     @Test
@@ -195,7 +197,7 @@ class EngineTopologyTest {
     void jsonIsWhatTheEngineParses() throws Exception {
         final TopologyMetadata metadata = metadata(StreamTaskRunnerTest.wordCount(), new Properties());
         final Map<?, ?> parsed = new ObjectMapper().readValue(EngineTopology.json(metadata, config(new Properties())), Map.class);
-        assertEquals(Set.of("subtopologies", "copartition_groups", "processor_keeps_stores"), parsed.keySet());
+        assertEquals(Set.of("subtopologies", "copartition_groups", "global_stores", "processor_keeps_stores"), parsed.keySet());
     }
 
     /** Every topic the described sub-topologies read or write, by the full name Kafka Streams gives it. */
