@@ -1,5 +1,7 @@
 package org.apache.kafka.streams;
 
+import static org.apache.kafka.streams.EngineTestSupport.describe;
+import static org.apache.kafka.streams.EngineTestSupport.waitFor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -13,11 +15,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -25,17 +24,16 @@ import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.LongSerializer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.EngineTestSupport.RestoreTally;
 import org.apache.kafka.streams.errors.LogAndContinueExceptionHandler;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Materialized;
-import org.apache.kafka.streams.processor.StateRestoreListener;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -64,7 +62,6 @@ class GlobalStoresOnEngineTest {
     @RegisterExtension
     static final LocalKafkaBroker BROKER = new LocalKafkaBroker();
 
-    private static final Duration WAIT = Duration.ofSeconds(120);
     private static final String LABELS = "labels-store";
     private static final String PRICES = "prices-store";
 
@@ -89,29 +86,6 @@ class GlobalStoresOnEngineTest {
         }
     }
 
-    /** Per store: the records restored, summed over its partitions, and how many partitions started restoring. */
-    private static final class RestoreTally implements StateRestoreListener {
-        final Map<String, Long> restored = new ConcurrentHashMap<>();
-        final Map<String, Integer> started = new ConcurrentHashMap<>();
-        final Map<String, Integer> ended = new ConcurrentHashMap<>();
-
-        @Override
-        public void onRestoreStart(final TopicPartition partition, final String store, final long start, final long end) {
-            started.merge(store, 1, Integer::sum);
-        }
-
-        @Override
-        public void onBatchRestored(final TopicPartition partition, final String store, final long batchEnd,
-                                    final long batchSize) {
-        }
-
-        @Override
-        public void onRestoreEnd(final TopicPartition partition, final String store, final long total) {
-            restored.merge(store, total, Long::sum);
-            ended.merge(store, 1, Integer::sum);
-        }
-    }
-
     /** Keeps each price upper-cased; "boom" fails it. */
     private static final class UpperCasePrices implements Processor<String, String, Void, Void> {
         private KeyValueStore<String, String> prices;
@@ -131,12 +105,7 @@ class GlobalStoresOnEngineTest {
     }
 
     private Properties props(final String applicationId) {
-        final Properties props = new Properties();
-        props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
-        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers());
-        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-        props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
-        return props;
+        return EngineTestSupport.props(BROKER, applicationId, stateDir);
     }
 
     /** A GlobalKTable over {@code labels}, a custom global store over {@code prices}, and a stream joining the table. */
@@ -265,14 +234,6 @@ class GlobalStoresOnEngineTest {
         return streams.store(StoreQueryParameters.fromNameAndType(PRICES, QueryableStoreTypes.<String, String>keyValueStore()));
     }
 
-    private static String describe(final Throwable error) {
-        final StringBuilder text = new StringBuilder();
-        for (Throwable t = error; t != null; t = t.getCause()) {
-            text.append(t).append(" / ");
-        }
-        return text.toString();
-    }
-
     private static void produce(final String topic, final Map<String, String> records) throws Exception {
         final Properties config = new Properties();
         config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers());
@@ -293,13 +254,4 @@ class GlobalStoresOnEngineTest {
         }
     }
 
-    private static void waitFor(final BooleanSupplier condition, final String what) throws InterruptedException {
-        final long deadline = System.nanoTime() + WAIT.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            TimeUnit.MILLISECONDS.sleep(50);
-        }
-    }
 }

@@ -1,5 +1,8 @@
 package org.apache.kafka.streams;
 
+import static org.apache.kafka.streams.EngineTestSupport.WAIT;
+import static org.apache.kafka.streams.EngineTestSupport.describe;
+import static org.apache.kafka.streams.EngineTestSupport.waitFor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -19,11 +22,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -41,13 +41,13 @@ import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Utils;
+import org.apache.kafka.streams.EngineTestSupport.RestoreTally;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
-import org.apache.kafka.streams.processor.StateRestoreListener;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -78,7 +78,6 @@ class KafkaStreamsOnEngineTest {
     @RegisterExtension
     static final LocalKafkaBroker BROKER = new LocalKafkaBroker();
 
-    private static final Duration WAIT = Duration.ofSeconds(120);
     private static final String COUNTS = "word-counts";
 
     @TempDir
@@ -92,13 +91,8 @@ class KafkaStreamsOnEngineTest {
     }
 
     private Properties props(final String applicationId) {
-        final Properties props = new Properties();
-        props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
-        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers());
-        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-        props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
+        final Properties props = EngineTestSupport.props(BROKER, applicationId, stateDir);
         props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "localhost:8080");
-        props.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
         return props;
     }
 
@@ -405,7 +399,7 @@ class KafkaStreamsOnEngineTest {
             handled.add(exception);
             return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
         });
-        final RestoreTotals restored = new RestoreTotals();
+        final RestoreTally restored = new RestoreTally();
         streams.setGlobalStateRestoreListener(restored);
         streams.start();
 
@@ -420,7 +414,7 @@ class KafkaStreamsOnEngineTest {
         assertEquals(List.of(), handled, "a corrupt store is not the thread's failure");
         assertEquals(KafkaStreams.State.RUNNING, streams.state());
         // The wiped store came back from its changelog: the counts committed before the corruption.
-        assertTrue(restored.byStore.getOrDefault("corrupt-counts", 0L) >= 2, restored.byStore.toString());
+        assertTrue(restored.restored.getOrDefault("corrupt-counts", 0L) >= 2, restored.restored.toString());
     }
 
     @Test
@@ -455,15 +449,15 @@ class KafkaStreamsOnEngineTest {
         final KafkaStreams second = new KafkaStreams(pricesTable(props), props);
         started.add(second);
         second.cleanUp();
-        final RestoreTotals restored = new RestoreTotals();
+        final RestoreTally restored = new RestoreTally();
         second.setGlobalStateRestoreListener(restored);
         second.start();
         waitFor(() -> expected.equals(pricesIn(second)), "the restored table to hold every latest price");
-        assertEquals(Set.of("prices-store"), restored.byStore.keySet());
-        assertEquals(Set.of("prices"), restored.byPartition.keySet().stream().map(TopicPartition::topic)
+        assertEquals(Set.of("prices-store"), restored.restored.keySet());
+        assertEquals(Set.of("prices"), restored.restoredByPartition.keySet().stream().map(TopicPartition::topic)
             .collect(Collectors.toSet()), "the source topic is the changelog");
         // Restore stops at the committed offsets; the five new prices are processed, not restored.
-        assertEquals(Long.valueOf(firstPrices.size()), restored.byStore.get("prices-store"), restored.byPartition.toString());
+        assertEquals(Long.valueOf(firstPrices.size()), restored.restored.get("prices-store"), restored.restoredByPartition.toString());
     }
 
     private static Topology pricesTable(final Properties props) {
@@ -590,27 +584,6 @@ class KafkaStreamsOnEngineTest {
         return prices;
     }
 
-    /** The records each finished restore restored, summed by store and by changelog partition. */
-    private static final class RestoreTotals implements StateRestoreListener {
-        final Map<String, Long> byStore = new ConcurrentHashMap<>();
-        final Map<TopicPartition, Long> byPartition = new ConcurrentHashMap<>();
-
-        @Override
-        public void onRestoreStart(final TopicPartition partition, final String store, final long start, final long end) {
-        }
-
-        @Override
-        public void onBatchRestored(final TopicPartition partition, final String store, final long batchEnd,
-                                    final long batchSize) {
-        }
-
-        @Override
-        public void onRestoreEnd(final TopicPartition partition, final String store, final long total) {
-            byStore.merge(store, total, Long::sum);
-            byPartition.merge(partition, total, Long::sum);
-        }
-    }
-
     private static double aliveStreamThreads(final KafkaStreams streams) {
         return streams.metrics().values().stream()
             .filter(metric -> metric.metricName().name().equals("alive-stream-threads"))
@@ -630,14 +603,6 @@ class KafkaStreamsOnEngineTest {
         final QueryResult<R> partitionResult = result.getPartitionResults().values().iterator().next();
         assertTrue(partitionResult.isSuccess(), () -> partitionResult.getFailureReason() + ": " + partitionResult.getFailureMessage());
         return partitionResult.getResult();
-    }
-
-    private static String describe(final Throwable error) {
-        final StringBuilder text = new StringBuilder();
-        for (Throwable t = error; t != null; t = t.getCause()) {
-            text.append(t).append(" / ");
-        }
-        return text.toString();
     }
 
     private static void produce(final String topic, final List<String> values) throws Exception {
@@ -678,13 +643,4 @@ class KafkaStreamsOnEngineTest {
         return latest;
     }
 
-    private static void waitFor(final BooleanSupplier condition, final String what) throws InterruptedException {
-        final long deadline = System.nanoTime() + WAIT.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            TimeUnit.MILLISECONDS.sleep(50);
-        }
-    }
 }

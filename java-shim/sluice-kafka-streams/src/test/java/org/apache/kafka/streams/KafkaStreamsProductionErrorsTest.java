@@ -1,5 +1,6 @@
 package org.apache.kafka.streams;
 
+import static org.apache.kafka.streams.EngineTestSupport.waitFor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -14,7 +15,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -48,7 +48,6 @@ class KafkaStreamsProductionErrorsTest {
     @RegisterExtension
     static final LocalKafkaBroker BROKER = new LocalKafkaBroker();
 
-    private static final Duration WAIT = Duration.ofSeconds(120);
     private static final String LARGE = "x".repeat(5_000);
 
     /** The contexts the resuming handler was called with. */
@@ -129,13 +128,7 @@ class KafkaStreamsProductionErrorsTest {
     }
 
     private Properties props(final String applicationId) {
-        final Properties props = new Properties();
-        props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
-        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers());
-        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-        props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
-        props.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
-        return props;
+        return EngineTestSupport.props(BROKER, applicationId, stateDir);
     }
 
     private void startForwarding(final String app, final Properties props) {
@@ -186,13 +179,4 @@ class KafkaStreamsProductionErrorsTest {
         }
     }
 
-    private static void waitFor(final BooleanSupplier condition, final String what) throws InterruptedException {
-        final long deadline = System.nanoTime() + WAIT.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            Thread.sleep(100);
-        }
-    }
 }

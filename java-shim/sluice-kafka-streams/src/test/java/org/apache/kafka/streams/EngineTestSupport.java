@@ -1,0 +1,77 @@
+package org.apache.kafka.streams;
+
+import dev.sluice.streams.testing.broker.LocalKafkaBroker;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.streams.processor.StateRestoreListener;
+
+/** What the tests of Kafka Streams clients on Sluice's engine share. */
+final class EngineTestSupport {
+
+    static final Duration WAIT = Duration.ofSeconds(120);
+
+    private EngineTestSupport() {
+    }
+
+    /** A client of {@code applicationId} on {@code broker}: state in {@code stateDir}, commits every 100 ms, inputs read from their start. */
+    static Properties props(final LocalKafkaBroker broker, final String applicationId, final Path stateDir) {
+        final Properties props = new Properties();
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
+        props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
+        props.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+        return props;
+    }
+
+    static void waitFor(final BooleanSupplier condition, final String what) throws InterruptedException {
+        final long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            TimeUnit.MILLISECONDS.sleep(50);
+        }
+    }
+
+    /** {@code error} and its causes, for assertion messages. */
+    static String describe(final Throwable error) {
+        final StringBuilder text = new StringBuilder();
+        for (Throwable t = error; t != null; t = t.getCause()) {
+            text.append(t).append(" / ");
+        }
+        return text.toString();
+    }
+
+    /** Per store: the records restored, summed over its partitions, and how many partitions started and ended restoring; per changelog partition: the records restored. */
+    static final class RestoreTally implements StateRestoreListener {
+        final Map<String, Long> restored = new ConcurrentHashMap<>();
+        final Map<TopicPartition, Long> restoredByPartition = new ConcurrentHashMap<>();
+        final Map<String, Integer> started = new ConcurrentHashMap<>();
+        final Map<String, Integer> ended = new ConcurrentHashMap<>();
+
+        @Override
+        public void onRestoreStart(final TopicPartition partition, final String store, final long start, final long end) {
+            started.merge(store, 1, Integer::sum);
+        }
+
+        @Override
+        public void onBatchRestored(final TopicPartition partition, final String store, final long batchEnd,
+                                    final long batchSize) {
+        }
+
+        @Override
+        public void onRestoreEnd(final TopicPartition partition, final String store, final long total) {
+            restored.merge(store, total, Long::sum);
+            restoredByPartition.merge(partition, total, Long::sum);
+            ended.merge(store, 1, Integer::sum);
+        }
+    }
+}
