@@ -2,7 +2,8 @@
 //! restore the global stores, and runs `num.stream.threads` threads (and the global thread)
 //! until closed.
 //! Stream threads can be added and removed while it runs, and one that failed can be taken
-//! out and replaced, as Kafka Streams does with its stream threads.
+//! out and replaced, as Kafka Streams does with its stream threads. Processing can be paused
+//! and resumed, as `KafkaStreams.pause` and `resume` do.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,13 +50,17 @@ const STOP_POLL_INTERVAL: Duration = Duration::from_millis(10);
 
 impl Engine {
     /// Prepares the internal topics of `topology`, restores its global stores and starts
-    /// the threads. Tasks are created by `factory` as partitions are assigned;
-    /// `restore_listener` hears about restoration.
+    /// the threads, with processing paused when `paused` (see [`set_paused`]). Tasks are
+    /// created by `factory` as partitions are assigned; `restore_listener` hears about
+    /// restoration.
+    ///
+    /// [`set_paused`]: Self::set_paused
     pub fn start(
         config: EngineConfig,
         topology: &TopologyDescription,
         factory: Arc<dyn ProcessorFactory>,
         restore_listener: Option<Arc<dyn RestoreListener>>,
+        paused: bool,
     ) -> Result<Engine> {
         let admin = Admin::new(&config.admin_config(), config.client_timeout)?;
         let resolved = internal_topics::prepare(
@@ -101,6 +106,7 @@ impl Engine {
             globals,
             uncommitted_bytes_share,
             admin,
+            paused: AtomicBool::new(paused),
         });
         let mut engine = Engine {
             shared,
@@ -181,6 +187,14 @@ impl Engine {
             Some(thread) => joined(thread.handle),
             None => Ok(()),
         }
+    }
+
+    /// Pauses (or resumes) processing, as `KafkaStreams.pause` does: the stream threads stop
+    /// processing, punctuating and restoring their tasks, current and future, within a turn
+    /// of their loop, and pause fetching their inputs; they stay in the group and commit what
+    /// was processed before. The global thread goes on.
+    pub fn set_paused(&self, paused: bool) {
+        self.shared.paused.store(paused, Ordering::Relaxed);
     }
 
     /// The names of the stream threads that run, by index.

@@ -20,6 +20,12 @@
 //! decides (Kafka Streams' production exception handler) whether the thread goes on
 //! without it; under exactly-once the transaction holding it cannot commit, so the thread
 //! stops once the task was asked.
+//!
+//! While the instance is paused (`KafkaStreams.pause`) the thread neither processes,
+//! punctuates nor restores: the inputs of its tasks are paused on the consumer, which goes
+//! on polling so that the thread stays in the group, and what was processed before the
+//! pause is still committed. Records fetched before the pause took effect are read again
+//! once processing resumes.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -67,6 +73,8 @@ pub(crate) struct ThreadShared {
     pub uncommitted_bytes_share: Option<u64>,
     /// The instance's admin client, as in Kafka Streams.
     pub admin: Admin,
+    /// Set while the instance is paused; each thread follows it at the start of a loop turn.
+    pub paused: AtomicBool,
 }
 
 type MainConsumer = GroupConsumer<ThreadListener>;
@@ -110,8 +118,10 @@ fn run_loop(
                     .subscribe(&names)
                     .map_err(|e| KafkaFailure::new("rejoining the group", e))?;
             }
-            manager.restore_step(consumer)?;
-            if manager.restorer.is_active() {
+            manager.follow_pause(shared.paused.load(Ordering::Relaxed))?;
+            manager.restore_step()?;
+            manager.update_paused_inputs(consumer)?;
+            if manager.is_restoring() {
                 Duration::ZERO
             } else {
                 manager.time_to_commit().min(MAX_POLL_WAIT)
@@ -222,8 +232,11 @@ struct TaskManager {
     tasks: BTreeMap<TaskId, Task>,
     /// Input partitions of each task.
     inputs: BTreeMap<TaskId, Vec<TopicPartition>>,
-    /// Tasks whose inputs are paused until they are restored.
+    /// Tasks whose inputs are paused on the consumer: until they are restored, and every
+    /// task while processing is paused.
     paused: BTreeSet<TaskId>,
+    /// Processing is paused (the instance is): no task processes, punctuates or restores.
+    processing_paused: bool,
     /// The group's committed offset of input partitions, where their tasks' consumption began.
     committed_starts: BTreeMap<TopicPartition, i64>,
     /// The offset of the last record handed to its task, per input partition.
@@ -272,6 +285,7 @@ impl TaskManager {
             tasks: BTreeMap::new(),
             inputs: BTreeMap::new(),
             paused: BTreeSet::new(),
+            processing_paused: false,
             committed_starts: BTreeMap::new(),
             handed_out: BTreeMap::new(),
             producer,
@@ -355,7 +369,7 @@ impl TaskManager {
         }
         self.restorer
             .begin(&mut task, &self.shared.resources, &self.committed_starts)?;
-        if !task.is_running() {
+        if !self.can_process(&task) {
             self.pause(consumer, id)?;
         }
         self.tasks.insert(id, task);
@@ -479,23 +493,58 @@ impl TaskManager {
         Ok(())
     }
 
-    /// Restores for a bounded time and resumes the inputs of tasks that finished.
-    fn restore_step(&mut self, consumer: &MainConsumer) -> Result<()> {
-        if self.restorer.is_active() {
+    fn resume(&mut self, consumer: &MainConsumer, id: TaskId) -> Result<()> {
+        let partitions = &self.inputs[&id];
+        consumer
+            .resume(&partition_list(partitions.iter().map(|p| (p, None))))
+            .map_err(|e| KafkaFailure::new(format!("resuming the inputs of task {id}"), e))?;
+        self.paused.remove(&id);
+        Ok(())
+    }
+
+    /// Pauses or resumes processing, restoration included, as the instance asks; the inputs
+    /// follow in [`update_paused_inputs`](Self::update_paused_inputs).
+    fn follow_pause(&mut self, paused: bool) -> Result<()> {
+        if paused != self.processing_paused {
+            self.processing_paused = paused;
+            self.restorer.set_paused(paused)?;
+        }
+        Ok(())
+    }
+
+    /// True when `task` may process and punctuate: it is restored and processing is not
+    /// paused.
+    fn can_process(&self, task: &Task) -> bool {
+        task.is_running() && !self.processing_paused
+    }
+
+    /// True while some store is being restored and processing is not paused.
+    fn is_restoring(&self) -> bool {
+        self.restorer.is_active() && !self.processing_paused
+    }
+
+    /// Restores for a bounded time, unless processing is paused.
+    fn restore_step(&mut self) -> Result<()> {
+        if self.is_restoring() {
             self.restorer.step(&mut self.tasks, RESTORE_STEP_WAIT)?;
         }
-        let ready: Vec<TaskId> = self
-            .paused
+        Ok(())
+    }
+
+    /// Pauses the inputs of the tasks that cannot process and resumes those of the tasks
+    /// that can again (restored, or processing resumed).
+    fn update_paused_inputs(&mut self, consumer: &MainConsumer) -> Result<()> {
+        let (to_resume, to_pause): (Vec<TaskId>, Vec<TaskId>) = self
+            .tasks
             .iter()
-            .filter(|id| self.tasks.get(id).is_some_and(Task::is_running))
-            .copied()
-            .collect();
-        for id in ready {
-            let partitions = &self.inputs[&id];
-            consumer
-                .resume(&partition_list(partitions.iter().map(|p| (p, None))))
-                .map_err(|e| KafkaFailure::new(format!("resuming the inputs of task {id}"), e))?;
-            self.paused.remove(&id);
+            .filter(|(id, task)| self.paused.contains(id) == self.can_process(task))
+            .map(|(id, _)| *id)
+            .partition(|id| self.paused.contains(id));
+        for id in to_resume {
+            self.resume(consumer, id)?;
+        }
+        for id in to_pause {
+            self.pause(consumer, id)?;
         }
         Ok(())
     }
@@ -508,14 +557,15 @@ impl TaskManager {
             }
         }
         for (id, batch) in batches {
-            let Some(task) = self.tasks.get_mut(&id) else {
+            let Some(task) = self.tasks.get(&id) else {
                 continue;
             };
-            if !task.is_running() {
-                // Fetched before the pause took effect: read these again once restored.
+            if !self.can_process(task) {
+                // Fetched before the pause took effect: read these again once it can process.
                 rewind_to_first(consumer, &batch)?;
                 continue;
             }
+            let task = self.tasks.get_mut(&id).expect("found above");
             for record in &batch {
                 self.handed_out.insert(record.topic_partition(), record.offset);
             }
@@ -546,6 +596,9 @@ impl TaskManager {
     /// Runs the wall-clock punctuation of the running tasks, telling them first how far behind
     /// their inputs' ends they are.
     fn punctuate(&mut self, consumer: &MainConsumer) -> Result<()> {
+        if self.processing_paused {
+            return Ok(());
+        }
         let running = self.running_tasks();
         for id in running {
             let lags = group::lags(consumer, &self.inputs[&id], &self.committed_starts);
