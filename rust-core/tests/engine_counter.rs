@@ -251,6 +251,44 @@ fn a_paused_engine_counts_nothing_and_resumes_where_it_stopped() {
 }
 
 #[test]
+fn a_paused_engine_restores_nothing_until_resumed() {
+    let app = App::new("paused-restore-counter");
+    let input = words(0, 400, 17);
+    produce_words(&input_producer(), &app.input, 0, &input);
+    run_until_counted(&app, "exactly_once_v2", 400);
+    // Without their local state the tasks restore every changelog in full.
+    std::fs::remove_dir_all(app.state.path().join(&app.application_id)).unwrap();
+
+    let restores = Arc::new(RestoreTally::default());
+    let config = EngineConfig::from_properties(&counter_properties(
+        &app.application_id,
+        "exactly_once_v2",
+        app.state.path(),
+    ))
+    .unwrap();
+    let topology = counter_topology(&app.input, &app.output);
+    let engine = Engine::start(
+        config,
+        &topology,
+        app.factory(),
+        Some(Arc::clone(&restores) as _),
+        true,
+    )
+    .expect("engine starts");
+    std::thread::sleep(SETTLE);
+    assert!(!engine.has_failed(), "engine thread stopped");
+    assert_eq!(restores.ended.load(Ordering::Relaxed), 0, "restored while paused");
+
+    engine.set_paused(false);
+    wait_until("every changelog partition restored", WAIT, || {
+        assert!(!engine.has_failed(), "engine thread stopped");
+        restores.ended.load(Ordering::Relaxed) == 4
+    });
+    assert_eq!(restores.restored.load(Ordering::Relaxed), 400, "one changelog record per count");
+    engine.close().expect("clean close");
+}
+
+#[test]
 fn committed_offsets_of_a_transactional_input_reach_its_end() {
     let app = App::new("transactional-input-counter");
     let input = words(0, 400, 13);
