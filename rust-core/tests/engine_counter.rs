@@ -260,12 +260,11 @@ fn a_paused_engine_restores_nothing_until_resumed() {
     std::fs::remove_dir_all(app.state.path().join(&app.application_id)).unwrap();
 
     let restores = Arc::new(RestoreTally::default());
-    let config = EngineConfig::from_properties(&counter_properties(
-        &app.application_id,
-        "exactly_once_v2",
-        app.state.path(),
-    ))
-    .unwrap();
+    let mut properties =
+        counter_properties(&app.application_id, "exactly_once_v2", app.state.path());
+    // One thread: no rebalance between threads can interrupt a restore and leave it untallied.
+    properties.insert("num.stream.threads".into(), "1".into());
+    let config = EngineConfig::from_properties(&properties).unwrap();
     let topology = counter_topology(&app.input, &app.output);
     let engine = Engine::start(
         config,
