@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use crate::engine::budget::UncommittedBytesBudget;
 use crate::engine::config::EngineConfig;
 use crate::engine::error::{Error, Result};
 use crate::engine::global::{self, GlobalThreadSetup};
@@ -72,13 +73,10 @@ impl Engine {
         let process_id =
             process_id::load_or_create(&config.application_dir()).map_err(Error::StateDirectory)?;
         let resources = RocksDbResources::new(&config.rocksdb);
-        // The budget is the instance's: each stream thread, and the global thread when
-        // there is one, keeps to an equal share.
-        let has_globals = !resolved.global_stores.is_empty();
-        let budget_holders = config.num_stream_threads + usize::from(has_globals);
-        let uncommitted_bytes_share = config
-            .uncommitted_max_bytes
-            .map(|max| max / budget_holders as u64);
+        let uncommitted_bytes = Arc::new(UncommittedBytesBudget::new(
+            config.uncommitted_max_bytes,
+            !resolved.global_stores.is_empty(),
+        ));
         let config = Arc::new(config);
         let global_stop = Arc::new(AtomicBool::new(false));
         let metrics = Arc::new(EngineMetrics::default());
@@ -91,7 +89,7 @@ impl Engine {
                 config: Arc::clone(&config),
                 resources: resources.clone(),
                 listener: restore_listener.clone(),
-                budget: uncommitted_bytes_share,
+                budget: Arc::clone(&uncommitted_bytes),
             },
             Arc::clone(&global_stop),
         )?;
@@ -104,7 +102,7 @@ impl Engine {
             metrics: Arc::clone(&metrics),
             process_id,
             globals,
-            uncommitted_bytes_share,
+            uncommitted_bytes,
             admin,
             paused: AtomicBool::new(paused),
         });
@@ -139,7 +137,14 @@ impl Engine {
             .spawn(move || stream_thread::run(shared, index, thread_stop))
             .map_err(Error::StateDirectory)?;
         self.threads.insert(index, StreamThread { handle, stop });
+        self.reshare_budget();
         Ok(name)
+    }
+
+    /// Shares the uncommitted-bytes budget between the stream threads that run now, as Kafka
+    /// Streams resizes its threads' shares when one is added or removed.
+    fn reshare_budget(&self) {
+        self.shared.uncommitted_bytes.share_between(self.threads.len());
     }
 
     /// Stops the oldest running stream thread (the lowest index), which commits and closes its
@@ -151,6 +156,7 @@ impl Engine {
         };
         let name = self.thread_name(index);
         let thread = self.threads.remove(&index).expect("listed above");
+        self.reshare_budget();
         thread.stop.store(true, Ordering::Relaxed);
         let deadline = Instant::now() + timeout;
         while !thread.handle.is_finished() {
@@ -184,7 +190,10 @@ impl Engine {
             .find(|(index, thread)| thread.handle.is_finished() && self.thread_name(**index) == name)
             .map(|(index, _)| *index);
         match index.and_then(|index| self.threads.remove(&index)) {
-            Some(thread) => joined(thread.handle),
+            Some(thread) => {
+                self.reshare_budget();
+                joined(thread.handle)
+            }
             None => Ok(()),
         }
     }

@@ -36,6 +36,7 @@ use std::time::{Duration, Instant};
 use rdkafka::consumer::{CommitMode, Consumer};
 use rdkafka::topic_partition_list::Offset;
 
+use crate::engine::budget::UncommittedBytesBudget;
 use crate::engine::config::EngineConfig;
 use crate::engine::error::{Error, Result};
 use crate::engine::global::GlobalStores;
@@ -69,8 +70,8 @@ pub(crate) struct ThreadShared {
     pub metrics: Arc<EngineMetrics>,
     pub process_id: String,
     pub globals: Arc<GlobalStores>,
-    /// This thread's part of `statestore.uncommitted.max.bytes`.
-    pub uncommitted_bytes_share: Option<u64>,
+    /// `statestore.uncommitted.max.bytes`, of which each thread keeps to its share.
+    pub uncommitted_bytes: Arc<UncommittedBytesBudget>,
     /// The instance's admin client, as in Kafka Streams.
     pub admin: Admin,
     /// Set while the instance is paused; each thread follows it at the start of a loop turn.
@@ -692,7 +693,7 @@ impl TaskManager {
 
     fn maybe_commit(&mut self, consumer: &MainConsumer) -> Result<()> {
         let due = self.time_to_commit().is_zero();
-        let over_budget = self.shared.uncommitted_bytes_share.is_some_and(|share| {
+        let over_budget = self.shared.uncommitted_bytes.share().is_some_and(|share| {
             self.tasks
                 .values()
                 .map(Task::uncommitted_bytes)

@@ -505,6 +505,7 @@ public class KafkaStreams implements AutoCloseable {
 
     /**
      * Starts one more engine thread, which joins the group and takes tasks in the rebalance that follows.
+     * The record cache and the uncommitted-bytes budget are split anew between the live threads.
      *
      * @return its name, or empty when the client is not running or rebalancing
      */
@@ -527,7 +528,8 @@ public class KafkaStreams implements AutoCloseable {
 
     /**
      * Stops the oldest engine thread, which commits and closes its tasks and leaves the group, waiting as
-     * long as that takes.
+     * long as that takes. The record cache and the uncommitted-bytes budget are split anew between the
+     * live threads.
      *
      * @return its name, or empty when no thread runs or the client is not running or rebalancing
      */

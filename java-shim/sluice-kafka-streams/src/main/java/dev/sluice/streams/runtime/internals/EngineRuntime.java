@@ -200,7 +200,10 @@ public final class EngineRuntime implements AutoCloseable {
         return environment.aliveThreads();
     }
 
-    /** Starts one more engine thread, numbered with the lowest free index; returns its name. */
+    /**
+     * Starts one more engine thread, numbered with the lowest free index; returns its name. Every engine
+     * thread's share of the record cache and of the uncommitted-bytes budget shrinks, as in Kafka Streams.
+     */
     public String addThread() {
         final String name = NativeEngine.addThread(runningHandle());
         environment.threadAdded();
@@ -209,7 +212,8 @@ public final class EngineRuntime implements AutoCloseable {
 
     /**
      * Stops the oldest engine thread, which commits and closes its tasks and leaves the group; its tasks
-     * move to the others. Not synchronized: the thread's last upcalls must not wait for this.
+     * move to the others, and the shares of the record cache and of the uncommitted-bytes budget grow. Not
+     * synchronized: the thread's last upcalls must not wait for this.
      *
      * @return the thread's name, empty when no thread runs
      * @throws org.apache.kafka.common.errors.TimeoutException when it has not stopped within {@code timeout}
