@@ -25,7 +25,8 @@
 //! punctuates nor restores: the inputs of its tasks are paused on the consumer, which goes
 //! on polling so that the thread stays in the group, and what was processed before the
 //! pause is still committed. Records fetched before the pause took effect are read again
-//! once processing resumes.
+//! once processing resumes. A task with changelogs assigned while paused is held, unopened,
+//! until processing resumes, as Kafka Streams holds it with its paused restoring tasks.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -119,7 +120,7 @@ fn run_loop(
                     .subscribe(&names)
                     .map_err(|e| KafkaFailure::new("rejoining the group", e))?;
             }
-            manager.follow_pause(shared.paused.load(Ordering::Relaxed))?;
+            manager.follow_pause(consumer, shared.paused.load(Ordering::Relaxed))?;
             manager.restore_step()?;
             manager.update_paused_inputs(consumer)?;
             if manager.is_restoring() {
@@ -238,6 +239,9 @@ struct TaskManager {
     paused: BTreeSet<TaskId>,
     /// Processing is paused (the instance is): no task processes, punctuates or restores.
     processing_paused: bool,
+    /// Tasks with changelogs assigned while processing was paused, their inputs paused: they
+    /// are opened, and restore, once it resumes.
+    held: BTreeSet<TaskId>,
     /// The group's committed offset of input partitions, where their tasks' consumption began.
     committed_starts: BTreeMap<TopicPartition, i64>,
     /// The offset of the last record handed to its task, per input partition.
@@ -287,6 +291,7 @@ impl TaskManager {
             inputs: BTreeMap::new(),
             paused: BTreeSet::new(),
             processing_paused: false,
+            held: BTreeSet::new(),
             committed_starts: BTreeMap::new(),
             handed_out: BTreeMap::new(),
             producer,
@@ -321,9 +326,14 @@ impl TaskManager {
             .copied()
             .collect();
         for id in new {
-            self.open_task(consumer, id, false)?;
+            if self.processing_paused && self.has_changelogs(id) {
+                self.pause(consumer, id)?;
+                self.held.insert(id);
+            } else {
+                self.open_task(consumer, id, false)?;
+            }
         }
-        let owned: Vec<TaskId> = self.tasks.keys().copied().collect();
+        let owned: Vec<TaskId> = self.tasks.keys().chain(&self.held).copied().collect();
         let member_id = group::member_id(consumer).unwrap_or_default();
         self.shared
             .factory
@@ -479,6 +489,7 @@ impl TaskManager {
                 }
             }
             self.paused.remove(&id);
+            self.held.remove(&id);
         }
         // A rebalance is under way: it is the rejoin a fenced commit asked for.
         self.rejoin = false;
@@ -503,14 +514,29 @@ impl TaskManager {
         Ok(())
     }
 
-    /// Pauses or resumes processing, restoration included, as the instance asks; the inputs
-    /// follow in [`update_paused_inputs`](Self::update_paused_inputs).
-    fn follow_pause(&mut self, paused: bool) -> Result<()> {
-        if paused != self.processing_paused {
-            self.processing_paused = paused;
-            self.restorer.set_paused(paused)?;
+    /// Pauses or resumes processing, restoration included, as the instance asks, and opens
+    /// the tasks held meanwhile once it resumes; the inputs follow in
+    /// [`update_paused_inputs`](Self::update_paused_inputs).
+    fn follow_pause(&mut self, consumer: &MainConsumer, paused: bool) -> Result<()> {
+        if paused == self.processing_paused {
+            return Ok(());
+        }
+        self.processing_paused = paused;
+        self.restorer.set_paused(paused)?;
+        if !paused {
+            for id in std::mem::take(&mut self.held) {
+                self.open_task(consumer, id, false)?;
+            }
         }
         Ok(())
+    }
+
+    /// True when task `id` has stores with changelogs, which it restores when it opens.
+    fn has_changelogs(&self, id: TaskId) -> bool {
+        self.shared
+            .topology
+            .subtopology(id.subtopology)
+            .is_some_and(|s| s.stores.iter().any(|store| store.changelog_topic.is_some()))
     }
 
     /// True when `task` may process and punctuate: it is restored and processing is not
@@ -559,6 +585,10 @@ impl TaskManager {
         }
         for (id, batch) in batches {
             let Some(task) = self.tasks.get(&id) else {
+                if self.held.contains(&id) {
+                    // Fetched before its inputs were paused: read these again once it opens.
+                    rewind_to_first(consumer, &batch)?;
+                }
                 continue;
             };
             if !self.can_process(task) {
@@ -828,6 +858,7 @@ impl TaskManager {
                 }
                 self.inputs.clear();
                 self.paused.clear();
+                self.held.clear();
                 self.producer = new_producer(&self.shared, self.index)?;
                 self.forget_sent();
                 self.rejoin = true;
@@ -871,6 +902,7 @@ impl TaskManager {
         }
         self.inputs.clear();
         self.paused.clear();
+        self.held.clear();
         if !committed {
             // Nothing of the open transaction may become visible.
             let _ = self.producer.abort();

@@ -1029,7 +1029,8 @@ public class KafkaStreams implements AutoCloseable {
      * Pauses processing, as Kafka Streams does: within a turn of their loop the engine threads stop
      * processing, punctuating and restoring their tasks, those assigned later included, and stop fetching
      * their inputs; they go on polling, so they stay in the group without a rebalance, and on committing
-     * what they processed before. The client's state does not change, and the global thread goes on.
+     * what they processed before. A running client stays RUNNING, and the global thread goes on; a task with
+     * changelogs assigned while paused waits unopened until resumed, so the client is REBALANCING meanwhile.
      * Called before {@link #start()}, the client starts paused. Nothing is shared with other instances.
      */
     public void pause() {

@@ -458,6 +458,28 @@ class KafkaStreamsOnEngineTest {
         }
     }
 
+    @Test
+    void aStatefulClientPausedBeforeStartRebalancesUntilResumed() throws Exception {
+        BROKER.createTopic("prepaused-wc-input", 2);
+        BROKER.createTopic("prepaused-wc-output", 2);
+        final List<String> lines = List.of("one fish two fish", "red fish blue fish");
+        produce("prepaused-wc-input", lines);
+        final KafkaStreams streams =
+            new KafkaStreams(wordCount("prepaused-wc-input", "prepaused-wc-output"), props("prepaused-wc-app"));
+        started.add(streams);
+        streams.pause();
+        streams.start();
+        // As in Kafka Streams, the counting tasks, which have a changelog, wait unrestored while paused.
+        TimeUnit.MILLISECONDS.sleep(SETTLE.toMillis());
+        assertEquals(KafkaStreams.State.REBALANCING, streams.state());
+
+        streams.resume();
+        waitFor(() -> streams.state() == KafkaStreams.State.RUNNING, "the client to be RUNNING");
+        final Map<String, Long> expected = new HashMap<>();
+        lines.forEach(line -> Arrays.stream(line.split(" ")).forEach(word -> expected.merge(word, 1L, Long::sum)));
+        assertEquals(expected, consumeLatestCounts("prepaused-wc-output", expected));
+    }
+
     /** The first time the word "corrupt" comes, the store reports its directory corrupt. */
     private static final AtomicBoolean STORE_CORRUPTED = new AtomicBoolean();
 
