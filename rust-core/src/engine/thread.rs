@@ -21,11 +21,11 @@
 //! without it; under exactly-once the transaction holding it cannot commit, so the thread
 //! stops once the task was asked.
 //!
-//! While the instance is paused (`KafkaStreams.pause`) the thread neither processes,
-//! punctuates nor restores: the inputs of its tasks are paused on the consumer, which goes
-//! on polling so that the thread stays in the group, and what was processed before the
-//! pause is still committed. Records fetched before the pause took effect are read again
-//! once processing resumes. A task with changelogs assigned while paused is held, unopened,
+//! While the instance is paused (`KafkaStreams.pause`, looked at before each poll and before
+//! processing what it returned) the thread neither processes, punctuates nor restores: the
+//! inputs of its tasks are paused on the consumer, which goes on polling so that the thread
+//! stays in the group, and what was processed before the pause is still committed. Records
+//! fetched before the pause took effect are read again once processing resumes. A task with changelogs assigned while paused is held, unopened,
 //! until processing resumes, as Kafka Streams holds it with its paused restoring tasks.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -75,7 +75,8 @@ pub(crate) struct ThreadShared {
     pub uncommitted_bytes: Arc<UncommittedBytesBudget>,
     /// The instance's admin client, as in Kafka Streams.
     pub admin: Admin,
-    /// Set while the instance is paused; each thread follows it at the start of a loop turn.
+    /// Set while the instance is paused; each thread follows it before it polls and before it
+    /// processes what it polled.
     pub paused: AtomicBool,
 }
 
@@ -151,6 +152,9 @@ fn run_loop(
         };
         let mut manager = lock(consumer);
         manager.take_failure()?;
+        // A pause that came while polling holds back what the poll returned, as nothing may
+        // be processed once `pause` returned.
+        manager.follow_pause(consumer, shared.paused.load(Ordering::Relaxed))?;
         let process_start = Instant::now();
         if !records.is_empty() {
             manager.process(consumer, records)?;
