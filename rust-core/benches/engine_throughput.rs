@@ -320,6 +320,7 @@ fn run_engine(
         topology,
         factory,
         None,
+        false,
     )
     .expect("engine starts");
     let deadline = Instant::now() + Duration::from_secs(3600);

@@ -37,6 +37,7 @@ fn start(
         &direct_counter_topology(input, output),
         factory,
         Some(restores),
+        false,
     )
     .expect("engine starts")
 }

@@ -1,7 +1,8 @@
 //! The engine against a real broker with the keyed counter application: correct outputs
 //! under both guarantees, restart without reprocessing, threads added and removed while it
-//! runs, committed offsets past a transactional input's markers, the uncommitted-bytes
-//! budget, an aborted transaction's invisibility, and co-partitioning checks.
+//! runs, processing paused and resumed, committed offsets past a transactional input's
+//! markers, the uncommitted-bytes budget, an aborted transaction's invisibility, and
+//! co-partitioning checks.
 //!
 //! Run through `compat-tests/local-broker/with-broker`, which sets SLUICE_BOOTSTRAP_SERVERS.
 
@@ -73,7 +74,7 @@ impl App {
             properties.insert(k.to_string(), v.to_string());
         }
         let config = EngineConfig::from_properties(&properties)?;
-        Engine::start(config, topology, factory, restores.map(|r| r as _))
+        Engine::start(config, topology, factory, restores.map(|r| r as _), false)
     }
 
     fn factory(&self) -> Arc<CounterFactory> {
@@ -190,6 +191,101 @@ fn threads_added_and_removed_while_running_keep_the_counts_exact() {
     let all: Vec<String> = first.into_iter().chain(second).chain(third).collect();
     let output = read_all(&app.output, "read_committed");
     assert_eq!(verify_counts(&output, &all), 3_000);
+}
+
+/// Long enough for every thread to have seen a pause or resume (one loop turn) and for many
+/// commit intervals to pass.
+const SETTLE: Duration = Duration::from_secs(3);
+
+#[test]
+fn a_paused_engine_counts_nothing_and_resumes_where_it_stopped() {
+    let app = App::new("paused-counter");
+    let producer = input_producer();
+    let first = words(0, 500, 19);
+    produce_words(&producer, &app.input, 0, &first);
+    let factory = app.factory();
+    let config = EngineConfig::from_properties(&counter_properties(
+        &app.application_id,
+        "exactly_once_v2",
+        app.state.path(),
+    ))
+    .unwrap();
+    // Paused from the start, as `KafkaStreams.pause()` before `start()` leaves it.
+    let topology = counter_topology(&app.input, &app.output);
+    let engine = Engine::start(config, &topology, Arc::clone(&factory) as _, None, true)
+        .expect("engine starts");
+    std::thread::sleep(SETTLE);
+    assert!(!engine.has_failed(), "engine thread stopped");
+    assert_eq!(engine.metrics().records_processed, 0, "processed while paused");
+
+    engine.set_paused(false);
+    wait_until("the first input counted", WAIT, || {
+        assert!(!engine.has_failed(), "engine thread stopped");
+        factory.counted.load(Ordering::Relaxed) >= 500
+    });
+    // Every record of the first input went through both sub-topologies.
+    let processed = engine.metrics().records_processed;
+    engine.set_paused(true);
+    // Nothing written once the pause returned is processed.
+    let second = words(500, 500, 19);
+    produce_words(&producer, &app.input, 500, &second);
+    // What was processed before the pause is committed while paused.
+    wait_until("the first input's counts committed", WAIT, || {
+        read_all(&app.output, "read_committed").len() >= 500
+    });
+    std::thread::sleep(SETTLE);
+    assert!(!engine.has_failed(), "engine thread stopped");
+    let metrics = engine.metrics();
+    assert_eq!(metrics.records_processed, processed, "processed while paused");
+    assert_eq!(metrics.rejoins, 0, "a thread left the group while paused");
+
+    engine.set_paused(false);
+    wait_until("the second input counted", WAIT, || {
+        assert!(!engine.has_failed(), "engine thread stopped");
+        factory.counted.load(Ordering::Relaxed) >= 1_000
+    });
+    engine.close().expect("clean close");
+    assert_eq!(factory.counted.load(Ordering::Relaxed), 1_000, "each record counted once");
+    let all: Vec<String> = first.into_iter().chain(second).collect();
+    let output = read_all(&app.output, "read_committed");
+    assert_eq!(verify_counts(&output, &all), 1_000);
+}
+
+#[test]
+fn a_paused_engine_restores_nothing_until_resumed() {
+    let app = App::new("paused-restore-counter");
+    let input = words(0, 400, 17);
+    produce_words(&input_producer(), &app.input, 0, &input);
+    run_until_counted(&app, "exactly_once_v2", 400);
+    // Without their local state the tasks restore every changelog in full.
+    std::fs::remove_dir_all(app.state.path().join(&app.application_id)).unwrap();
+
+    let restores = Arc::new(RestoreTally::default());
+    let mut properties =
+        counter_properties(&app.application_id, "exactly_once_v2", app.state.path());
+    // One thread: no rebalance between threads can interrupt a restore and leave it untallied.
+    properties.insert("num.stream.threads".into(), "1".into());
+    let config = EngineConfig::from_properties(&properties).unwrap();
+    let topology = counter_topology(&app.input, &app.output);
+    let engine = Engine::start(
+        config,
+        &topology,
+        app.factory(),
+        Some(Arc::clone(&restores) as _),
+        true,
+    )
+    .expect("engine starts");
+    std::thread::sleep(SETTLE);
+    assert!(!engine.has_failed(), "engine thread stopped");
+    assert_eq!(restores.ended.load(Ordering::Relaxed), 0, "restored while paused");
+
+    engine.set_paused(false);
+    wait_until("every changelog partition restored", WAIT, || {
+        assert!(!engine.has_failed(), "engine thread stopped");
+        restores.ended.load(Ordering::Relaxed) == 4
+    });
+    assert_eq!(restores.restored.load(Ordering::Relaxed), 400, "one changelog record per count");
+    engine.close().expect("clean close");
 }
 
 #[test]
@@ -369,7 +465,7 @@ fn co_partitioning_mismatch_fails_at_start_naming_the_topics() {
         app.state.path(),
     ))
     .unwrap();
-    let error = Engine::start(config, &topology, app.factory(), None)
+    let error = Engine::start(config, &topology, app.factory(), None, false)
         .err()
         .expect("mismatched co-partitioning must fail");
     let message = error.to_string();

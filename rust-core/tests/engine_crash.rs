@@ -79,6 +79,7 @@ fn crash_child_application() {
         &counter_topology(&input, &output),
         factory,
         Some(reporter),
+        false,
     )
     .expect("engine starts");
     while !engine.has_failed() {

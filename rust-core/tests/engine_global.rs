@@ -272,6 +272,7 @@ impl App {
             &self.topology(false),
             Arc::new(factory),
             Some(Arc::clone(restores) as _),
+            false,
         )
         .expect("engine starts")
     }
@@ -282,6 +283,7 @@ impl App {
             &self.topology(true),
             Arc::new(factory),
             Some(Arc::clone(restores) as _),
+            false,
         )
         .expect("engine starts")
     }

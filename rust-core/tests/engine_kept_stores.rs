@@ -262,7 +262,7 @@ impl App {
             output: self.output.clone(),
             shared: Arc::clone(&self.shared),
         });
-        let engine = Engine::start(config, &self.topology(), factory, None).expect("engine");
+        let engine = Engine::start(config, &self.topology(), factory, None, false).expect("engine");
         wait_until("the output to be complete", WAIT, || {
             assert!(!engine.has_failed(), "engine thread stopped");
             read_all(&self.output, "read_committed").len() >= expected

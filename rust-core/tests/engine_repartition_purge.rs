@@ -53,6 +53,7 @@ fn committed_repartition_records_are_purged(guarantee: &str, isolation: &str) {
         &counter_topology(&input, &output),
         Arc::clone(&factory) as _,
         None,
+        false,
     )
     .expect("engine starts");
     wait_until("the counter to process its input", WAIT, || {

@@ -68,6 +68,7 @@ fn a_restore_the_closing_thread_leaves_unfinished_is_reported_suspended() {
         &direct_counter_topology(&input, &output),
         Arc::new(CounterFactory::new(&application_id, &output)),
         Some(Arc::clone(&listener) as Arc<dyn RestoreListener>),
+        false,
     )
     .expect("engine starts");
     wait_until("the first restored batch", WAIT, || {

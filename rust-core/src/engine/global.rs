@@ -22,6 +22,7 @@ use std::sync::{mpsc, Arc};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use crate::engine::budget::UncommittedBytesBudget;
 use crate::engine::config::EngineConfig;
 use crate::engine::error::{Error, Result};
 use crate::engine::internal_topics::ResolvedGlobalStore;
@@ -173,8 +174,8 @@ pub(crate) struct GlobalThreadSetup {
     pub config: Arc<EngineConfig>,
     pub resources: RocksDbResources,
     pub listener: Option<Arc<dyn RestoreListener>>,
-    /// The thread's share of `statestore.uncommitted.max.bytes`.
-    pub budget: Option<u64>,
+    /// `statestore.uncommitted.max.bytes`, of which the thread keeps to its share.
+    pub budget: Arc<UncommittedBytesBudget>,
 }
 
 /// Starts the global thread, which restores the global stores and then keeps them up to
@@ -203,7 +204,7 @@ pub(crate) fn start(
             if restored_tx.send(Ok(keeper.shared())).is_err() {
                 return Ok(());
             }
-            run(keeper, &next_offsets, &setup.config, setup.budget, &stop)
+            run(keeper, &next_offsets, &setup.config, &setup.budget, &stop)
         })
         .map_err(Error::StateDirectory)?;
     match restored_rx.recv() {
@@ -453,12 +454,12 @@ fn read_to_end<'a>(
 
 /// Runs the global thread after restore: hands every new record of the global topics to
 /// their keeper and commits every commit interval, or early when the uncommitted bytes
-/// exceed `budget`. On `stop`, commits and closes the stores.
+/// exceed the thread's share of `budget`. On `stop`, commits and closes the stores.
 fn run(
     mut keeper: Keeper,
     next_offsets: &[(TopicPartition, Option<i64>)],
     config: &EngineConfig,
-    budget: Option<u64>,
+    budget: &UncommittedBytesBudget,
     stop: &AtomicBool,
 ) -> Result<()> {
     let consumer = AssignedConsumer::new(&config.global_consumer_config(), next_offsets)?;
@@ -482,7 +483,7 @@ fn run(
                 }
             };
             keeper.apply(records, &mut applied)?;
-            let over_budget = budget.is_some_and(|max| keeper.uncommitted_bytes() > max);
+            let over_budget = budget.share().is_some_and(|max| keeper.uncommitted_bytes() > max);
             if over_budget || last_commit.elapsed() >= config.commit_interval {
                 last_commit = Instant::now();
                 keeper.commit(&mut applied)?;

@@ -12,6 +12,7 @@
 //! - `thread`: one group member — poll loop, commit barrier, rebalance handling.
 //! - `purge`: deleting the repartition records that tasks committed.
 //! - [`runtime`]: the [`Engine`] instance and its threads.
+//! - `budget`: the uncommitted-bytes budget's shares.
 //! - [`metrics`], [`error`], `process_id`.
 
 pub mod config;
@@ -25,6 +26,7 @@ pub mod runtime;
 pub mod task;
 pub mod topology;
 
+mod budget;
 mod process_id;
 mod purge;
 mod thread;

@@ -236,6 +236,11 @@ impl Restorer {
         Ok(())
     }
 
+    /// Stops (or resumes) reading the changelogs, the ones begun meanwhile included.
+    pub fn set_paused(&mut self, paused: bool) -> Result<()> {
+        Ok(self.reader.set_paused(paused)?)
+    }
+
     /// True while some store is being restored.
     pub fn is_active(&self) -> bool {
         !self.active.is_empty()

@@ -2,7 +2,8 @@
 //! restore the global stores, and runs `num.stream.threads` threads (and the global thread)
 //! until closed.
 //! Stream threads can be added and removed while it runs, and one that failed can be taken
-//! out and replaced, as Kafka Streams does with its stream threads.
+//! out and replaced, as Kafka Streams does with its stream threads. Processing can be paused
+//! and resumed, as `KafkaStreams.pause` and `resume` do.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,6 +11,7 @@ use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use crate::engine::budget::UncommittedBytesBudget;
 use crate::engine::config::EngineConfig;
 use crate::engine::error::{Error, Result};
 use crate::engine::global::{self, GlobalThreadSetup};
@@ -49,13 +51,17 @@ const STOP_POLL_INTERVAL: Duration = Duration::from_millis(10);
 
 impl Engine {
     /// Prepares the internal topics of `topology`, restores its global stores and starts
-    /// the threads. Tasks are created by `factory` as partitions are assigned;
-    /// `restore_listener` hears about restoration.
+    /// the threads, with processing paused when `paused` (see [`set_paused`]). Tasks are
+    /// created by `factory` as partitions are assigned; `restore_listener` hears about
+    /// restoration.
+    ///
+    /// [`set_paused`]: Self::set_paused
     pub fn start(
         config: EngineConfig,
         topology: &TopologyDescription,
         factory: Arc<dyn ProcessorFactory>,
         restore_listener: Option<Arc<dyn RestoreListener>>,
+        paused: bool,
     ) -> Result<Engine> {
         let admin = Admin::new(&config.admin_config(), config.client_timeout)?;
         let resolved = internal_topics::prepare(
@@ -67,13 +73,10 @@ impl Engine {
         let process_id =
             process_id::load_or_create(&config.application_dir()).map_err(Error::StateDirectory)?;
         let resources = RocksDbResources::new(&config.rocksdb);
-        // The budget is the instance's: each stream thread, and the global thread when
-        // there is one, keeps to an equal share.
-        let has_globals = !resolved.global_stores.is_empty();
-        let budget_holders = config.num_stream_threads + usize::from(has_globals);
-        let uncommitted_bytes_share = config
-            .uncommitted_max_bytes
-            .map(|max| max / budget_holders as u64);
+        let uncommitted_bytes = Arc::new(UncommittedBytesBudget::new(
+            config.uncommitted_max_bytes,
+            !resolved.global_stores.is_empty(),
+        ));
         let config = Arc::new(config);
         let global_stop = Arc::new(AtomicBool::new(false));
         let metrics = Arc::new(EngineMetrics::default());
@@ -86,7 +89,7 @@ impl Engine {
                 config: Arc::clone(&config),
                 resources: resources.clone(),
                 listener: restore_listener.clone(),
-                budget: uncommitted_bytes_share,
+                budget: Arc::clone(&uncommitted_bytes),
             },
             Arc::clone(&global_stop),
         )?;
@@ -99,8 +102,9 @@ impl Engine {
             metrics: Arc::clone(&metrics),
             process_id,
             globals,
-            uncommitted_bytes_share,
+            uncommitted_bytes,
             admin,
+            paused: AtomicBool::new(paused),
         });
         let mut engine = Engine {
             shared,
@@ -133,7 +137,14 @@ impl Engine {
             .spawn(move || stream_thread::run(shared, index, thread_stop))
             .map_err(Error::StateDirectory)?;
         self.threads.insert(index, StreamThread { handle, stop });
+        self.reshare_budget();
         Ok(name)
+    }
+
+    /// Shares the uncommitted-bytes budget between the stream threads that run now, as Kafka
+    /// Streams resizes its threads' shares when one is added or removed.
+    fn reshare_budget(&self) {
+        self.shared.uncommitted_bytes.share_between(self.threads.len());
     }
 
     /// Stops the oldest running stream thread (the lowest index), which commits and closes its
@@ -145,6 +156,7 @@ impl Engine {
         };
         let name = self.thread_name(index);
         let thread = self.threads.remove(&index).expect("listed above");
+        self.reshare_budget();
         thread.stop.store(true, Ordering::Relaxed);
         let deadline = Instant::now() + timeout;
         while !thread.handle.is_finished() {
@@ -178,9 +190,20 @@ impl Engine {
             .find(|(index, thread)| thread.handle.is_finished() && self.thread_name(**index) == name)
             .map(|(index, _)| *index);
         match index.and_then(|index| self.threads.remove(&index)) {
-            Some(thread) => joined(thread.handle),
+            Some(thread) => {
+                self.reshare_budget();
+                joined(thread.handle)
+            }
             None => Ok(()),
         }
+    }
+
+    /// Pauses (or resumes) processing, as `KafkaStreams.pause` does: the stream threads stop
+    /// processing, punctuating and restoring their tasks, current and future, within a turn
+    /// of their loop, and pause fetching their inputs; they stay in the group and commit what
+    /// was processed before. The global thread goes on.
+    pub fn set_paused(&self, paused: bool) {
+        self.shared.paused.store(paused, Ordering::Relaxed);
     }
 
     /// The names of the stream threads that run, by index.

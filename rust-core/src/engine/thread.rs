@@ -20,6 +20,13 @@
 //! decides (Kafka Streams' production exception handler) whether the thread goes on
 //! without it; under exactly-once the transaction holding it cannot commit, so the thread
 //! stops once the task was asked.
+//!
+//! While the instance is paused (`KafkaStreams.pause`, looked at before each poll and before
+//! processing what it returned) the thread neither processes, punctuates nor restores: the
+//! inputs of its tasks are paused on the consumer, which goes on polling so that the thread
+//! stays in the group, and what was processed before the pause is still committed. Records
+//! fetched before the pause took effect are read again once processing resumes. A task with changelogs assigned while paused is held, unopened,
+//! until processing resumes, as Kafka Streams holds it with its paused restoring tasks.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -30,6 +37,7 @@ use std::time::{Duration, Instant};
 use rdkafka::consumer::{CommitMode, Consumer};
 use rdkafka::topic_partition_list::Offset;
 
+use crate::engine::budget::UncommittedBytesBudget;
 use crate::engine::config::EngineConfig;
 use crate::engine::error::{Error, Result};
 use crate::engine::global::GlobalStores;
@@ -63,10 +71,13 @@ pub(crate) struct ThreadShared {
     pub metrics: Arc<EngineMetrics>,
     pub process_id: String,
     pub globals: Arc<GlobalStores>,
-    /// This thread's part of `statestore.uncommitted.max.bytes`.
-    pub uncommitted_bytes_share: Option<u64>,
+    /// `statestore.uncommitted.max.bytes`, of which each thread keeps to its share.
+    pub uncommitted_bytes: Arc<UncommittedBytesBudget>,
     /// The instance's admin client, as in Kafka Streams.
     pub admin: Admin,
+    /// Set while the instance is paused; each thread follows it before it polls and before it
+    /// processes what it polled.
+    pub paused: AtomicBool,
 }
 
 type MainConsumer = GroupConsumer<ThreadListener>;
@@ -110,8 +121,10 @@ fn run_loop(
                     .subscribe(&names)
                     .map_err(|e| KafkaFailure::new("rejoining the group", e))?;
             }
-            manager.restore_step(consumer)?;
-            if manager.restorer.is_active() {
+            manager.follow_pause(consumer, shared.paused.load(Ordering::Relaxed))?;
+            manager.restore_step()?;
+            manager.update_paused_inputs(consumer)?;
+            if manager.is_restoring() {
                 Duration::ZERO
             } else {
                 manager.time_to_commit().min(MAX_POLL_WAIT)
@@ -139,6 +152,9 @@ fn run_loop(
         };
         let mut manager = lock(consumer);
         manager.take_failure()?;
+        // A pause that came while polling holds back what the poll returned, as nothing may
+        // be processed once `pause` returned.
+        manager.follow_pause(consumer, shared.paused.load(Ordering::Relaxed))?;
         let process_start = Instant::now();
         if !records.is_empty() {
             manager.process(consumer, records)?;
@@ -222,8 +238,14 @@ struct TaskManager {
     tasks: BTreeMap<TaskId, Task>,
     /// Input partitions of each task.
     inputs: BTreeMap<TaskId, Vec<TopicPartition>>,
-    /// Tasks whose inputs are paused until they are restored.
+    /// Tasks whose inputs are paused on the consumer: until they are restored, and every
+    /// task while processing is paused.
     paused: BTreeSet<TaskId>,
+    /// Processing is paused (the instance is): no task processes, punctuates or restores.
+    processing_paused: bool,
+    /// Tasks with changelogs assigned while processing was paused, their inputs paused: they
+    /// are opened, and restore, once it resumes.
+    held: BTreeSet<TaskId>,
     /// The group's committed offset of input partitions, where their tasks' consumption began.
     committed_starts: BTreeMap<TopicPartition, i64>,
     /// The offset of the last record handed to its task, per input partition.
@@ -272,6 +294,8 @@ impl TaskManager {
             tasks: BTreeMap::new(),
             inputs: BTreeMap::new(),
             paused: BTreeSet::new(),
+            processing_paused: false,
+            held: BTreeSet::new(),
             committed_starts: BTreeMap::new(),
             handed_out: BTreeMap::new(),
             producer,
@@ -306,9 +330,14 @@ impl TaskManager {
             .copied()
             .collect();
         for id in new {
-            self.open_task(consumer, id, false)?;
+            if self.processing_paused && self.has_changelogs(id) {
+                self.pause(consumer, id)?;
+                self.held.insert(id);
+            } else {
+                self.open_task(consumer, id, false)?;
+            }
         }
-        let owned: Vec<TaskId> = self.tasks.keys().copied().collect();
+        let owned: Vec<TaskId> = self.tasks.keys().chain(&self.held).copied().collect();
         let member_id = group::member_id(consumer).unwrap_or_default();
         self.shared
             .factory
@@ -355,7 +384,7 @@ impl TaskManager {
         }
         self.restorer
             .begin(&mut task, &self.shared.resources, &self.committed_starts)?;
-        if !task.is_running() {
+        if !self.can_process(&task) {
             self.pause(consumer, id)?;
         }
         self.tasks.insert(id, task);
@@ -464,6 +493,7 @@ impl TaskManager {
                 }
             }
             self.paused.remove(&id);
+            self.held.remove(&id);
         }
         // A rebalance is under way: it is the rejoin a fenced commit asked for.
         self.rejoin = false;
@@ -479,23 +509,73 @@ impl TaskManager {
         Ok(())
     }
 
-    /// Restores for a bounded time and resumes the inputs of tasks that finished.
-    fn restore_step(&mut self, consumer: &MainConsumer) -> Result<()> {
-        if self.restorer.is_active() {
+    fn resume(&mut self, consumer: &MainConsumer, id: TaskId) -> Result<()> {
+        let partitions = &self.inputs[&id];
+        consumer
+            .resume(&partition_list(partitions.iter().map(|p| (p, None))))
+            .map_err(|e| KafkaFailure::new(format!("resuming the inputs of task {id}"), e))?;
+        self.paused.remove(&id);
+        Ok(())
+    }
+
+    /// Pauses or resumes processing, restoration included, as the instance asks, and opens
+    /// the tasks held meanwhile once it resumes; the inputs follow in
+    /// [`update_paused_inputs`](Self::update_paused_inputs).
+    fn follow_pause(&mut self, consumer: &MainConsumer, paused: bool) -> Result<()> {
+        if paused == self.processing_paused {
+            return Ok(());
+        }
+        self.processing_paused = paused;
+        self.restorer.set_paused(paused)?;
+        if !paused {
+            for id in std::mem::take(&mut self.held) {
+                self.open_task(consumer, id, false)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// True when task `id` has stores with changelogs, which it restores when it opens.
+    fn has_changelogs(&self, id: TaskId) -> bool {
+        self.shared
+            .topology
+            .subtopology(id.subtopology)
+            .is_some_and(|s| s.stores.iter().any(|store| store.changelog_topic.is_some()))
+    }
+
+    /// True when `task` may process and punctuate: it is restored and processing is not
+    /// paused.
+    fn can_process(&self, task: &Task) -> bool {
+        task.is_running() && !self.processing_paused
+    }
+
+    /// True while some store is being restored and processing is not paused.
+    fn is_restoring(&self) -> bool {
+        self.restorer.is_active() && !self.processing_paused
+    }
+
+    /// Restores for a bounded time, unless processing is paused.
+    fn restore_step(&mut self) -> Result<()> {
+        if self.is_restoring() {
             self.restorer.step(&mut self.tasks, RESTORE_STEP_WAIT)?;
         }
-        let ready: Vec<TaskId> = self
-            .paused
+        Ok(())
+    }
+
+    /// Pauses the inputs of the tasks that cannot process and resumes those of the tasks
+    /// that can again (restored, or processing resumed).
+    fn update_paused_inputs(&mut self, consumer: &MainConsumer) -> Result<()> {
+        let (to_resume, to_pause): (Vec<TaskId>, Vec<TaskId>) = self
+            .tasks
             .iter()
-            .filter(|id| self.tasks.get(id).is_some_and(Task::is_running))
-            .copied()
-            .collect();
-        for id in ready {
-            let partitions = &self.inputs[&id];
-            consumer
-                .resume(&partition_list(partitions.iter().map(|p| (p, None))))
-                .map_err(|e| KafkaFailure::new(format!("resuming the inputs of task {id}"), e))?;
-            self.paused.remove(&id);
+            .filter(|(id, task)| self.paused.contains(id) == self.can_process(task))
+            .map(|(id, _)| *id)
+            .partition(|id| self.paused.contains(id));
+        for id in to_resume {
+            self.resume(consumer, id)?;
+        }
+        for id in to_pause {
+            self.pause(consumer, id)?;
         }
         Ok(())
     }
@@ -508,14 +588,19 @@ impl TaskManager {
             }
         }
         for (id, batch) in batches {
-            let Some(task) = self.tasks.get_mut(&id) else {
+            let Some(task) = self.tasks.get(&id) else {
+                if self.held.contains(&id) {
+                    // Fetched before its inputs were paused: read these again once it opens.
+                    rewind_to_first(consumer, &batch)?;
+                }
                 continue;
             };
-            if !task.is_running() {
-                // Fetched before the pause took effect: read these again once restored.
+            if !self.can_process(task) {
+                // Fetched before the pause took effect: read these again once it can process.
                 rewind_to_first(consumer, &batch)?;
                 continue;
             }
+            let task = self.tasks.get_mut(&id).expect("found above");
             for record in &batch {
                 self.handed_out.insert(record.topic_partition(), record.offset);
             }
@@ -546,6 +631,9 @@ impl TaskManager {
     /// Runs the wall-clock punctuation of the running tasks, telling them first how far behind
     /// their inputs' ends they are.
     fn punctuate(&mut self, consumer: &MainConsumer) -> Result<()> {
+        if self.processing_paused {
+            return Ok(());
+        }
         let running = self.running_tasks();
         for id in running {
             let lags = group::lags(consumer, &self.inputs[&id], &self.committed_starts);
@@ -639,7 +727,7 @@ impl TaskManager {
 
     fn maybe_commit(&mut self, consumer: &MainConsumer) -> Result<()> {
         let due = self.time_to_commit().is_zero();
-        let over_budget = self.shared.uncommitted_bytes_share.is_some_and(|share| {
+        let over_budget = self.shared.uncommitted_bytes.share().is_some_and(|share| {
             self.tasks
                 .values()
                 .map(Task::uncommitted_bytes)
@@ -774,6 +862,7 @@ impl TaskManager {
                 }
                 self.inputs.clear();
                 self.paused.clear();
+                self.held.clear();
                 self.producer = new_producer(&self.shared, self.index)?;
                 self.forget_sent();
                 self.rejoin = true;
@@ -817,6 +906,7 @@ impl TaskManager {
         }
         self.inputs.clear();
         self.paused.clear();
+        self.held.clear();
         if !committed {
             // Nothing of the open transaction may become visible.
             let _ = self.producer.abort();

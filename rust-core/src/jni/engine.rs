@@ -13,7 +13,8 @@
 //! returned it, with the Kafka protocol error code Java's producer would report.
 //! Restoration progress goes to an optional Java `RestoreProgress`.
 //! The global stores are kept by a `GlobalRunner` the factory creates on the engine's global
-//! thread, which hands it the global topics' records the same way.
+//! thread, which hands it the global topics' records the same way. Processing can be paused
+//! and resumed, from the start on.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -46,7 +47,7 @@ use crate::store::TopicPartition;
 static ENGINES: Lazy<HandleTable<Mutex<Option<Engine>>>> =
     Lazy::new(|| HandleTable::new("engine"));
 
-/// Starts an engine; returns its handle.
+/// Starts an engine, its processing paused when `paused`; returns its handle.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_start<'local>(
     mut env: EnvUnowned<'local>,
@@ -55,6 +56,7 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_st
     properties: JByteArray<'local>,
     factory: JObject<'local>,
     restore_progress: JObject<'local>,
+    paused: jboolean,
 ) -> jlong {
     env.with_env(|env| -> Result<jlong, NativeError> {
         let topology: TopologyDescription =
@@ -82,7 +84,7 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_st
             vm,
             factory: env.new_global_ref(&factory)?,
         };
-        let engine = Engine::start(config, &topology, Arc::new(factory), restore_listener)
+        let engine = Engine::start(config, &topology, Arc::new(factory), restore_listener, paused)
             .map_err(engine_error)?;
         Ok(ENGINES.insert(Arc::new(Mutex::new(Some(engine)))))
     })
@@ -139,6 +141,23 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_ha
         let engine = ENGINES.get(handle)?;
         let engine = engine.lock().unwrap_or_else(|p| p.into_inner());
         Ok(engine.as_ref().is_some_and(Engine::has_failed))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Pauses (`paused`) or resumes processing.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_setPaused<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    paused: jboolean,
+) {
+    env.with_env(|_env| -> Result<(), NativeError> {
+        with_engine(handle, |engine| {
+            engine.set_paused(paused);
+            Ok(())
+        })
     })
     .resolve::<ThrowJavaException>()
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
-use rdkafka::topic_partition_list::Offset;
+use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
 
 use crate::kafka::error::KafkaFailure;
@@ -33,6 +33,8 @@ pub struct ChangelogReader {
     config: ClientConfig,
     timeout: Duration,
     topics: BTreeMap<String, TopicReader>,
+    /// Nothing is fetched: the partitions being read, and those started meanwhile, are paused.
+    paused: bool,
 }
 
 struct TopicReader {
@@ -56,16 +58,36 @@ impl Reading {
 }
 
 impl TopicReader {
-    /// Adds `partition` of `topic` to what the consumer reads, from `offset`. Incremental:
-    /// the partitions being read go on undisturbed. (A full reassignment stops and restarts
-    /// every partition, and librdkafka 2.12 can abort the process when one is stopped again
-    /// before its previous stop completed.)
-    fn add(&self, topic: &str, partition: i32, offset: i64) -> Result<(), KafkaFailure> {
+    /// Adds `partition` of `topic` to what the consumer reads, from `offset`, paused when
+    /// `paused`. Incremental: the partitions being read go on undisturbed. (A full
+    /// reassignment stops and restarts every partition, and librdkafka 2.12 can abort the
+    /// process when one is stopped again before its previous stop completed.)
+    fn add(
+        &self,
+        topic: &str,
+        partition: i32,
+        offset: i64,
+        paused: bool,
+    ) -> Result<(), KafkaFailure> {
         let partition = TopicPartition::new(topic, partition);
         let list = partition_list([(&partition, Some(offset))]);
         self.consumer
             .incremental_assign(&list)
-            .map_err(|e| KafkaFailure::new(format!("reading changelog {partition}"), e))
+            .map_err(|e| KafkaFailure::new(format!("reading changelog {partition}"), e))?;
+        if paused {
+            self.set_paused(&list, true)?;
+        }
+        Ok(())
+    }
+
+    /// Pauses (or resumes) fetching the partitions of `list`.
+    fn set_paused(&self, list: &TopicPartitionList, paused: bool) -> Result<(), KafkaFailure> {
+        let paused = if paused {
+            self.consumer.pause(list)
+        } else {
+            self.consumer.resume(list)
+        };
+        paused.map_err(|e| KafkaFailure::new("pausing or resuming the changelogs", e))
     }
 
     /// Removes `partition` of `topic` from what the consumer reads.
@@ -95,6 +117,7 @@ impl ChangelogReader {
             config,
             timeout,
             topics: BTreeMap::new(),
+            paused: false,
         }
     }
 
@@ -117,7 +140,7 @@ impl ChangelogReader {
         offset: i64,
         until: Option<i64>,
     ) -> Result<(), KafkaFailure> {
-        let timeout = self.timeout;
+        let (timeout, paused) = (self.timeout, self.paused);
         let reader = self.topic_reader(&partition.topic)?;
         let reading = Reading {
             next: offset,
@@ -129,7 +152,24 @@ impl ChangelogReader {
                 .seek(&partition.topic, partition.partition, Offset::Offset(offset), timeout)
                 .map_err(|e| KafkaFailure::new(format!("rewinding changelog {partition}"), e));
         }
-        reader.add(&partition.topic, partition.partition, offset)
+        reader.add(&partition.topic, partition.partition, offset, paused)
+    }
+
+    /// Stops fetching every partition being read, and those started from now on, until
+    /// called with `paused` false.
+    pub fn set_paused(&mut self, paused: bool) -> Result<(), KafkaFailure> {
+        self.paused = paused;
+        for (topic, reader) in &self.topics {
+            let partitions: Vec<TopicPartition> = reader
+                .readings
+                .keys()
+                .map(|partition| TopicPartition::new(topic.clone(), *partition))
+                .collect();
+            if !partitions.is_empty() {
+                reader.set_paused(&partition_list(partitions.iter().map(|p| (p, None))), paused)?;
+            }
+        }
+        Ok(())
     }
 
     /// Stops reading `partition` (finished, or its task went away).

@@ -505,6 +505,7 @@ public class KafkaStreams implements AutoCloseable {
 
     /**
      * Starts one more engine thread, which joins the group and takes tasks in the rebalance that follows.
+     * The record cache and the uncommitted-bytes budget are split anew between the live threads.
      *
      * @return its name, or empty when the client is not running or rebalancing
      */
@@ -527,7 +528,8 @@ public class KafkaStreams implements AutoCloseable {
 
     /**
      * Stops the oldest engine thread, which commits and closes its tasks and leaves the group, waiting as
-     * long as that takes.
+     * long as that takes. The record cache and the uncommitted-bytes budget are split anew between the
+     * live threads.
      *
      * @return its name, or empty when no thread runs or the client is not running or rebalancing
      */
@@ -576,6 +578,8 @@ public class KafkaStreams implements AutoCloseable {
             synchronized (engineLock) {
                 engine = startedEngine();
             }
+            // A pause or resume while the engine started found no engine to tell.
+            engineFollowsPause();
         } catch (final RuntimeException e) {
             log.error("The engine could not start", e);
             closeToError();
@@ -1021,17 +1025,35 @@ public class KafkaStreams implements AutoCloseable {
 
     // ---------------------------------------------------------------- pause and resume
 
+    /**
+     * Pauses processing, as Kafka Streams does: within a turn of their loop the engine threads stop
+     * processing, punctuating and restoring their tasks, those assigned later included, and stop fetching
+     * their inputs; they go on polling, so they stay in the group without a rebalance, and on committing
+     * what they processed before. A running client stays RUNNING, and the global thread goes on; a task with
+     * changelogs assigned while paused waits unopened until resumed, so the client is REBALANCING meanwhile.
+     * Called before {@link #start()}, the client starts paused. Nothing is shared with other instances.
+     */
     public void pause() {
-        throw new UnsupportedOperationException("KafkaStreams.pause: Sluice's engine cannot pause processing yet");
+        topologyMetadata.pauseTopology(TopologyMetadata.UNNAMED_TOPOLOGY);
+        engineFollowsPause();
     }
 
-    /** Always false: Sluice's engine cannot pause ({@link #pause()} throws). */
+    /** True while processing is paused ({@link #pause()}). */
     public boolean isPaused() {
-        return false;
+        return topologyMetadata.isPaused(TopologyMetadata.UNNAMED_TOPOLOGY);
     }
 
-    /** Nothing to resume: Sluice's engine cannot pause ({@link #pause()} throws). */
+    /** Resumes processing where it stopped: each task goes on from the first record it had not processed. */
     public void resume() {
+        topologyMetadata.resumeTopology(TopologyMetadata.UNNAMED_TOPOLOGY);
+        engineFollowsPause();
+    }
+
+    private void engineFollowsPause() {
+        final EngineRuntime current = engine;
+        if (current != null) {
+            current.followPause();
+        }
     }
 
     /** Kafka Streams applies the consumer to each stream thread; Sluice runs none, so none is visited. */

@@ -175,10 +175,19 @@ class KafkaStreamsBeforeStartTest {
     }
 
     @Test
+    void pauseAndResumeBeforeStartAreRemembered() {
+        final KafkaStreams streams = streams(props());
+        assertFalse(streams.isPaused());
+        streams.pause();
+        assertTrue(streams.isPaused());
+        streams.resume();
+        assertFalse(streams.isPaused());
+        assertEquals(KafkaStreams.State.CREATED, streams.state());
+    }
+
+    @Test
     void unsupportedMethodsSaySoAndNameTheMethod() {
         final KafkaStreams streams = streams(props());
-        assertUnsupported("pause", streams::pause);
-        assertFalse(streams.isPaused());
         // A dynamic member's consumer leaves the group on close; staying in it is not possible.
         assertUnsupported("close(CloseOptions)", () -> streams.close(
             CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.REMAIN_IN_GROUP)));

@@ -23,6 +23,7 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
@@ -357,6 +358,123 @@ class KafkaStreamsOnEngineTest {
             .map(ThreadMetadata::threadName).collect(Collectors.toSet()));
     }
 
+    /** Upper-cases each value under exactly-once: every input record has exactly one output record. */
+    private static Topology upperCase(final String input, final String output) {
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream(input, Consumed.with(Serdes.String(), Serdes.String()))
+            .mapValues(value -> value.toUpperCase(Locale.ROOT))
+            .to(output, Produced.with(Serdes.String(), Serdes.String()));
+        return builder.build();
+    }
+
+    private Properties exactlyOnce(final String applicationId) {
+        final Properties props = props(applicationId);
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        return props;
+    }
+
+    /** Long enough for every engine thread to see a pause, and for many commit intervals to pass. */
+    private static final Duration SETTLE = Duration.ofSeconds(3);
+
+    @Test
+    void aPausedClientOutputsNothingStaysRunningInTheGroupAndResumesWhereItStopped() throws Exception {
+        BROKER.createTopic("pause-input", 2);
+        BROKER.createTopic("pause-output", 2);
+        final KafkaStreams streams = new KafkaStreams(upperCase("pause-input", "pause-output"), exactlyOnce("pause-app"));
+        started.add(streams);
+        final List<String> transitions = new CopyOnWriteArrayList<>();
+        streams.setStateListener((newState, oldState) -> transitions.add(oldState + "->" + newState));
+        streams.start();
+        waitFor(() -> streams.state() == KafkaStreams.State.RUNNING, "the client to be RUNNING");
+        assertFalse(streams.isPaused());
+
+        try (KafkaConsumer<String, String> output = consumer(StringDeserializer.class)) {
+            output.subscribe(List.of("pause-output"));
+            final List<String> before = List.of("a", "b", "c", "d");
+            produce("pause-input", before);
+            final List<String> values = new ArrayList<>();
+            consumeUntil(output, values, before.size());
+            final List<String> transitionsBeforePause = List.copyOf(transitions);
+
+            streams.pause();
+            assertTrue(streams.isPaused());
+            // Nothing written once pause() returned is processed.
+            final List<String> during = List.of("e", "f", "g", "h", "i", "j");
+            produce("pause-input", during);
+            final long quietUntil = System.nanoTime() + SETTLE.toNanos();
+            while (System.nanoTime() < quietUntil) {
+                output.poll(Duration.ofMillis(200)).forEach(record -> values.add(record.value()));
+            }
+            assertEquals(List.of("A", "B", "C", "D"), values.stream().sorted().collect(Collectors.toList()),
+                "nothing is processed while paused");
+            assertEquals(KafkaStreams.State.RUNNING, streams.state());
+            assertEquals(transitionsBeforePause, transitions, "no rebalance while paused");
+            assertTrue(streams.isPaused());
+
+            streams.resume();
+            assertFalse(streams.isPaused());
+            consumeUntil(output, values, before.size() + during.size());
+            // A duplicate would come with the records it repeats or soon after.
+            output.poll(SETTLE).forEach(record -> values.add(record.value()));
+            assertEquals(List.of("A", "B", "C", "D", "E", "F", "G", "H", "I", "J"),
+                values.stream().sorted().collect(Collectors.toList()), "every record output exactly once");
+        }
+        assertEquals(KafkaStreams.State.RUNNING, streams.state());
+    }
+
+    @Test
+    void aClientPausedBeforeStartStartsPausedAndProcessesOnceResumed() throws Exception {
+        BROKER.createTopic("prepaused-input", 1);
+        BROKER.createTopic("prepaused-output", 1);
+        produce("prepaused-input", List.of("x", "y"));
+        final KafkaStreams streams =
+            new KafkaStreams(upperCase("prepaused-input", "prepaused-output"), exactlyOnce("prepaused-app"));
+        started.add(streams);
+        streams.pause();
+        assertTrue(streams.isPaused());
+        streams.start();
+        // Its stateless task runs, as in Kafka Streams, without processing.
+        waitFor(() -> streams.state() == KafkaStreams.State.RUNNING, "the client to be RUNNING");
+        assertTrue(streams.isPaused());
+
+        try (KafkaConsumer<String, String> output = consumer(StringDeserializer.class)) {
+            output.subscribe(List.of("prepaused-output"));
+            final List<String> values = new ArrayList<>();
+            final long quietUntil = System.nanoTime() + SETTLE.toNanos();
+            while (System.nanoTime() < quietUntil) {
+                output.poll(Duration.ofMillis(200)).forEach(record -> values.add(record.value()));
+            }
+            assertEquals(List.of(), values, "nothing is processed while paused");
+
+            streams.resume();
+            consumeUntil(output, values, 2);
+            output.poll(SETTLE).forEach(record -> values.add(record.value()));
+            assertEquals(List.of("X", "Y"), values);
+        }
+    }
+
+    @Test
+    void aStatefulClientPausedBeforeStartRebalancesUntilResumed() throws Exception {
+        BROKER.createTopic("prepaused-wc-input", 2);
+        BROKER.createTopic("prepaused-wc-output", 2);
+        final List<String> lines = List.of("one fish two fish", "red fish blue fish");
+        produce("prepaused-wc-input", lines);
+        final KafkaStreams streams =
+            new KafkaStreams(wordCount("prepaused-wc-input", "prepaused-wc-output"), props("prepaused-wc-app"));
+        started.add(streams);
+        streams.pause();
+        streams.start();
+        // As in Kafka Streams, the counting tasks, which have a changelog, wait unrestored while paused.
+        TimeUnit.MILLISECONDS.sleep(SETTLE.toMillis());
+        assertEquals(KafkaStreams.State.REBALANCING, streams.state());
+
+        streams.resume();
+        waitFor(() -> streams.state() == KafkaStreams.State.RUNNING, "the client to be RUNNING");
+        final Map<String, Long> expected = new HashMap<>();
+        lines.forEach(line -> Arrays.stream(line.split(" ")).forEach(word -> expected.merge(word, 1L, Long::sum)));
+        assertEquals(expected, consumeLatestCounts("prepaused-wc-output", expected));
+    }
+
     /** The first time the word "corrupt" comes, the store reports its directory corrupt. */
     private static final AtomicBoolean STORE_CORRUPTED = new AtomicBoolean();
 
@@ -643,4 +761,13 @@ class KafkaStreamsOnEngineTest {
         return latest;
     }
 
+    /** Polls {@code consumer} into {@code values} until they hold {@code count} values. */
+    private static void consumeUntil(final KafkaConsumer<String, String> consumer, final List<String> values,
+                                     final int count) {
+        final long deadline = System.nanoTime() + WAIT.toNanos();
+        while (values.size() < count && System.nanoTime() < deadline) {
+            consumer.poll(Duration.ofMillis(200)).forEach(record -> values.add(record.value()));
+        }
+        assertEquals(count, values.size(), values.toString());
+    }
 }

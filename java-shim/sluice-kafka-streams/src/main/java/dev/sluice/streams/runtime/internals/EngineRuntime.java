@@ -59,6 +59,8 @@ public final class EngineRuntime implements AutoCloseable {
     private StateRestoreListener restoreListener;
     private volatile long handle;
     private volatile boolean closed;
+    /** Held while the engine is told whether the topology is paused, so that the latest state is the one it keeps. */
+    private final Object pauseLock = new Object();
 
     public EngineRuntime(final TopologyMetadata topologyMetadata,
                          final StreamsConfig config,
@@ -92,7 +94,9 @@ public final class EngineRuntime implements AutoCloseable {
     }
 
     /**
-     * Starts the engine's threads; returns once the global stores, if any, are restored.
+     * Starts the engine's threads, paused when the topology is ({@link TopologyMetadata#isPaused}); returns
+     * once the global stores, if any, are restored. A pause or resume made while this runs is passed on by the
+     * next {@link #followPause()}.
      *
      * @throws UnsupportedOperationException for a topology Sluice's runtime cannot run yet (see {@link EngineTopology#describe})
      * @throws org.apache.kafka.common.config.ConfigException for a bad config value
@@ -105,8 +109,34 @@ public final class EngineRuntime implements AutoCloseable {
         final byte[] topology = EngineTopology.json(topologyMetadata, config);
         NativeLibrary.load();
         final RestoreProgress restoreProgress = restoreListener == null ? null : new RestoreProgress(restoreListener);
-        handle = NativeEngine.start(
-            topology, RuntimeFraming.properties(engineProperties(config)), environment, restoreProgress);
+        handle = NativeEngine.start(topology, RuntimeFraming.properties(engineProperties(config)), environment,
+            restoreProgress, isTopologyPaused());
+    }
+
+    /**
+     * Tells the engine whether the topology is paused now ({@link TopologyMetadata#isPaused}), as Kafka
+     * Streams' stream threads read it: paused, the engine threads neither process, punctuate nor restore
+     * their tasks and stop fetching their inputs, but stay in the group and commit what they processed
+     * before. Call after each pause or resume; nothing happens before the engine started or once it closes.
+     */
+    public void followPause() {
+        synchronized (pauseLock) {
+            final long running = handle;
+            if (running == 0 || closed) {
+                return;
+            }
+            try {
+                NativeEngine.setPaused(running, isTopologyPaused());
+            } catch (final RuntimeException e) {
+                if (!closed) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private boolean isTopologyPaused() {
+        return topologyMetadata.isPaused(TopologyMetadata.UNNAMED_TOPOLOGY);
     }
 
     /** Hears about the restoration of every store; set before {@link #start()}. */
@@ -170,7 +200,10 @@ public final class EngineRuntime implements AutoCloseable {
         return environment.aliveThreads();
     }
 
-    /** Starts one more engine thread, numbered with the lowest free index; returns its name. */
+    /**
+     * Starts one more engine thread, numbered with the lowest free index; returns its name. Every engine
+     * thread's share of the record cache and of the uncommitted-bytes budget shrinks, as in Kafka Streams.
+     */
     public String addThread() {
         final String name = NativeEngine.addThread(runningHandle());
         environment.threadAdded();
@@ -179,7 +212,8 @@ public final class EngineRuntime implements AutoCloseable {
 
     /**
      * Stops the oldest engine thread, which commits and closes its tasks and leaves the group; its tasks
-     * move to the others. Not synchronized: the thread's last upcalls must not wait for this.
+     * move to the others, and the shares of the record cache and of the uncommitted-bytes budget grow. Not
+     * synchronized: the thread's last upcalls must not wait for this.
      *
      * @return the thread's name, empty when no thread runs
      * @throws org.apache.kafka.common.errors.TimeoutException when it has not stopped within {@code timeout}

@@ -18,10 +18,12 @@ final class NativeEngine {
      * @param factory called on engine threads to create each task they are assigned, and on the global
      *     thread to create the runner of the global stores
      * @param restoreProgress hears about restoration on engine threads; null for nobody
+     * @param paused starts with processing paused (see {@link #setPaused})
      * @throws org.apache.kafka.common.config.ConfigException for a bad config value
      * @throws org.apache.kafka.streams.errors.StreamsException for anything else
      */
-    static native long start(byte[] topologyJson, byte[] config, TaskFactory factory, RestoreProgress restoreProgress);
+    static native long start(byte[] topologyJson, byte[] config, TaskFactory factory, RestoreProgress restoreProgress,
+                             boolean paused);
 
     /**
      * Checks an application config as {@link #start} would take it, client settings included.
@@ -41,6 +43,12 @@ final class NativeEngine {
 
     /** True once some engine thread stopped on its own. */
     static native boolean hasFailed(long handle);
+
+    /**
+     * Pauses or resumes processing: paused, the engine threads neither process, punctuate nor restore their
+     * tasks, and stop fetching their inputs; they stay in the group and commit what was processed before.
+     */
+    static native void setPaused(long handle, boolean paused);
 
     /** Starts one more engine thread, numbered with the lowest free index; returns its name. */
     static native String addThread(long handle);

@@ -46,9 +46,10 @@ final class TaskEnvironment implements TaskFactory {
     private final StateDirectory stateDirectory;
     private final RuntimeListener listener;
     private final Function<String, List<PartitionInfo>> partitionLookup;
-    private final long cacheBytesPerThread;
-    private final long globalCacheBytes;
-    private final Map<Thread, ThreadCache> threadCaches = new ConcurrentHashMap<>();
+    private final long totalCacheBytes;
+    /** Holders of a share of the record cache besides the engine threads: the global thread, when there is one. */
+    private final int globalThreads;
+    private final Map<Thread, EngineThreadCache> threadCaches = new ConcurrentHashMap<>();
     private final Map<Thread, EngineThreadMetrics> threadMetrics = new ConcurrentHashMap<>();
     private final Map<TaskId, StreamTaskRunner> runningTasks = new ConcurrentHashMap<>();
     private final EngineThreadAssignments assignments;
@@ -74,11 +75,8 @@ final class TaskEnvironment implements TaskFactory {
         this.listener = listener;
         this.partitionLookup = partitionLookup;
         this.processId = processId;
-        this.cacheBytesPerThread = Math.max(0L, StreamsConfigUtils.totalCacheSize(config))
-            / Math.max(1, config.getInt(StreamsConfig.NUM_STREAM_THREADS_CONFIG));
-        // Kafka Streams gives its global thread an equal share of the cache beside the stream threads.
-        this.globalCacheBytes = Math.max(0L, StreamsConfigUtils.totalCacheSize(config))
-            / (config.getInt(StreamsConfig.NUM_STREAM_THREADS_CONFIG) + 1);
+        this.totalCacheBytes = Math.max(0L, StreamsConfigUtils.totalCacheSize(config));
+        this.globalThreads = topologyMetadata.hasGlobalTopology() ? 1 : 0;
         this.assignments = new EngineThreadAssignments(config.getInt(StreamsConfig.NUM_STREAM_THREADS_CONFIG));
     }
 
@@ -161,6 +159,10 @@ final class TaskEnvironment implements TaskFactory {
     public void loopTurned(final long pollNs, final int polledRecords, final long processNs, final long punctuateNs,
                            final long commitNs, final long totalNs) {
         try {
+            final EngineThreadCache cache = threadCaches.get(Thread.currentThread());
+            if (cache != null) {
+                cache.resize(cacheBytesPerThread());
+            }
             threadMetrics().loopTurned(pollNs, polledRecords, processNs, punctuateNs, commitNs, totalNs,
                 time.milliseconds());
         } catch (final RuntimeException | Error e) {
@@ -211,15 +213,30 @@ final class TaskEnvironment implements TaskFactory {
         return partitionLookup;
     }
 
-    /** The global thread's share of the record cache. */
+    /** The global thread's share of the record cache, as the engine threads' is when it is created. */
     long globalCacheBytes() {
-        return globalCacheBytes;
+        return cacheBytesPerThread();
     }
 
-    /** The record cache of the calling engine thread, shared by its tasks as a stream thread's is. */
+    /**
+     * The record cache of the calling engine thread, shared by its tasks as a stream thread's is. It takes
+     * its share of {@code statestore.cache.max.bytes} anew at each turn of the thread's loop, on the thread
+     * itself, since a cache that shrinks evicts, which forwards records, as Kafka Streams' stream threads do.
+     */
     ThreadCache threadCache() {
-        return threadCaches.computeIfAbsent(Thread.currentThread(), thread ->
-            new ThreadCache(new LogContext("stream-thread [" + thread.getName() + "] "), cacheBytesPerThread, metrics));
+        return threadCaches.computeIfAbsent(Thread.currentThread(), thread -> {
+            final long bytes = cacheBytesPerThread();
+            return new EngineThreadCache(
+                new ThreadCache(new LogContext("stream-thread [" + thread.getName() + "] "), bytes, metrics), bytes);
+        }).cache;
+    }
+
+    /**
+     * Each engine thread's, and the global thread's, share of {@code statestore.cache.max.bytes}, as Kafka
+     * Streams splits it between its live threads: it changes as engine threads are added and removed.
+     */
+    long cacheBytesPerThread() {
+        return totalCacheBytes / Math.max(1, assignments.threadCount() + globalThreads);
     }
 
     /** The thread-level metrics of the calling engine thread, registered when it first asks (it creates a task). */
@@ -250,6 +267,24 @@ final class TaskEnvironment implements TaskFactory {
             return true;
         });
         threadCaches.keySet().removeIf(thread -> thread.getName().equals(name));
+    }
+
+    /** An engine thread's record cache and the size it was last given; only that thread resizes it. */
+    private static final class EngineThreadCache {
+        private final ThreadCache cache;
+        private long bytes;
+
+        private EngineThreadCache(final ThreadCache cache, final long bytes) {
+            this.cache = cache;
+            this.bytes = bytes;
+        }
+
+        private void resize(final long newBytes) {
+            if (newBytes != bytes) {
+                cache.resize(newBytes);
+                bytes = newBytes;
+            }
+        }
     }
 
     /** Removes the engine threads' metrics; called once the engine's threads have stopped. */

@@ -1,0 +1,96 @@
+package dev.sluice.streams.runtime.internals;
+
+import static dev.sluice.streams.runtime.internals.TaskRunnerFixture.batch;
+import static dev.sluice.streams.runtime.internals.TaskRunnerFixture.produced;
+import static dev.sluice.streams.runtime.internals.TaskRunnerFixture.record;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Produced;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The record cache is split between the live threads as Kafka Streams splits it, and the shares follow
+ * engine threads as they are added and removed.
+ */
+class ThreadSharesTest {
+
+    /** Counts per key; with a global table, Kafka Streams' global thread takes a share too. */
+    private static Supplier<Topology> count(final boolean withGlobalTable) {
+        return () -> {
+            final StreamsBuilder builder = new StreamsBuilder();
+            builder.stream("input", Consumed.with(Serdes.String(), Serdes.String()))
+                .groupByKey()
+                .count(Materialized.as("counts"))
+                .toStream()
+                .to("output", Produced.with(Serdes.String(), Serdes.Long()));
+            if (withGlobalTable) {
+                builder.globalTable("global-input", Consumed.with(Serdes.String(), Serdes.String()));
+            }
+            return builder.build();
+        };
+    }
+
+    private static Properties cache(final long cacheBytes, final int threads) {
+        final Properties properties = new Properties();
+        properties.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, cacheBytes);
+        properties.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads);
+        return properties;
+    }
+
+    @Test
+    void cacheSharesFollowTheLiveThreadsAndCountTheGlobalThread() throws Exception {
+        try (TaskRunnerFixture fixture = new TaskRunnerFixture(count(false), cache(120_000, 2))) {
+            final TaskEnvironment environment = fixture.environment();
+            assertEquals(60_000, environment.cacheBytesPerThread());
+            environment.threadAdded();
+            assertEquals(40_000, environment.cacheBytesPerThread());
+            environment.threadRemoved("app-StreamThread-1");
+            environment.threadRemoved("app-StreamThread-2");
+            assertEquals(120_000, environment.cacheBytesPerThread());
+        }
+        try (TaskRunnerFixture fixture = new TaskRunnerFixture(count(true), cache(120_000, 2))) {
+            assertEquals(40_000, fixture.environment().cacheBytesPerThread(), "the global thread has a share");
+            assertEquals(40_000, fixture.environment().globalCacheBytes());
+        }
+    }
+
+    @Test
+    void aThreadWhoseShareShrinksEvictsFromItsCacheAtItsNextLoopTurn() throws Exception {
+        try (TaskRunnerFixture fixture = new TaskRunnerFixture(count(false), cache(120_000, 2))) {
+            final TaskEnvironment environment = fixture.environment();
+            final TaskRunner task = fixture.running(0, 0);
+            final List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+            for (int i = 0; i < 150; i++) {
+                records.add(record("input", 0, i, 1_000L + i, bytes("key-" + i), bytes("v")));
+            }
+            assertEquals(List.of(), produced(task.process(batch(records))), "60 000 bytes hold every count");
+
+            for (int added = 0; added < 18; added++) {
+                environment.threadAdded();
+            }
+            assertEquals(6_000, environment.cacheBytesPerThread());
+            assertEquals(List.of(), produced(task.punctuate()), "the cache takes its new share at its thread's loop turn");
+            environment.loopTurned(0, 0, 0, 0, 0, 0);
+            // Evicting a dirty entry flushes its store's cache: every count goes out, with its changelog record.
+            assertEquals(2 * records.size(), produced(task.punctuate()).size());
+            assertTrue(fixture.failures.isEmpty(), fixture.failures.toString());
+        }
+    }
+
+    private static byte[] bytes(final String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+}
