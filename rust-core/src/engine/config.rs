@@ -108,13 +108,8 @@ impl EngineConfig {
                 .map(str::to_string)
                 .or_else(|| get(key))
         };
+        // None is allowed, as in Kafka Streams: the global thread alone, or threads added later.
         let num_stream_threads: usize = parse(properties, "num.stream.threads", 1)?;
-        if num_stream_threads == 0 {
-            return Err(Error::Config {
-                key: "num.stream.threads".into(),
-                reason: "must be at least 1".into(),
-            });
-        }
         let uncommitted: i64 = parse(properties, "statestore.uncommitted.max.bytes", 64 << 20)?;
         let max_poll_records: usize =
             parse_value("max.poll.records", consumer_value("max.poll.records"), 1000)?;

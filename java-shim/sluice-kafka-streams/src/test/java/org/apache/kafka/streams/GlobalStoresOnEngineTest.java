@@ -179,6 +179,25 @@ class GlobalStoresOnEngineTest {
     }
 
     @Test
+    void aTopologyOfGlobalStoresOnlyRunsWithTheGlobalThreadAlone() throws Exception {
+        final String prefix = "globals-only";
+        createTopics(prefix);
+        produce(prefix + "-labels", Map.of("k0", "label-0"));
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.globalTable(prefix + "-labels", Consumed.with(Serdes.String(), Serdes.String()), Materialized.as(LABELS));
+        final Properties props = props(prefix + "-app");
+        props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 0);
+        final KafkaStreams streams = new KafkaStreams(builder.build(), props);
+        started.add(streams);
+        streams.start();
+        waitFor(() -> streams.state() == KafkaStreams.State.RUNNING, "the client to run");
+        assertEquals("label-0", labels(streams).get("k0"));
+        assertTrue(streams.metadataForLocalThreads().isEmpty(), streams.metadataForLocalThreads().toString());
+        produce(prefix + "-labels", Map.of("k1", "label-1"));
+        waitFor(() -> "label-1".equals(labels(streams).get("k1")), "the global store to follow its topic");
+    }
+
+    @Test
     void aGlobalProcessorFailureReachesTheUncaughtExceptionHandler() throws Exception {
         final String prefix = "global-failure";
         createTopics(prefix);

@@ -109,7 +109,10 @@ public final class EngineRuntime implements AutoCloseable {
         final byte[] topology = EngineTopology.json(topologyMetadata, config);
         NativeLibrary.load();
         final RestoreProgress restoreProgress = restoreListener == null ? null : new RestoreProgress(restoreListener);
-        handle = NativeEngine.start(topology, RuntimeFraming.properties(engineProperties(config)), environment,
+        final Map<String, String> properties = engineProperties(config);
+        // As Kafka Streams runs a topology of global stores only: with the global thread alone.
+        properties.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, String.valueOf(topologyMetadata.numStreamThreads(config)));
+        handle = NativeEngine.start(topology, RuntimeFraming.properties(properties), environment,
             restoreProgress, isTopologyPaused());
     }
 

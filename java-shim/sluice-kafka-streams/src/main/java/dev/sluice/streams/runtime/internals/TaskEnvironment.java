@@ -77,7 +77,7 @@ final class TaskEnvironment implements TaskFactory {
         this.processId = processId;
         this.totalCacheBytes = Math.max(0L, StreamsConfigUtils.totalCacheSize(config));
         this.globalThreads = topologyMetadata.hasGlobalTopology() ? 1 : 0;
-        this.assignments = new EngineThreadAssignments(config.getInt(StreamsConfig.NUM_STREAM_THREADS_CONFIG));
+        this.assignments = new EngineThreadAssignments(topologyMetadata.numStreamThreads(config));
     }
 
     /**
