@@ -16,9 +16,10 @@ import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
  * Kafka Streams' state updater metrics (group {@code stream-state-updater-metrics}, tag {@code thread-id}
  * = the stream thread's name with {@code -StateUpdater-} for {@code -StreamThread-}) of one engine thread,
  * which restores its tasks itself: the active tasks restoring now, the records restored and the restore
- * calls. Standby and paused counts are registered as Kafka Streams registers them and stay 0, since the
- * engine has no standby tasks and does not pause restoration. The state updater's time ratios are not
- * registered: restoring is a step of the engine thread's loop, not a thread of its own.
+ * calls. Standby and paused counts are registered as Kafka Streams registers them and stay 0: the engine
+ * has no standby tasks, and the tasks of a paused engine thread that were restoring stay counted as
+ * restoring. The state updater's time ratios are not registered: restoring is a step of the engine
+ * thread's loop, not a thread of its own.
  */
 final class EngineStateUpdaterMetrics {
 
