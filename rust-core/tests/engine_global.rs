@@ -226,6 +226,27 @@ impl App {
         }
     }
 
+    /// Creates the topics and writes `count` keys: label `first-<key>` for each (then a
+    /// tombstone for `k0`, which restore must apply) and one input record each; returns them.
+    fn seed(&self, producer: &BaseProducer, count: usize) -> Vec<String> {
+        create_topic(&self.input, 2);
+        create_topic(&self.output, 2);
+        create_topic(&self.labels, 3);
+        let keys: Vec<String> = (0..count).map(|i| format!("k{i}")).collect();
+        let labels: Vec<String> = keys.iter().map(|k| format!("first-{k}")).collect();
+        let mut entries: Vec<(&str, Option<&str>)> = keys
+            .iter()
+            .zip(&labels)
+            .map(|(k, l)| (k.as_str(), Some(l.as_str())))
+            .collect();
+        entries.push(("k0", None));
+        send(producer, &self.labels, &entries);
+        let inputs: Vec<(&str, Option<&str>)> =
+            keys.iter().map(|k| (k.as_str(), Some("x"))).collect();
+        send(producer, &self.input, &inputs);
+        keys
+    }
+
     fn topology(&self, processor_keeps_stores: bool) -> TopologyDescription {
         TopologyDescription {
             subtopologies: vec![SubtopologyDescription {
@@ -292,22 +313,8 @@ impl App {
 #[test]
 fn tasks_see_a_complete_global_store_that_follows_its_topic_and_survives_a_restart() {
     let app = App::new("global");
-    create_topic(&app.input, 2);
-    create_topic(&app.output, 2);
-    create_topic(&app.labels, 3);
     let producer = input_producer();
-    let keys: Vec<String> = (0..30).map(|i| format!("k{i}")).collect();
-    let labels: Vec<String> = keys.iter().map(|k| format!("first-{k}")).collect();
-    let mut entries: Vec<(&str, Option<&str>)> = keys
-        .iter()
-        .zip(&labels)
-        .map(|(k, l)| (k.as_str(), Some(l.as_str())))
-        .collect();
-    // Written, then deleted before the engine starts: restore applies the tombstone.
-    entries.push(("k0", None));
-    send(&producer, &app.labels, &entries);
-    let inputs: Vec<(&str, Option<&str>)> = keys.iter().map(|k| (k.as_str(), Some("x"))).collect();
-    send(&producer, &app.input, &inputs);
+    let keys = app.seed(&producer, 30);
 
     let seen = Arc::new(Mutex::new(Vec::new()));
     let restores = Arc::new(RestoreTally::default());
@@ -392,21 +399,8 @@ fn tasks_see_a_complete_global_store_that_follows_its_topic_and_survives_a_resta
 fn a_processor_keeps_the_global_stores_restored_before_tasks_updated_after_and_resumed_from_its_offsets(
 ) {
     let app = App::new("global-kept");
-    create_topic(&app.input, 2);
-    create_topic(&app.output, 2);
-    create_topic(&app.labels, 3);
     let producer = input_producer();
-    let keys: Vec<String> = (0..20).map(|i| format!("k{i}")).collect();
-    let labels: Vec<String> = keys.iter().map(|k| format!("first-{k}")).collect();
-    let mut entries: Vec<(&str, Option<&str>)> = keys
-        .iter()
-        .zip(&labels)
-        .map(|(k, l)| (k.as_str(), Some(l.as_str())))
-        .collect();
-    entries.push(("k0", None));
-    send(&producer, &app.labels, &entries);
-    let inputs: Vec<(&str, Option<&str>)> = keys.iter().map(|k| (k.as_str(), Some("x"))).collect();
-    send(&producer, &app.input, &inputs);
+    let keys = app.seed(&producer, 20);
 
     let kept = Arc::new(Mutex::new(KeptLabels::default()));
     let factory = |seen: &Arc<Mutex<Vec<(String, String)>>>| KeptLabelsFactory {
