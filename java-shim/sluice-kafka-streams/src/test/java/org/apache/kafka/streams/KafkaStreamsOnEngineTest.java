@@ -543,10 +543,7 @@ class KafkaStreamsOnEngineTest {
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
         final Map<String, String> expected = new HashMap<>();
         final List<String> firstPrices = List.of("10", "11", "12", "13", "14", "15", "16", "17", "18", "19");
-        produce("prices", firstPrices);
-        for (int i = 0; i < firstPrices.size(); i++) {
-            expected.put("k" + i, firstPrices.get(i));
-        }
+        producePrices(firstPrices, expected);
 
         final KafkaStreams first = new KafkaStreams(pricesTable(props), props);
         started.add(first);
@@ -559,11 +556,7 @@ class KafkaStreamsOnEngineTest {
         }
 
         // Five prices change while the application is down, and its local state is lost.
-        final List<String> changedPrices = List.of("20", "21", "22", "23", "24");
-        produce("prices", changedPrices);
-        for (int i = 0; i < changedPrices.size(); i++) {
-            expected.put("k" + i, changedPrices.get(i));
-        }
+        producePrices(List.of("20", "21", "22", "23", "24"), expected);
         final KafkaStreams second = new KafkaStreams(pricesTable(props), props);
         started.add(second);
         second.cleanUp();
@@ -576,6 +569,14 @@ class KafkaStreamsOnEngineTest {
             .collect(Collectors.toSet()), "the source topic is the changelog");
         // Restore stops at the committed offsets; the five new prices are processed, not restored.
         assertEquals(Long.valueOf(firstPrices.size()), restored.restored.get("prices-store"), restored.restoredByPartition.toString());
+    }
+
+    /** Produces {@code prices} (keys k0, k1, …) and records them as the latest {@code expected} ones. */
+    private static void producePrices(final List<String> prices, final Map<String, String> expected) throws Exception {
+        produce("prices", prices);
+        for (int i = 0; i < prices.size(); i++) {
+            expected.put("k" + i, prices.get(i));
+        }
     }
 
     private static Topology pricesTable(final Properties props) {
