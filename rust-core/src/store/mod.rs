@@ -34,7 +34,7 @@ mod transactional;
 
 pub use bounds::KeyBounds;
 pub use error::{Error, Result};
-pub use iter::{KeyValue, KeyValueIterator, Order};
+pub use iter::{KeyValue, KeyValueIterator, Order, StagedEntry};
 pub use kv::{IsolationLevel, KeyValueStore, ReadView};
 pub use memory::InMemoryKeyValueStore;
 pub use offsets::{CommitMetadata, TopicPartition};
