@@ -1,7 +1,6 @@
 //! The engine's error type.
 
 use std::fmt;
-use std::path::Path;
 
 use crate::kafka::{KafkaFailure, TransactionFailure};
 
@@ -25,13 +24,6 @@ pub enum Error {
     Kafka(KafkaFailure),
     /// The producer failed in a way the engine does not recover from.
     Producer(TransactionFailure),
-    /// A state store failed.
-    Store {
-        /// Which store of which task.
-        context: String,
-        /// The store's error.
-        source: crate::store::Error,
-    },
     /// A task processor failed to process records.
     Processor {
         /// The task.
@@ -52,34 +44,12 @@ pub enum Error {
 }
 
 impl Error {
-    /// The directory of the corrupt store this error reports, raised by the engine's own
-    /// store calls or by a task processor's. Kafka Streams' `TaskCorruptedException`: the
-    /// store must be wiped and restored, and the thread goes on.
-    pub(crate) fn corrupt_store(&self) -> Option<&Path> {
-        let source = match self {
-            Error::Store { source, .. } => source,
-            Error::Processor { source, .. } => source.downcast_ref::<crate::store::Error>()?,
-            _ => return None,
-        };
-        match source {
-            crate::store::Error::Corrupt { path, .. } => Some(path),
-            _ => None,
-        }
-    }
-
     /// True when a task processor reports the state it keeps corrupt
-    /// ([`KeptStateCorrupted`](crate::engine::KeptStateCorrupted)): like a corrupt store, it is
-    /// wiped and restored, and the thread goes on.
+    /// ([`KeptStateCorrupted`](crate::engine::KeptStateCorrupted)), Kafka Streams'
+    /// `TaskCorruptedException`: the state is wiped and restored, and the thread goes on.
     pub(crate) fn kept_state_corrupted(&self) -> bool {
         matches!(self, Error::Processor { source, .. }
             if source.is::<crate::engine::processor::KeptStateCorrupted>())
-    }
-
-    pub(crate) fn store(context: impl Into<String>, source: crate::store::Error) -> Self {
-        Error::Store {
-            context: context.into(),
-            source,
-        }
     }
 }
 
@@ -96,11 +66,12 @@ impl fmt::Display for Error {
             Error::Topology(message) => write!(f, "topology cannot run: {message}"),
             Error::Kafka(failure) => write!(f, "{failure}"),
             Error::Producer(failure) => write!(f, "{failure}"),
-            Error::Store { context, source } => write!(f, "{context}: {source}"),
             Error::Processor { task, source } => write!(f, "task {task} failed: {source}"),
             Error::GlobalProcessor(source) => write!(f, "global processor failed: {source}"),
             Error::Assignment(source) => write!(f, "reporting the thread's assignment: {source}"),
-            Error::LoopTimings(source) => write!(f, "reporting the thread's loop timings: {source}"),
+            Error::LoopTimings(source) => {
+                write!(f, "reporting the thread's loop timings: {source}")
+            }
             Error::StateDirectory(e) => write!(f, "state directory: {e}"),
             Error::Timeout(message) => write!(f, "timed out: {message}"),
         }
@@ -111,7 +82,6 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Kafka(failure) => Some(failure),
-            Error::Store { source, .. } => Some(source),
             Error::Processor { source, .. } => Some(source.as_ref()),
             Error::GlobalProcessor(source)
             | Error::Assignment(source)

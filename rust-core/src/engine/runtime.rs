@@ -23,7 +23,6 @@ use crate::engine::restore::RestoreListener;
 use crate::engine::thread::{self as stream_thread, ThreadShared};
 use crate::engine::topology::TopologyDescription;
 use crate::kafka::Admin;
-use crate::store::rocks::RocksDbResources;
 
 /// A running engine instance.
 pub struct Engine {
@@ -72,7 +71,6 @@ impl Engine {
         )?;
         let process_id =
             process_id::load_or_create(&config.application_dir()).map_err(Error::StateDirectory)?;
-        let resources = RocksDbResources::new(&config.rocksdb);
         let uncommitted_bytes = Arc::new(UncommittedBytesBudget::new(
             config.uncommitted_max_bytes,
             !resolved.global_stores.is_empty(),
@@ -81,27 +79,23 @@ impl Engine {
         let global_stop = Arc::new(AtomicBool::new(false));
         let metrics = Arc::new(EngineMetrics::default());
         // Like Kafka Streams, no task runs before the global stores are complete.
-        let (globals, global) = global::start(
+        let global = global::start(
             GlobalThreadSetup {
                 stores: resolved.global_stores.clone(),
-                processor_keeps_stores: resolved.processor_keeps_stores,
                 factory: Arc::clone(&factory),
                 config: Arc::clone(&config),
-                resources: resources.clone(),
                 listener: restore_listener.clone(),
                 budget: Arc::clone(&uncommitted_bytes),
             },
             Arc::clone(&global_stop),
         )?;
         let shared = Arc::new(ThreadShared {
-            resources,
             config,
             topology: Arc::new(resolved),
             factory,
             restore_listener,
             metrics: Arc::clone(&metrics),
             process_id,
-            globals,
             uncommitted_bytes,
             admin,
             paused: AtomicBool::new(paused),
@@ -144,7 +138,9 @@ impl Engine {
     /// Shares the uncommitted-bytes budget between the stream threads that run now, as Kafka
     /// Streams resizes its threads' shares when one is added or removed.
     fn reshare_budget(&self) {
-        self.shared.uncommitted_bytes.share_between(self.threads.len());
+        self.shared
+            .uncommitted_bytes
+            .share_between(self.threads.len());
     }
 
     /// Stops the oldest running stream thread (the lowest index), which commits and closes its
@@ -187,7 +183,9 @@ impl Engine {
         let index = self
             .threads
             .iter()
-            .find(|(index, thread)| thread.handle.is_finished() && self.thread_name(**index) == name)
+            .find(|(index, thread)| {
+                thread.handle.is_finished() && self.thread_name(**index) == name
+            })
             .map(|(index, _)| *index);
         match index.and_then(|index| self.threads.remove(&index)) {
             Some(thread) => {
