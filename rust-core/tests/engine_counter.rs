@@ -1,8 +1,8 @@
 //! The engine against a real broker with the keyed counter application: correct outputs
 //! under both guarantees, restart without reprocessing, threads added and removed while it
 //! runs, processing paused and resumed, committed offsets past a transactional input's
-//! markers, the uncommitted-bytes budget, an aborted transaction's invisibility, and
-//! co-partitioning checks.
+//! markers, the uncommitted-bytes budget, an aborted transaction's invisibility, a
+//! panicking processor, and co-partitioning checks.
 //!
 //! Run through `compat-tests/local-broker/with-broker`, which sets SLUICE_BOOTSTRAP_SERVERS.
 
@@ -17,7 +17,8 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::{BaseProducer, Producer};
 use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 use sluice_core::engine::topology::SubtopologyDescription;
-use sluice_core::engine::{Engine, EngineConfig, Error};
+use sluice_core::engine::{Engine, EngineConfig, Error, ProcessorError, TaskId, TaskProcessor};
+use sluice_core::kafka::{ConsumedRecord, ProducedRecord};
 use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
 use sluice_core::store::{IsolationLevel, KeyValueStore, RocksDbKeyValueStore};
 
@@ -471,6 +472,38 @@ fn an_aborted_transaction_leaves_nothing_visible_to_read_committed_consumers() {
                 .next()
                 .is_none());
         }
+    }
+}
+
+/// A processor with a bug.
+struct Panicking;
+
+impl TaskProcessor for Panicking {
+    fn process(&mut self, _: Vec<ConsumedRecord>) -> Result<Vec<ProducedRecord>, ProcessorError> {
+        panic!("a bug in the processor")
+    }
+}
+
+#[test]
+fn a_panicking_processor_stops_its_thread_with_the_panic() {
+    let app = App::new("panic-counter");
+    produce_keyed_words(&input_producer(), &app.input, &words(0, 10, 5));
+    let mut topology = direct_counter_topology(&app.input, &app.output);
+    topology.subtopologies[0].stores.clear();
+    let factory = |_: TaskId| -> Box<dyn TaskProcessor> { Box::new(Panicking) };
+    let mut properties =
+        counter_properties(&app.application_id, "exactly_once_v2", app.state.path());
+    properties.insert("num.stream.threads".into(), "1".into());
+    let config = EngineConfig::from_properties(&properties).unwrap();
+    let engine =
+        Engine::start(config, &topology, Arc::new(factory), None, false).expect("engine starts");
+    wait_until("the panic to stop the thread", WAIT, || engine.has_failed());
+    match engine.close() {
+        Err(Error::ThreadPanicked { thread, message }) => {
+            assert_eq!(thread, format!("{}-StreamThread-1", app.application_id));
+            assert_eq!(message, "a bug in the processor");
+        }
+        other => panic!("the engine closed with {other:?}"),
     }
 }
 

@@ -1,6 +1,8 @@
 //! The engine's error type.
 
+use std::any::Any;
 use std::fmt;
+use std::thread::JoinHandle;
 
 use crate::kafka::{KafkaFailure, TransactionFailure};
 
@@ -39,6 +41,15 @@ pub enum Error {
     LoopTimings(Box<dyn std::error::Error + Send + Sync>),
     /// The state directory could not be used.
     StateDirectory(std::io::Error),
+    /// The operating system could not start an engine thread.
+    ThreadSpawn(std::io::Error),
+    /// An engine thread panicked: a bug, in the engine or in a processor.
+    ThreadPanicked {
+        /// The thread's name.
+        thread: String,
+        /// What it panicked with.
+        message: String,
+    },
     /// Something did not finish within the time it was given (Kafka's `TimeoutException`).
     Timeout(String),
 }
@@ -73,6 +84,8 @@ impl fmt::Display for Error {
                 write!(f, "reporting the thread's loop timings: {source}")
             }
             Error::StateDirectory(e) => write!(f, "state directory: {e}"),
+            Error::ThreadSpawn(e) => write!(f, "starting an engine thread: {e}"),
+            Error::ThreadPanicked { thread, message } => write!(f, "{thread} panicked: {message}"),
             Error::Timeout(message) => write!(f, "timed out: {message}"),
         }
     }
@@ -86,8 +99,59 @@ impl std::error::Error for Error {
             Error::GlobalProcessor(source)
             | Error::Assignment(source)
             | Error::LoopTimings(source) => Some(source.as_ref()),
-            Error::StateDirectory(e) => Some(e),
+            Error::StateDirectory(e) | Error::ThreadSpawn(e) => Some(e),
             _ => None,
         }
+    }
+}
+
+/// What `handle`'s thread returned; a panic becomes [`Error::ThreadPanicked`].
+pub(crate) fn joined(handle: JoinHandle<Result<()>>) -> Result<()> {
+    let thread = handle
+        .thread()
+        .name()
+        .unwrap_or("an engine thread")
+        .to_string();
+    handle.join().unwrap_or_else(|payload| {
+        let message = panic_message(payload);
+        Err(Error::ThreadPanicked { thread, message })
+    })
+}
+
+/// The message a panic was raised with.
+pub(crate) fn panic_message(payload: Box<dyn Any + Send>) -> String {
+    match payload.downcast::<String>() {
+        Ok(message) => *message,
+        Err(payload) => match payload.downcast::<&'static str>() {
+            Ok(message) => (*message).to_string(),
+            Err(_) => "(no message)".to_string(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_thread_that_panics_is_joined_as_a_panic_naming_it() {
+        let handle = std::thread::Builder::new()
+            .name("app-StreamThread-1".into())
+            .spawn(|| -> Result<()> { panic!("processor bug {}", 7) })
+            .unwrap();
+        match joined(handle) {
+            Err(Error::ThreadPanicked { thread, message }) => {
+                assert_eq!(thread, "app-StreamThread-1");
+                assert_eq!(message, "processor bug 7");
+            }
+            other => panic!("joined as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_thread_that_returns_is_joined_as_what_it_returned() {
+        let handle = std::thread::spawn(|| Err(Error::Timeout("late".into())));
+        assert!(matches!(joined(handle), Err(Error::Timeout(m)) if m == "late"));
+        assert!(joined(std::thread::spawn(|| Ok(()))).is_ok());
     }
 }

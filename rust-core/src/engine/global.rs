@@ -18,11 +18,10 @@ use std::time::{Duration, Instant};
 
 use crate::engine::budget::UncommittedBytesBudget;
 use crate::engine::config::EngineConfig;
-use crate::engine::error::{Error, Result};
+use crate::engine::error::{joined, Error, Result};
 use crate::engine::internal_topics::ResolvedGlobalStore;
 use crate::engine::processor::{GlobalProcessor, ProcessorFactory};
 use crate::engine::restore::RestoreListener;
-use crate::engine::runtime::joined;
 use crate::kafka::{AssignedConsumer, ChangelogEvent, ChangelogReader, ConsumedRecord};
 use crate::store::TopicPartition;
 
@@ -71,7 +70,7 @@ pub(crate) fn start(
                 &stop,
             )
         })
-        .map_err(Error::StateDirectory)?;
+        .map_err(Error::ThreadSpawn)?;
     match restored_rx.recv() {
         Ok(()) => Ok(Some(handle)),
         // The thread ended before it restored: its restore failed or it panicked.

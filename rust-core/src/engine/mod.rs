@@ -15,6 +15,10 @@
 //! - [`runtime`]: the [`Engine`] instance and its threads.
 //! - `budget`: the uncommitted-bytes budget's shares.
 //! - [`metrics`], [`error`], `process_id`.
+//!
+//! Imports between these modules run one way, each using only modules later in this order:
+//! `runtime`; `thread`; `global`, `purge`; `restore`; `task`; `internal_topics`, `config`;
+//! `error`; `processor`; `topology`, `budget`, `metrics`, `process_id`.
 
 pub mod config;
 pub mod error;

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine::budget::UncommittedBytesBudget;
 use crate::engine::config::EngineConfig;
-use crate::engine::error::{Error, Result};
+use crate::engine::error::{joined, Error, Result};
 use crate::engine::global::{self, GlobalThreadSetup};
 use crate::engine::internal_topics;
 use crate::engine::metrics::{EngineMetrics, MetricsSnapshot};
@@ -129,7 +129,7 @@ impl Engine {
         let handle = thread::Builder::new()
             .name(name.clone())
             .spawn(move || stream_thread::run(shared, index, thread_stop))
-            .map_err(Error::StateDirectory)?;
+            .map_err(Error::ThreadSpawn)?;
         self.threads.insert(index, StreamThread { handle, stop });
         self.reshare_budget();
         Ok(name)
@@ -257,18 +257,4 @@ impl Engine {
         }
         first_error.map_or(Ok(()), Err)
     }
-}
-
-/// What `handle`'s thread returned; a panic becomes an error.
-pub(crate) fn joined(handle: JoinHandle<Result<()>>) -> Result<()> {
-    handle.join().unwrap_or_else(|panic| {
-        let message = panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "unknown panic".into());
-        Err(Error::Topology(format!(
-            "engine thread panicked: {message}"
-        )))
-    })
 }
