@@ -31,8 +31,6 @@ pub struct ResolvedTopology {
     pub global_stores: Vec<ResolvedGlobalStore>,
     /// The repartition topics, which the topology both writes and reads.
     pub repartition_topics: BTreeSet<String>,
-    /// The task processors keep the stores (see [`TopologyDescription`]).
-    pub processor_keeps_stores: bool,
 }
 
 /// A global store with the partition count of its topic.
@@ -210,7 +208,7 @@ pub fn plan(
         let mut stores = Vec::new();
         for store in &sub.stores {
             let changelog_topic = match &store.source_topic_changelog {
-                Some(source) => Some(source_changelog(topology, sub, store, source)?),
+                Some(source) => Some(source_changelog(sub, store, source)?),
                 None => store
                     .logged
                     .then(|| changelog_topic_name(application_id, &store.name)),
@@ -277,7 +275,6 @@ pub fn plan(
             subtopologies,
             global_stores,
             repartition_topics: internal,
-            processor_keeps_stores: topology.processor_keeps_stores,
         },
         missing,
     ))
@@ -285,10 +282,8 @@ pub fn plan(
 
 /// The source topic `source` that serves `store` of `sub` as its changelog, checked: it
 /// must be a user source topic of the sub-topology, so that each task restores the
-/// partition it also reads, and the processor must keep the store, since only it knows
-/// which input offsets the store holds.
+/// partition it also reads.
 fn source_changelog(
-    topology: &TopologyDescription,
     sub: &SubtopologyDescription,
     store: &StoreDescription,
     source: &str,
@@ -298,13 +293,6 @@ fn source_changelog(
             "store {} uses {source} as its changelog, which is not a source topic of \
              sub-topology {}",
             store.name, sub.id
-        )));
-    }
-    if !topology.processor_keeps_stores {
-        return Err(Error::Topology(format!(
-            "store {} uses source topic {source} as its changelog, which only stores the \
-             task processors keep can",
-            store.name
         )));
     }
     Ok(source.to_string())
@@ -473,7 +461,6 @@ mod tests {
             ],
             global_stores: vec![],
             copartition_groups: vec![],
-            processor_keeps_stores: false,
         }
     }
 
@@ -519,7 +506,10 @@ mod tests {
             .iter()
             .find(|s| s.name == "app-by-word-repartition")
             .unwrap();
-        assert_eq!(repartition.configs["segment.bytes"], "1024", "the application's wins");
+        assert_eq!(
+            repartition.configs["segment.bytes"], "1024",
+            "the application's wins"
+        );
         assert_eq!(repartition.configs["cleanup.policy"], "delete");
     }
 
@@ -594,9 +584,8 @@ mod tests {
     }
 
     /// A source table's store (sub-topology 0 reads `input`) with `input` as its changelog.
-    fn source_table_topology(changelog: &str, processor_keeps_stores: bool) -> TopologyDescription {
+    fn source_table_topology(changelog: &str) -> TopologyDescription {
         let mut topology = counter_topology();
-        topology.processor_keeps_stores = processor_keeps_stores;
         topology.subtopologies[0].stores = vec![serde_json::from_str(&format!(
             r#"{{"name":"table","source_topic_changelog":"{changelog}"}}"#
         ))
@@ -608,7 +597,7 @@ mod tests {
     fn a_source_topic_serves_as_changelog_without_a_changelog_topic() {
         let (resolved, specs) = plan(
             "app",
-            &source_table_topology("input", true),
+            &source_table_topology("input"),
             &existing(&[("input", Some(3))]),
             -1,
         )
@@ -622,26 +611,16 @@ mod tests {
     }
 
     #[test]
-    fn a_source_topic_changelog_must_be_read_by_the_store_sub_topology_and_kept_by_its_processor() {
+    fn a_source_topic_changelog_must_be_read_by_the_store_sub_topology() {
         let elsewhere = plan(
             "app",
-            &source_table_topology("other", true),
+            &source_table_topology("other"),
             &existing(&[("input", Some(3)), ("other", Some(3))]),
             -1,
         );
         assert!(
             matches!(&elsewhere, Err(Error::Topology(m)) if m.contains("not a source topic")),
             "{elsewhere:?}"
-        );
-        let engine_store = plan(
-            "app",
-            &source_table_topology("input", false),
-            &existing(&[("input", Some(3))]),
-            -1,
-        );
-        assert!(
-            matches!(&engine_store, Err(Error::Topology(m)) if m.contains("task processors keep")),
-            "{engine_store:?}"
         );
     }
 }

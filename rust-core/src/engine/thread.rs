@@ -29,7 +29,6 @@
 //! until processing resumes, as Kafka Streams holds it with its paused restoring tasks.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -40,7 +39,6 @@ use rdkafka::topic_partition_list::Offset;
 use crate::engine::budget::UncommittedBytesBudget;
 use crate::engine::config::EngineConfig;
 use crate::engine::error::{Error, Result};
-use crate::engine::global::GlobalStores;
 use crate::engine::internal_topics::ResolvedTopology;
 use crate::engine::metrics::{CommitTrigger, EngineMetrics};
 use crate::engine::processor::{CommittedInput, InputOffset, LoopTurn, ProcessorFactory};
@@ -53,7 +51,6 @@ use crate::kafka::{
     Admin, ChangelogReader, ConsumedRecord, GroupConsumer, KafkaFailure, RebalanceListener,
     StreamsProducer, TransactionFailure,
 };
-use crate::store::rocks::{destroy_store_dir, RocksDbResources};
 use crate::store::TopicPartition;
 
 /// Longest wait of one poll while idle; bounds how late a stop request is noticed.
@@ -66,11 +63,9 @@ pub(crate) struct ThreadShared {
     pub config: Arc<EngineConfig>,
     pub topology: Arc<ResolvedTopology>,
     pub factory: Arc<dyn ProcessorFactory>,
-    pub resources: RocksDbResources,
     pub restore_listener: Option<Arc<dyn RestoreListener>>,
     pub metrics: Arc<EngineMetrics>,
     pub process_id: String,
-    pub globals: Arc<GlobalStores>,
     /// `statestore.uncommitted.max.bytes`, of which each thread keeps to its share.
     pub uncommitted_bytes: Arc<UncommittedBytesBudget>,
     /// The instance's admin client, as in Kafka Streams.
@@ -357,12 +352,7 @@ impl TaskManager {
         let subtopology = topology
             .subtopology(id.subtopology)
             .expect("tasks come from the topology");
-        let processor_keeps_stores = topology.processor_keeps_stores;
-        let inputs = if processor_keeps_stores {
-            self.committed_inputs(consumer, id)?
-        } else {
-            Vec::new()
-        };
+        let inputs = self.committed_inputs(consumer, id)?;
         let processor = self
             .shared
             .factory
@@ -371,19 +361,11 @@ impl TaskManager {
                 task: id.to_string(),
                 source,
             })?;
-        let mut task = Task::open(
-            id,
-            subtopology,
-            processor_keeps_stores,
-            &self.shared.config.application_dir(),
-            &self.shared.resources,
-            processor,
-        )?;
+        let mut task = Task::open(id, subtopology, processor);
         if wipe_kept_stores {
             task.wipe_kept_stores()?;
         }
-        self.restorer
-            .begin(&mut task, &self.shared.resources, &self.committed_starts)?;
+        self.restorer.begin(&mut task, &self.committed_starts)?;
         if !self.can_process(&task) {
             self.pause(consumer, id)?;
         }
@@ -415,42 +397,16 @@ impl TaskManager {
             .collect())
     }
 
-    /// A store of task `id` was found corrupt while it processed (Kafka Streams'
-    /// `TaskCorruptedException`). The task is closed dirty and only that store is wiped;
-    /// the open transaction, which holds unfinished work of every task, is aborted and
-    /// every task rewinds to the last commit; then the task is reopened, restoring the
-    /// wiped store from its changelog before it processes again. The thread goes on.
-    /// Kafka Streams' answer to a `TaskCorruptedException`: the task closes dirty, its corrupt
-    /// state is wiped, the open transaction is aborted, and the task opens again, restores and
-    /// processes again from its committed inputs, while the thread goes on. Any other error is
-    /// returned.
-    fn revive_corrupted(
-        &mut self,
-        consumer: &MainConsumer,
-        id: TaskId,
-        error: Error,
-    ) -> Result<()> {
-        let corrupt_store = error.corrupt_store().map(Path::to_path_buf);
-        let revivable = match &corrupt_store {
-            // Only one of the task's own stores can be rebuilt from the task's changelogs.
-            Some(corrupt) => self
-                .tasks
-                .get(&id)
-                .is_some_and(|task| task.stores.iter().any(|s| s.is_in(corrupt))),
-            None => error.kept_state_corrupted(),
-        };
-        if !revivable {
-            return Err(error);
-        }
+    /// Kafka Streams' answer to a `TaskCorruptedException` from task `id`: the task closes
+    /// dirty, its state is wiped, the open transaction, which holds unfinished work of every
+    /// task, is aborted and every task rewinds to the last commit; then the task opens again
+    /// and restores its state in full before it processes again. The thread goes on.
+    fn revive_corrupted(&mut self, consumer: &MainConsumer, id: TaskId) -> Result<()> {
         self.shared.metrics.store_corrupted();
-        let mut task = self.tasks.remove(&id).expect("checked above");
+        let mut task = self.tasks.remove(&id).expect("the task that just failed");
         self.restorer.forget(&mut task)?;
         task.rollback()?;
         task.close(false)?;
-        if let Some(corrupt) = &corrupt_store {
-            destroy_store_dir(corrupt)
-                .map_err(|e| Error::store(format!("wiping corrupt store of task {id}"), e))?;
-        }
         if let Err(failure) = self.producer.abort() {
             return self.recover(consumer, failure);
         }
@@ -459,7 +415,7 @@ impl TaskManager {
         for task in self.tasks.values_mut() {
             task.rollback()?;
         }
-        self.open_task(consumer, id, corrupt_store.is_none())?;
+        self.open_task(consumer, id, true)?;
         self.rewind_to_committed(consumer)
     }
 
@@ -605,10 +561,10 @@ impl TaskManager {
                 self.handed_out.insert(record.topic_partition(), record.offset);
             }
             self.shared.metrics.processed(batch.len() as u64);
-            let outputs = match task.process(batch, &self.shared.globals) {
+            let outputs = match task.process(batch) {
                 Ok(outputs) => outputs,
-                Err(error) if error.corrupt_store().is_some() || error.kept_state_corrupted() => {
-                    return self.revive_corrupted(consumer, id, error)
+                Err(error) if error.kept_state_corrupted() => {
+                    return self.revive_corrupted(consumer, id)
                 }
                 Err(error) => return Err(error),
             };

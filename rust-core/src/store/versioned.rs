@@ -13,7 +13,7 @@
 //!   falls behind the history retention.
 //!
 //! On-disk layout (Sluice's own; the changelog carries plain values with the version
-//! timestamp as record timestamp, see [`crate::store::format::changelog`]):
+//! timestamp as record timestamp, see [`crate::store::format`]):
 //!
 //! ```text
 //! version:       0x00 ‖ key length (4) ‖ key ‖ validFrom (8, sign-flipped) → 0x01 ‖ value | 0x00

@@ -25,8 +25,8 @@ import org.apache.kafka.streams.processor.internals.TopologyMetadata;
  * own {@link InternalTopologyBuilder} after it was rewritten with the application's config: per
  * sub-topology its user and repartition topics, its stores with their changelog topic configs, and the
  * co-partitioned topic groups, and the global stores with their topics. Repartition topics are named without
- * the application id prefix and the {@code -repartition} suffix, which the engine adds. The task processors,
- * and the global runner, keep the stores ({@code processor_keeps_stores}).
+ * the application id prefix and the {@code -repartition} suffix, which the engine adds. The task runners and
+ * the global runner keep the stores.
  */
 final class EngineTopology {
 
@@ -133,7 +133,6 @@ final class EngineTopology {
         }
         description.put("copartition_groups", copartitionGroups);
         description.put("global_stores", globalStores(topologyMetadata));
-        description.put("processor_keeps_stores", true);
     }
 
     /** Each global store with the topic it is loaded from; the JVM's global runner keeps them. */

@@ -40,7 +40,6 @@ class EngineTopologyTest {
     void wordCount() throws Exception {
         final Topology topology = StreamTaskRunnerTest.wordCount();
         final Map<String, Object> description = describe(topology, new Properties());
-        assertEquals(Boolean.TRUE, description.get("processor_keeps_stores"));
         assertEquals(List.of(), description.get("copartition_groups"));
         final List<Map<String, Object>> subtopologies = subtopologies(description);
         assertEquals(2, subtopologies.size());
@@ -137,7 +136,7 @@ class EngineTopologyTest {
     }
 
     @Test
-    void globalStoresAreDescribedWithTheirTopicsAndKeptByTheJvm() {
+    void globalStoresAreDescribedWithTheirTopics() {
         final StreamsBuilder builder = new StreamsBuilder();
         final GlobalKTable<String, String> countries = builder.globalTable("countries", Consumed.with(Serdes.String(), Serdes.String()));
         builder.stream("input", Consumed.with(Serdes.String(), Serdes.String()))
@@ -150,7 +149,6 @@ class EngineTopologyTest {
         final Map<String, Object> global = Map.of(
             "name", "countries-STATE-STORE-0000000000", "topic", "countries", "persistent", true);
         assertEquals(List.of(global), description.get("global_stores"));
-        assertEquals(true, description.get("processor_keeps_stores"), "the JVM keeps them, as the tasks' stores");
     }
 
     @Test
@@ -197,7 +195,7 @@ class EngineTopologyTest {
     void jsonIsWhatTheEngineParses() throws Exception {
         final TopologyMetadata metadata = metadata(StreamTaskRunnerTest.wordCount(), new Properties());
         final Map<?, ?> parsed = new ObjectMapper().readValue(EngineTopology.json(metadata, config(new Properties())), Map.class);
-        assertEquals(Set.of("subtopologies", "copartition_groups", "global_stores", "processor_keeps_stores"), parsed.keySet());
+        assertEquals(Set.of("subtopologies", "copartition_groups", "global_stores"), parsed.keySet());
     }
 
     /** Every topic the described sub-topologies read or write, by the full name Kafka Streams gives it. */
