@@ -318,13 +318,17 @@ fn spec(
 }
 
 /// Gives each repartition topic without a count the largest count among the sources of
-/// the sub-topologies that write it, repeating until nothing changes.
+/// the sub-topologies that write it, repeating until nothing changes. Where sub-topologies feed
+/// each other in a cycle (a foreign-key join's subscription and response topics), no topic of
+/// the cycle has all its upstream counts: as in Kafka Streams, the counts known so far decide,
+/// and co-partitioning corrects them afterwards.
 fn derive_repartition_counts(
     topology: &TopologyDescription,
     repartition: &dyn Fn(&str) -> String,
     internal: &BTreeSet<String>,
     counts: &mut BTreeMap<String, i32>,
 ) -> Result<()> {
+    let mut settle_for_known = false;
     loop {
         let mut progressed = false;
         let unresolved: Vec<&String> = internal
@@ -332,34 +336,9 @@ fn derive_repartition_counts(
             .filter(|t| !counts.contains_key(*t))
             .collect();
         for topic in unresolved {
-            let mut upstream_counts = Vec::new();
-            let mut complete = true;
-            for sub in &topology.subtopologies {
-                if !sub
-                    .repartition_sink_topics
-                    .iter()
-                    .any(|t| repartition(t) == *topic)
-                {
-                    continue;
-                }
-                let sources = sub.source_topics.iter().cloned().chain(
-                    sub.repartition_source_topics
-                        .iter()
-                        .map(|t| repartition(&t.name)),
-                );
-                for source in sources {
-                    match counts.get(&source) {
-                        Some(count) => upstream_counts.push(*count),
-                        None => complete = false,
-                    }
-                }
-            }
-            if complete {
-                let count = upstream_counts.into_iter().max().ok_or_else(|| {
-                    Error::Topology(format!(
-                        "repartition topic {topic} is read but no sub-topology writes it"
-                    ))
-                })?;
+            let upstream = upstream_counts(topology, repartition, topic, counts)?;
+            let decided = upstream.unknown == 0 || (settle_for_known && upstream.largest.is_some());
+            if let (true, Some(count)) = (decided, upstream.largest) {
                 counts.insert(topic.clone(), count);
                 progressed = true;
             }
@@ -367,16 +346,69 @@ fn derive_repartition_counts(
         if internal.iter().all(|t| counts.contains_key(t)) {
             return Ok(());
         }
-        if !progressed {
+        if progressed {
+            settle_for_known = false;
+        } else if !settle_for_known {
+            settle_for_known = true;
+        } else {
             let unresolved: Vec<_> = internal
                 .iter()
                 .filter(|t| !counts.contains_key(*t))
                 .collect();
             return Err(Error::Topology(format!(
-                "cannot derive partition counts of {unresolved:?} (cyclic repartitioning)"
+                "cannot derive partition counts of {unresolved:?}: no sub-topology writing them \
+                 reads a topic of known partition count"
             )));
         }
     }
+}
+
+/// The partition counts of the topics that the sub-topologies writing `topic` read.
+struct UpstreamCounts {
+    /// The largest count known.
+    largest: Option<i32>,
+    /// How many of those topics have no count yet.
+    unknown: usize,
+}
+
+fn upstream_counts(
+    topology: &TopologyDescription,
+    repartition: &dyn Fn(&str) -> String,
+    topic: &str,
+    counts: &BTreeMap<String, i32>,
+) -> Result<UpstreamCounts> {
+    let mut upstream = UpstreamCounts {
+        largest: None,
+        unknown: 0,
+    };
+    let mut written = false;
+    for sub in &topology.subtopologies {
+        if !sub
+            .repartition_sink_topics
+            .iter()
+            .any(|t| repartition(t) == topic)
+        {
+            continue;
+        }
+        written = true;
+        let sources = sub.source_topics.iter().cloned().chain(
+            sub.repartition_source_topics
+                .iter()
+                .map(|t| repartition(&t.name)),
+        );
+        for source in sources {
+            match counts.get(&source) {
+                Some(&count) => upstream.largest = upstream.largest.max(Some(count)),
+                None => upstream.unknown += 1,
+            }
+        }
+    }
+    if !written {
+        return Err(Error::Topology(format!(
+            "repartition topic {topic} is read but no sub-topology writes it"
+        )));
+    }
+    Ok(upstream)
 }
 
 fn enforce_copartitioning(
@@ -443,14 +475,14 @@ mod tests {
                     source_topics: vec!["input".into()],
                     repartition_source_topics: vec![],
                     sink_topics: vec![],
-                    repartition_sink_topics: vec!["by-word".into()],
+                    repartition_sink_topics: vec!["by-word-repartition".into()],
                     stores: vec![],
                 },
                 SubtopologyDescription {
                     id: 1,
                     source_topics: vec![],
                     repartition_source_topics: vec![RepartitionTopicDescription {
-                        name: "by-word".into(),
+                        name: "by-word-repartition".into(),
                         partitions: None,
                         configs: BTreeMap::new(),
                     }],
@@ -558,11 +590,72 @@ mod tests {
         assert!(matches!(missing, Err(Error::Topology(m)) if m.contains("labels-topic")));
     }
 
+    fn repartition(name: &str) -> RepartitionTopicDescription {
+        RepartitionTopicDescription {
+            name: name.into(),
+            partitions: None,
+            configs: BTreeMap::new(),
+        }
+    }
+
+    /// A foreign-key join as Kafka Streams describes it: the orders sub-topology writes
+    /// subscriptions to the customers' one and reads its responses, which feed each other.
+    fn foreign_key_join_topology() -> TopologyDescription {
+        const REGISTRATION: &str = "KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-topic";
+        const RESPONSE: &str = "KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-0000000014-topic";
+        TopologyDescription {
+            subtopologies: vec![
+                SubtopologyDescription {
+                    id: 0,
+                    source_topics: vec!["orders".into()],
+                    repartition_source_topics: vec![repartition(RESPONSE)],
+                    sink_topics: vec!["enriched".into()],
+                    repartition_sink_topics: vec![REGISTRATION.into()],
+                    stores: vec![],
+                },
+                SubtopologyDescription {
+                    id: 1,
+                    source_topics: vec!["customers".into()],
+                    repartition_source_topics: vec![repartition(REGISTRATION)],
+                    sink_topics: vec![],
+                    repartition_sink_topics: vec![RESPONSE.into()],
+                    stores: vec![],
+                },
+            ],
+            global_stores: vec![],
+            copartition_groups: vec![
+                vec![REGISTRATION.into(), "customers".into()],
+                vec![RESPONSE.into(), "orders".into()],
+            ],
+        }
+    }
+
+    #[test]
+    fn a_foreign_key_join_s_topics_keep_their_names_and_follow_their_co_partitioned_sources() {
+        let (resolved, specs) = plan(
+            "app",
+            &foreign_key_join_topology(),
+            &existing(&[("orders", Some(3)), ("customers", Some(2))]),
+            -1,
+        )
+        .unwrap();
+        let by_name: BTreeMap<_, _> = specs.iter().map(|s| (s.name.as_str(), s.partitions)).collect();
+        assert_eq!(
+            by_name,
+            BTreeMap::from([
+                ("app-KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-topic", 2),
+                ("app-KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-0000000014-topic", 3),
+            ])
+        );
+        assert_eq!(resolved.subtopologies[0].task_count, 3);
+        assert_eq!(resolved.subtopologies[1].task_count, 2);
+    }
+
     #[test]
     fn copartitioning_mismatch_fails_and_repartition_topics_follow_the_group() {
         let mut topology = counter_topology();
         topology.subtopologies[1].source_topics.push("table".into());
-        topology.copartition_groups = vec![vec!["by-word".into(), "table".into()]];
+        topology.copartition_groups = vec![vec!["by-word-repartition".into(), "table".into()]];
         let (resolved, _) = plan(
             "app",
             &topology,

@@ -2,9 +2,10 @@
 //! sub-topologies with their source, repartition and sink topics and their stores.
 //!
 //! The description is plain serde data so that the JVM side can produce it as JSON from a
-//! `Topology`. Internal topic names are given without the application id
-//! (`KSTREAM-AGGREGATE-STATE-STORE-0000000003-repartition` is written `…-0000000003`
-//! plus the `-repartition` suffix by [`repartition_topic_name`]); the engine prefixes them.
+//! `Topology`. Repartition topic names are given as `Topology#describe` shows them, without
+//! the application id (`KSTREAM-AGGREGATE-STATE-STORE-0000000003-repartition`, or a foreign-key
+//! join's `KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-topic`); the engine prefixes them
+//! ([`repartition_topic_name`]).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -50,7 +51,7 @@ pub struct SubtopologyDescription {
 /// A repartition topic read by a sub-topology.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RepartitionTopicDescription {
-    /// Name without the application id prefix and without `-repartition`.
+    /// Name without the `<application.id>-` prefix.
     pub name: String,
     /// Partition count set by the topology (`Repartitioned.numberOfPartitions`); otherwise
     /// derived from the upstream sub-topologies.
@@ -118,9 +119,9 @@ impl fmt::Display for TaskId {
     }
 }
 
-/// `<application.id>-<name>-repartition`.
+/// `<application.id>-<name>`: the repartition topic `name` of the application's topology.
 pub fn repartition_topic_name(application_id: &str, name: &str) -> String {
-    format!("{application_id}-{name}-repartition")
+    format!("{application_id}-{name}")
 }
 
 /// `<application.id>-<store>-changelog`.

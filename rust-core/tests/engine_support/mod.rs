@@ -50,7 +50,7 @@ pub fn unique(prefix: &str) -> String {
 }
 
 pub const COUNTS_STORE: &str = "counts";
-pub const BY_WORD: &str = "by-word";
+pub const BY_WORD: &str = "by-word-repartition";
 
 /// The counter: sub-topology 0 re-keys input records by their value (the word) into a
 /// repartition topic; sub-topology 1 counts each word in a store and emits `word → count`.
