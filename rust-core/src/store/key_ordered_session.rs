@@ -11,9 +11,7 @@ use std::sync::Arc;
 use crate::store::format::ordered_bytes::{lower_range, upper_range};
 use crate::store::format::session_key::SessionKeyLayout;
 use crate::store::format::TIMESTAMP_SIZE;
-use crate::store::segments::{
-    is_inverted, malformed_changelog_key, segments_lifecycle, RetentionEdge, Segments,
-};
+use crate::store::segments::{is_inverted, segments_lifecycle, RetentionEdge, Segments};
 use crate::store::session::{
     max_suffix, Filter, SessionRecord, SessionRecords, SessionStore, SessionStoreOptions,
 };
@@ -145,14 +143,8 @@ impl<S: KeyValueStore + ?Sized> SegmentedStore for KeyOrderedSessionStore<S> {
     segments_lifecycle!();
 
     fn restore(&self, records: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<()> {
-        let mut entries = Vec::with_capacity(records.len());
-        for (store_key, value) in records {
-            let end = SessionKeyLayout::KeyFirst
-                .decode(&store_key)
-                .map_err(malformed_changelog_key)?
-                .end;
-            entries.push((end, store_key, value));
-        }
-        self.segments.restore(entries)
+        self.segments.restore_as_stored(records, |key| {
+            Ok(SessionKeyLayout::KeyFirst.decode(key)?.end)
+        })
     }
 }

@@ -19,9 +19,7 @@ use std::sync::Arc;
 use crate::store::format::ordered_bytes::{lower_range, upper_range};
 use crate::store::format::window_key::{WindowKeyLayout, SEQNUM_SIZE};
 use crate::store::format::TIMESTAMP_SIZE;
-use crate::store::segments::{
-    is_inverted, malformed_changelog_key, segments_lifecycle, RetentionEdge, Segments,
-};
+use crate::store::segments::{is_inverted, segments_lifecycle, RetentionEdge, Segments};
 use crate::store::window::{
     max_suffix, next_seqnum, Filter, WindowStore, WindowStoreOptions, WindowValues, WindowedRecord,
     WindowedRecords,
@@ -167,14 +165,8 @@ impl<S: KeyValueStore + ?Sized> SegmentedStore for KeyOrderedWindowStore<S> {
     segments_lifecycle!();
 
     fn restore(&self, records: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<()> {
-        let mut entries = Vec::with_capacity(records.len());
-        for (store_key, value) in records {
-            let window_start = WindowKeyLayout::KeyFirst
-                .decode(&store_key)
-                .map_err(malformed_changelog_key)?
-                .window_start;
-            entries.push((window_start, store_key, value));
-        }
-        self.segments.restore(entries)
+        self.segments.restore_as_stored(records, |key| {
+            Ok(WindowKeyLayout::KeyFirst.decode(key)?.window_start)
+        })
     }
 }

@@ -12,6 +12,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::store::format::ordered_bytes::{lower_range, upper_range};
 use crate::store::format::FormatError;
 use crate::store::stream_time;
 use crate::store::{
@@ -150,6 +151,23 @@ impl<S: KeyValueStore + ?Sized> Segments<S> {
         Ok(())
     }
 
+    /// Applies changelog records kept under their changelog key itself, as the key-ordered
+    /// stores keep them; `segment_timestamp` reads the timestamp a key is segmented by.
+    pub(crate) fn restore_as_stored(
+        &self,
+        records: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+        segment_timestamp: impl Fn(&[u8]) -> std::result::Result<i64, FormatError>,
+    ) -> Result<()> {
+        let entries = records
+            .into_iter()
+            .map(|(key, value)| {
+                let timestamp = segment_timestamp(&key).map_err(malformed_changelog_key)?;
+                Ok((timestamp, key, value))
+            })
+            .collect::<Result<_>>()?;
+        self.restore(entries)
+    }
+
     /// Entries `(store key, value)` of the segments holding timestamps
     /// `first_timestamp..=last_timestamp`, segment by segment in `order`, each segment
     /// limited to store keys in `lower..=upper` (`None` = unbounded).
@@ -271,6 +289,27 @@ impl<S: KeyValueStore + ?Sized> Segments<S> {
             }
         }
         self.put(segment_timestamp, base_key, value).map(|_| ())
+    }
+
+    /// Reads each record found through an index, given as `(segment timestamp, base key,
+    /// record)`, from its base key; `with_value` puts the value read into the record. The
+    /// index and its records are written and committed together, so a record found missing
+    /// is one whose deletion committed after the index scan began: it is left out. The
+    /// result is read in full before it is returned.
+    pub(crate) fn resolve_indexed<T: Send + 'static>(
+        &self,
+        found: impl Iterator<Item = Result<(i64, Vec<u8>, T)>>,
+        isolation: IsolationLevel,
+        with_value: impl Fn(T, Vec<u8>) -> T,
+    ) -> Result<Box<dyn Iterator<Item = Result<T>> + Send>> {
+        let mut resolved = Vec::new();
+        for entry in found {
+            let (segment_timestamp, base_key, record) = entry?;
+            if let Some(value) = self.get(segment_timestamp, &base_key, isolation)? {
+                resolved.push(Ok(with_value(record, value)));
+            }
+        }
+        Ok(Box::new(resolved.into_iter()))
     }
 
     /// Decodes scanned entries `(store key, value)` with `decode`, which answers `None` for
@@ -418,6 +457,47 @@ pub(crate) use segments_lifecycle;
 /// The value of the index entry that goes with a record's `value`: empty, or a deletion.
 pub(crate) fn index_value(value: &Option<Vec<u8>>) -> Option<Vec<u8>> {
     value.as_ref().map(|_| Vec::new())
+}
+
+/// The lower scan bound of an index for keys from `key_from` (`None` = open end): the
+/// key-ordered store's `lowerRange`, whose suffix of `suffix_len` zero bytes stands for the
+/// timestamps (and sequence number), behind the index's `prefix`.
+pub(crate) fn index_lower_range(prefix: u8, key_from: Option<&[u8]>, suffix_len: usize) -> Vec<u8> {
+    let unprefixed = key_from
+        .map(|key| lower_range(key, suffix_len))
+        .unwrap_or_default();
+    [&[prefix][..], &unprefixed].concat()
+}
+
+/// The upper scan bound of an index for keys up to `key_to`: the key-ordered store's
+/// `upperRange` with the largest suffix the read admits, behind the index's `prefix`, or
+/// the end of the index for any key.
+pub(crate) fn index_upper_range(prefix: u8, key_to: Option<&[u8]>, max_suffix: &[u8]) -> Vec<u8> {
+    match key_to {
+        None => vec![prefix + 1],
+        Some(key) => [&[prefix][..], &upper_range(key, max_suffix)].concat(),
+    }
+}
+
+/// The keys a read returns, `from..=to` (`None` = open end), owned by the lazy scan that
+/// filters by them.
+pub(crate) struct KeyRange {
+    from: Option<Vec<u8>>,
+    to: Option<Vec<u8>>,
+}
+
+impl KeyRange {
+    pub(crate) fn new(from: Option<&[u8]>, to: Option<&[u8]>) -> Self {
+        KeyRange {
+            from: from.map(<[u8]>::to_vec),
+            to: to.map(<[u8]>::to_vec),
+        }
+    }
+
+    pub(crate) fn contains(&self, key: &[u8]) -> bool {
+        self.from.as_deref().is_none_or(|from| key >= from)
+            && self.to.as_deref().is_none_or(|to| key <= to)
+    }
 }
 
 /// Whether a read's key range is empty because its ends are inverted (`None` = open end);

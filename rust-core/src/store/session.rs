@@ -9,6 +9,7 @@
 //! [`TimeOrderedSessionStore`]: crate::store::time_ordered_session::TimeOrderedSessionStore
 
 use crate::store::format::TIMESTAMP_SIZE;
+use crate::store::segments::KeyRange;
 use crate::store::window::default_segment_interval;
 use crate::store::{IsolationLevel, Order, Result, SegmentedStore};
 
@@ -124,8 +125,7 @@ pub(crate) fn max_suffix(latest_start: i64) -> [u8; 2 * TIMESTAMP_SIZE] {
 
 /// Which scanned sessions a read returns: the scan bounds only narrow the search.
 pub(crate) struct Filter {
-    key_from: Option<Vec<u8>>,
-    key_to: Option<Vec<u8>>,
+    keys: KeyRange,
     earliest_end: i64,
     latest_start: i64,
 }
@@ -140,17 +140,13 @@ impl Filter {
         latest_start: i64,
     ) -> Self {
         Filter {
-            key_from: key_from.map(<[u8]>::to_vec),
-            key_to: key_to.map(<[u8]>::to_vec),
+            keys: KeyRange::new(key_from, key_to),
             earliest_end,
             latest_start,
         }
     }
 
     pub(crate) fn admits(&self, key: &[u8], start: i64, end: i64) -> bool {
-        self.key_from.as_deref().is_none_or(|from| key >= from)
-            && self.key_to.as_deref().is_none_or(|to| key <= to)
-            && end >= self.earliest_end
-            && start <= self.latest_start
+        self.keys.contains(key) && end >= self.earliest_end && start <= self.latest_start
     }
 }

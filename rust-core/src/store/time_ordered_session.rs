@@ -15,11 +15,11 @@
 
 use std::sync::Arc;
 
-use crate::store::format::ordered_bytes::{lower_range, upper_range};
 use crate::store::format::session_key::{SessionKeyLayout, KEY_FIRST_PREFIX, TIME_FIRST_PREFIX};
 use crate::store::format::TIMESTAMP_SIZE;
 use crate::store::segments::{
-    index_value, is_inverted, malformed_changelog_key, segments_lifecycle, RetentionEdge, Segments,
+    index_lower_range, index_upper_range, index_value, is_inverted, malformed_changelog_key,
+    segments_lifecycle, RetentionEdge, Segments,
 };
 use crate::store::session::{
     max_suffix, Filter, SessionRecord, SessionRecords, SessionStore, SessionStoreOptions,
@@ -111,18 +111,17 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedSessionStore<S> {
         if layout == BASE {
             return Ok(Box::new(admitted));
         }
-        let mut resolved = Vec::new();
-        for entry in admitted {
-            let mut session = entry?;
-            let base_key = BASE.encode(&session.key, session.start, session.end);
-            // The index and its sessions are written and committed together, so a missing
-            // session is one whose deletion committed after the index scan began.
-            if let Some(value) = self.segments.get(session.end, &base_key, isolation)? {
-                session.value = value;
-                resolved.push(Ok(session));
-            }
-        }
-        Ok(Box::new(resolved.into_iter()))
+        let found = admitted.map(|entry| {
+            entry.map(|session| {
+                let base_key = BASE.encode(&session.key, session.start, session.end);
+                (session.end, base_key, session)
+            })
+        });
+        self.segments
+            .resolve_indexed(found, isolation, |session, value| SessionRecord {
+                value,
+                ..session
+            })
     }
 }
 
@@ -193,8 +192,8 @@ impl<S: KeyValueStore + ?Sized> SessionStore for TimeOrderedSessionStore<S> {
         let (layout, lower, upper) = if self.with_index {
             (
                 INDEX,
-                index_lower_range(key_from),
-                index_upper_range(key_to, latest_session_start),
+                index_lower_range(KEY_FIRST_PREFIX, key_from, 2 * TIMESTAMP_SIZE),
+                index_upper_range(KEY_FIRST_PREFIX, key_to, &max_suffix(latest_session_start)),
             )
         } else {
             (
@@ -267,26 +266,5 @@ fn base_upper_range(key_to: Option<&[u8]>, latest_start: i64) -> Vec<u8> {
     match key_to {
         None => vec![KEY_FIRST_PREFIX],
         Some(key) => BASE.encode(key, latest_start, i64::MAX),
-    }
-}
-
-/// `KeyFirstSessionKeySchema.lowerRange`: the segmented session store's bound, prefixed.
-fn index_lower_range(key_from: Option<&[u8]>) -> Vec<u8> {
-    let unprefixed = key_from
-        .map(|key| lower_range(key, 2 * TIMESTAMP_SIZE))
-        .unwrap_or_default();
-    [&[KEY_FIRST_PREFIX][..], &unprefixed].concat()
-}
-
-/// `KeyFirstSessionKeySchema.upperRange`: the segmented session store's bound, prefixed,
-/// or the end of the index for any key.
-fn index_upper_range(key_to: Option<&[u8]>, latest_start: i64) -> Vec<u8> {
-    match key_to {
-        None => vec![KEY_FIRST_PREFIX + 1],
-        Some(key) => [
-            &[KEY_FIRST_PREFIX][..],
-            &upper_range(key, &max_suffix(latest_start)),
-        ]
-        .concat(),
     }
 }

@@ -20,13 +20,13 @@
 use std::sync::atomic::{AtomicI32, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
-use crate::store::format::ordered_bytes::{lower_range, upper_range};
 use crate::store::format::window_key::{
     WindowKeyLayout, KEY_FIRST_PREFIX, SEQNUM_SIZE, TIME_FIRST_PREFIX,
 };
 use crate::store::format::TIMESTAMP_SIZE;
 use crate::store::segments::{
-    index_value, is_inverted, malformed_changelog_key, segments_lifecycle, RetentionEdge, Segments,
+    index_lower_range, index_upper_range, index_value, is_inverted, malformed_changelog_key,
+    segments_lifecycle, RetentionEdge, Segments,
 };
 use crate::store::window::{
     max_suffix, next_seqnum, Filter, WindowStore, WindowStoreOptions, WindowValues, WindowedRecord,
@@ -100,21 +100,17 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedWindowStore<S> {
                 admitted.map(|entry| entry.map(|(record, _)| record)),
             ));
         }
-        let mut resolved = Vec::new();
-        for entry in admitted {
-            let (mut record, seqnum) = entry?;
-            let base_key = BASE.encode(&record.key, record.window_start, seqnum);
-            // The index and its records are written and committed together, so a missing
-            // record is one whose deletion committed after the index scan began.
-            if let Some(value) = self
-                .segments
-                .get(record.window_start, &base_key, isolation)?
-            {
-                record.value = value;
-                resolved.push(Ok(record));
-            }
-        }
-        Ok(Box::new(resolved.into_iter()))
+        let found = admitted.map(|entry| {
+            entry.map(|(record, seqnum)| {
+                let base_key = BASE.encode(&record.key, record.window_start, seqnum);
+                (record.window_start, base_key, record)
+            })
+        });
+        self.segments
+            .resolve_indexed(found, isolation, |record, value| WindowedRecord {
+                value,
+                ..record
+            })
     }
 }
 
@@ -199,8 +195,8 @@ impl<S: KeyValueStore + ?Sized> WindowStore for TimeOrderedWindowStore<S> {
         let (layout, lower, upper) = if self.with_index {
             (
                 INDEX,
-                index_lower_range(key_from),
-                index_upper_range(key_to, time_to),
+                index_lower_range(KEY_FIRST_PREFIX, key_from, TIMESTAMP_SIZE + SEQNUM_SIZE),
+                index_upper_range(KEY_FIRST_PREFIX, key_to, &max_suffix(time_to)),
             )
         } else {
             (
@@ -293,22 +289,5 @@ fn base_upper_range(key_to: Option<&[u8]>, to: i64) -> Vec<u8> {
             upper.extend_from_slice(&i32::MAX.to_be_bytes());
             upper
         }
-    }
-}
-
-/// `KeyFirstWindowKeySchema.lowerRange`: the segmented window store's bound, prefixed.
-fn index_lower_range(key_from: Option<&[u8]>) -> Vec<u8> {
-    let unprefixed = key_from
-        .map(|key| lower_range(key, TIMESTAMP_SIZE + SEQNUM_SIZE))
-        .unwrap_or_default();
-    [&[KEY_FIRST_PREFIX][..], &unprefixed].concat()
-}
-
-/// `KeyFirstWindowKeySchema.upperRange`: the segmented window store's bound, prefixed, or
-/// the end of the index for any key.
-fn index_upper_range(key_to: Option<&[u8]>, to: i64) -> Vec<u8> {
-    match key_to {
-        None => vec![KEY_FIRST_PREFIX + 1],
-        Some(key) => [&[KEY_FIRST_PREFIX][..], &upper_range(key, &max_suffix(to))].concat(),
     }
 }

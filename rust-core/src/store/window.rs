@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicI32, Ordering as AtomicOrdering};
 
 use crate::store::format::window_key::SEQNUM_SIZE;
 use crate::store::format::TIMESTAMP_SIZE;
+use crate::store::segments::KeyRange;
 use crate::store::{IsolationLevel, Order, Result, SegmentedStore};
 
 /// Kafka Streams' default segment interval for a retention period:
@@ -144,8 +145,7 @@ pub(crate) fn max_suffix(time_to: i64) -> [u8; TIMESTAMP_SIZE + SEQNUM_SIZE] {
 
 /// Which scanned records a read returns: the scan bounds only narrow the search.
 pub(crate) struct Filter {
-    key_from: Option<Vec<u8>>,
-    key_to: Option<Vec<u8>>,
+    keys: KeyRange,
     time_from: i64,
     time_to: i64,
 }
@@ -159,16 +159,13 @@ impl Filter {
         time_to: i64,
     ) -> Self {
         Filter {
-            key_from: key_from.map(<[u8]>::to_vec),
-            key_to: key_to.map(<[u8]>::to_vec),
+            keys: KeyRange::new(key_from, key_to),
             time_from,
             time_to,
         }
     }
 
     pub(crate) fn admits(&self, key: &[u8], window_start: i64) -> bool {
-        self.key_from.as_deref().is_none_or(|from| key >= from)
-            && self.key_to.as_deref().is_none_or(|to| key <= to)
-            && (self.time_from..=self.time_to).contains(&window_start)
+        self.keys.contains(key) && (self.time_from..=self.time_to).contains(&window_start)
     }
 }
