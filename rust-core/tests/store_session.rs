@@ -17,7 +17,9 @@ use sluice_core::store::key_ordered_session::KeyOrderedSessionStore;
 use sluice_core::store::session::{SessionRecord, SessionStore, SessionStoreOptions};
 use sluice_core::store::time_ordered_session::TimeOrderedSessionStore;
 use sluice_core::store::{IsolationLevel, KeyValueStore, Order, SegmentedStore};
-use store_support::{changelog_offset, key, memory_kv, order, unwrap_all, TempRocksDb};
+use store_support::{
+    changelog_offset, key, layout, memory_kv, order, unwrap_all, Layout, TempRocksDb, LAYOUTS,
+};
 
 const RETENTION: i64 = 100;
 const INTERVAL: i64 = 30;
@@ -26,20 +28,6 @@ const OPTIONS: SessionStoreOptions = SessionStoreOptions {
     retention_period: RETENTION,
     segment_interval: INTERVAL,
 };
-
-/// How a session store keeps its sessions: Kafka Streams' two session stores, the
-/// time-ordered one with or without its key-first index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Layout {
-    KeyOrdered,
-    TimeOrdered { with_index: bool },
-}
-
-const LAYOUTS: [Layout; 3] = [
-    Layout::KeyOrdered,
-    Layout::TimeOrdered { with_index: false },
-    Layout::TimeOrdered { with_index: true },
-];
 
 /// A store under test through the session store contract, and for the time-ordered layout
 /// also as itself, for the all-keys read only that layout has.
@@ -69,19 +57,6 @@ impl Layout {
     fn memory_store(self) -> Arc<dyn SessionStore> {
         self.open(memory_kv("session")).store
     }
-
-    /// Whether key lookups go through key-first keys (the segmented store's own, or the
-    /// index), with the key-first scan bounds and their order.
-    fn scans_keys_first(self) -> bool {
-        self != Layout::TimeOrdered { with_index: false }
-    }
-}
-
-fn layout() -> impl Strategy<Value = Layout> {
-    prop_oneof![
-        Just(Layout::KeyOrdered),
-        any::<bool>().prop_map(|with_index| Layout::TimeOrdered { with_index }),
-    ]
 }
 
 fn commit(store: &dyn SessionStore, offset: i64) {
@@ -190,7 +165,7 @@ impl Model {
         if matches!((key_from, key_to), (Some(f), Some(t)) if f > t) {
             return Vec::new();
         }
-        let key_first = self.layout.scans_keys_first();
+        let key_first = self.layout.reads_keys_first();
         let earliest_end = earliest_end.max(self.earliest_visible());
         let mut suffix = i64::MAX.to_be_bytes().to_vec();
         suffix.extend_from_slice(&latest_start.to_be_bytes());

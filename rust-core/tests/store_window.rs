@@ -15,28 +15,16 @@ use sluice_core::store::format::window_key::WindowKeyLayout;
 use sluice_core::store::key_ordered_window::KeyOrderedWindowStore;
 use sluice_core::store::time_ordered_window::TimeOrderedWindowStore;
 use sluice_core::store::window::{
-    default_segment_interval, WindowStore, WindowStoreOptions, WindowedRecord,
+    default_segment_interval, WindowStore, WindowStoreOptions, WindowedRecord, WindowedRecords,
 };
 use sluice_core::store::{IsolationLevel, KeyValueStore, Order};
-use store_support::{changelog_offset, key, memory_kv, order, unwrap_all, TempRocksDb};
+use store_support::{
+    changelog_offset, key, layout, memory_kv, order, unwrap_all, Layout, TempRocksDb, LAYOUTS,
+};
 
 const RETENTION: i64 = 100;
 const INTERVAL: i64 = 30;
 const UNCOMMITTED: IsolationLevel = IsolationLevel::ReadUncommitted;
-
-/// How a window store keeps its records: Kafka Streams' two window stores, the time-ordered
-/// one with or without its key-first index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Layout {
-    KeyOrdered,
-    TimeOrdered { with_index: bool },
-}
-
-const LAYOUTS: [Layout; 3] = [
-    Layout::KeyOrdered,
-    Layout::TimeOrdered { with_index: false },
-    Layout::TimeOrdered { with_index: true },
-];
 
 impl Layout {
     fn open(self, kv: Arc<dyn KeyValueStore>, retain_duplicates: bool) -> Box<dyn WindowStore> {
@@ -52,19 +40,6 @@ impl Layout {
     fn memory_store(self, retain_duplicates: bool) -> Box<dyn WindowStore> {
         self.open(memory_kv("window"), retain_duplicates)
     }
-
-    /// Whether key ranges are scanned through key-first keys (the segmented store's own, or
-    /// the index), with the key-first scan bounds and their order.
-    fn scans_key_ranges_key_first(self) -> bool {
-        self != Layout::TimeOrdered { with_index: false }
-    }
-}
-
-fn layout() -> impl Strategy<Value = Layout> {
-    prop_oneof![
-        Just(Layout::KeyOrdered),
-        any::<bool>().prop_map(|with_index| Layout::TimeOrdered { with_index }),
-    ]
 }
 
 fn options(retain_duplicates: bool) -> WindowStoreOptions {
@@ -204,7 +179,7 @@ impl Model {
             return Vec::new();
         }
         let found = self.matching(key_from, key_to, from, to);
-        if !self.layout.scans_key_ranges_key_first() {
+        if !self.layout.reads_keys_first() {
             return Self::in_store_order(found, WindowKeyLayout::PrefixedTimeFirst, order);
         }
         // Kafka Streams scans each segment only up to `upperRange(keyTo, to ‖ MAX)`; for
@@ -417,7 +392,7 @@ fn a_key_range_misses_what_kafka_streams_upper_bound_misses() {
                 .fetch_key_range(None, Some(&[0x00, 0x00]), 0, 1, Order::Forward, UNCOMMITTED)
                 .unwrap(),
         );
-        let expected = if layout.scans_key_ranges_key_first() {
+        let expected = if layout.reads_keys_first() {
             vec![0]
         } else {
             vec![0, 1]
@@ -599,24 +574,44 @@ fn key_ordered_windows_expire_exactly_one_retention_period_behind_stream_time() 
     assert_eq!(live, vec![(109, b"new".to_vec())]);
 }
 
-#[test]
-fn key_ordered_fetch_all_comes_out_by_key_within_a_segment() {
-    let store = Layout::KeyOrdered.memory_store(false);
+/// Records `(window start, key)` of a multi-key read, in the order read.
+fn starts_and_keys(records: WindowedRecords) -> Vec<(i64, Vec<u8>)> {
+    unwrap_all(records)
+        .into_iter()
+        .map(|r| (r.window_start, r.key))
+        .collect()
+}
+
+/// Windows of the same segment for keys `a` and `b`, put out of order.
+fn put_two_keys(store: &dyn WindowStore) {
     store.put(b"b", Some(b"b10".to_vec()), 10).unwrap();
     store.put(b"a", Some(b"a20".to_vec()), 20).unwrap();
     store.put(b"a", Some(b"a10".to_vec()), 10).unwrap();
-    let by_key: Vec<_> = unwrap_all(store.fetch_all(0, 29, Order::Forward, UNCOMMITTED).unwrap())
+}
+
+#[test]
+fn a_key_range_read_keys_first_comes_out_by_key_within_a_segment() {
+    let by_key = vec![
+        (10, b"a".to_vec()),
+        (20, b"a".to_vec()),
+        (10, b"b".to_vec()),
+    ];
+    for layout in LAYOUTS
         .into_iter()
-        .map(|r| (r.window_start, r.key))
-        .collect();
-    assert_eq!(
-        by_key,
-        vec![
-            (10, b"a".to_vec()),
-            (20, b"a".to_vec()),
-            (10, b"b".to_vec())
-        ]
-    );
+        .filter(|layout| layout.reads_keys_first())
+    {
+        let store = layout.memory_store(false);
+        put_two_keys(store.as_ref());
+        let read = store
+            .fetch_key_range(None, None, 0, 29, Order::Forward, UNCOMMITTED)
+            .unwrap();
+        assert_eq!(starts_and_keys(read), by_key, "{layout:?}");
+    }
+    // The key-ordered store reads every key as a key range.
+    let store = Layout::KeyOrdered.memory_store(false);
+    put_two_keys(store.as_ref());
+    let read = store.fetch_all(0, 29, Order::Forward, UNCOMMITTED).unwrap();
+    assert_eq!(starts_and_keys(read), by_key);
 }
 
 #[test]
@@ -636,43 +631,19 @@ fn a_time_ordered_window_exactly_one_retention_period_old_is_still_visible() {
 
 #[test]
 fn time_ordered_fetch_all_comes_out_by_window_start_then_key() {
-    let store = Layout::TimeOrdered { with_index: true }.memory_store(false);
-    store.put(b"b", Some(b"b10".to_vec()), 10).unwrap();
-    store.put(b"a", Some(b"a20".to_vec()), 20).unwrap();
-    store.put(b"a", Some(b"a10".to_vec()), 10).unwrap();
-    let starts_and_keys: Vec<_> = unwrap_all(
-        store
+    for with_index in [false, true] {
+        let store = Layout::TimeOrdered { with_index }.memory_store(false);
+        put_two_keys(store.as_ref());
+        let read = store
             .fetch_all(0, 100, Order::Forward, UNCOMMITTED)
-            .unwrap(),
-    )
-    .into_iter()
-    .map(|r| (r.window_start, r.key))
-    .collect();
-    assert_eq!(
-        starts_and_keys,
-        vec![
+            .unwrap();
+        let by_start = vec![
             (10, b"a".to_vec()),
             (10, b"b".to_vec()),
-            (20, b"a".to_vec())
-        ]
-    );
-    // Through the index, a key range comes out by key first.
-    let by_key: Vec<_> = unwrap_all(
-        store
-            .fetch_key_range(None, None, 0, 100, Order::Forward, UNCOMMITTED)
-            .unwrap(),
-    )
-    .into_iter()
-    .map(|r| (r.window_start, r.key))
-    .collect();
-    assert_eq!(
-        by_key,
-        vec![
-            (10, b"a".to_vec()),
             (20, b"a".to_vec()),
-            (10, b"b".to_vec())
-        ]
-    );
+        ];
+        assert_eq!(starts_and_keys(read), by_start, "with index {with_index}");
+    }
 }
 
 #[test]
