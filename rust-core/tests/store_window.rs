@@ -541,6 +541,7 @@ fn restore_advances_stream_time_before_applying_the_batch() {
                 .unwrap(),
         );
         assert_eq!(restored, vec![(250, b"b".to_vec())], "{layout:?}");
+        // With an index, the key lookup above read it and this read reads the base keys.
         let all_keys = unwrap_all(
             store
                 .fetch_all(0, 300, Order::Forward, UNCOMMITTED)
@@ -661,35 +662,4 @@ fn deleting_a_time_ordered_window_deletes_its_index_entry() {
     store.put(b"k", None, 10).unwrap();
     commit(store.as_ref(), 2);
     assert_eq!(entries(), 1);
-}
-
-#[test]
-fn time_ordered_restore_writes_base_and_index_keys_from_key_first_changelog_keys() {
-    let store = Layout::TimeOrdered { with_index: true }.memory_store(false);
-    store
-        .restore(vec![
-            (
-                WindowKeyLayout::KeyFirst.encode(b"k", 5, 0),
-                Some(b"expired".to_vec()),
-            ),
-            (
-                WindowKeyLayout::KeyFirst.encode(b"k", 250, 0),
-                Some(b"live".to_vec()),
-            ),
-        ])
-        .unwrap();
-    assert_eq!(store.observed_stream_time(), 250);
-    // A key lookup reads the index, every key's read the base keys.
-    let by_index = unwrap_all(
-        store
-            .fetch_key(b"k", 0, 300, Order::Forward, UNCOMMITTED)
-            .unwrap(),
-    );
-    assert_eq!(by_index, vec![(250, b"live".to_vec())]);
-    let by_base = unwrap_all(
-        store
-            .fetch_all(0, 300, Order::Forward, UNCOMMITTED)
-            .unwrap(),
-    );
-    assert_eq!(by_base.len(), 1);
 }
