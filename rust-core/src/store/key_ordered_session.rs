@@ -34,9 +34,10 @@ impl<S: KeyValueStore + ?Sized> KeyOrderedSessionStore<S> {
         Ok(KeyOrderedSessionStore { segments })
     }
 
+    /// Scans the store keys in `lower..=upper` of every live segment from the earliest end
+    /// `filter` reads on.
     fn sessions(
         &self,
-        earliest_end: i64,
         lower: Option<&[u8]>,
         upper: Option<&[u8]>,
         filter: Filter,
@@ -45,9 +46,14 @@ impl<S: KeyValueStore + ?Sized> KeyOrderedSessionStore<S> {
     ) -> Result<SessionRecords> {
         // Any live segment may hold a matching session: sessions are segmented by end,
         // and a session ending arbitrarily late can have started early enough.
-        let entries = self
-            .segments
-            .scan(earliest_end, i64::MAX, lower, upper, order, isolation)?;
+        let entries = self.segments.scan(
+            filter.earliest_end,
+            i64::MAX,
+            lower,
+            upper,
+            order,
+            isolation,
+        )?;
         Ok(Box::new(self.segments.decode_each(
             entries,
             move |store_key, value| {
@@ -102,14 +108,7 @@ impl<S: KeyValueStore + ?Sized> SessionStore for KeyOrderedSessionStore<S> {
         let lower = SessionKeyLayout::KeyFirst.encode(key, 0, actual_from.max(0));
         let upper = SessionKeyLayout::KeyFirst.encode(key, latest_session_start, i64::MAX);
         let filter = Filter::new(Some(key), Some(key), actual_from, latest_session_start);
-        self.sessions(
-            actual_from,
-            Some(&lower),
-            Some(&upper),
-            filter,
-            order,
-            isolation,
-        )
+        self.sessions(Some(&lower), Some(&upper), filter, order, isolation)
     }
 
     fn find_sessions_in_range(
@@ -128,14 +127,7 @@ impl<S: KeyValueStore + ?Sized> SessionStore for KeyOrderedSessionStore<S> {
         let lower = key_from.map(|key| lower_range(key, 2 * TIMESTAMP_SIZE));
         let upper = key_to.map(|key| upper_range(key, &max_suffix(latest_session_start)));
         let filter = Filter::new(key_from, key_to, actual_from, latest_session_start);
-        self.sessions(
-            actual_from,
-            lower.as_deref(),
-            upper.as_deref(),
-            filter,
-            order,
-            isolation,
-        )
+        self.sessions(lower.as_deref(), upper.as_deref(), filter, order, isolation)
     }
 }
 

@@ -50,20 +50,24 @@ impl<S: KeyValueStore + ?Sized> KeyOrderedWindowStore<S> {
         })
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Scans the store keys in `lower..=upper` of the segments holding the window starts
+    /// `filter` reads.
     fn records(
         &self,
-        time_from: i64,
-        time_to: i64,
         lower: Option<&[u8]>,
         upper: Option<&[u8]>,
         filter: Filter,
         order: Order,
         isolation: IsolationLevel,
     ) -> Result<WindowedRecords> {
-        let entries = self
-            .segments
-            .scan(time_from, time_to, lower, upper, order, isolation)?;
+        let entries = self.segments.scan(
+            filter.time_from,
+            filter.time_to,
+            lower,
+            upper,
+            order,
+            isolation,
+        )?;
         Ok(Box::new(self.segments.decode_each(
             entries,
             move |store_key, value| {
@@ -117,15 +121,7 @@ impl<S: KeyValueStore + ?Sized> WindowStore for KeyOrderedWindowStore<S> {
         let lower = WindowKeyLayout::KeyFirst.encode(key, actual_from.max(0), 0);
         let upper = WindowKeyLayout::KeyFirst.encode(key, time_to, i32::MAX);
         let filter = Filter::new(Some(key), Some(key), actual_from, time_to);
-        let records = self.records(
-            actual_from,
-            time_to,
-            Some(&lower),
-            Some(&upper),
-            filter,
-            order,
-            isolation,
-        )?;
+        let records = self.records(Some(&lower), Some(&upper), filter, order, isolation)?;
         Ok(Box::new(
             records.map(|record| record.map(|r| (r.window_start, r.value))),
         ))
@@ -149,15 +145,7 @@ impl<S: KeyValueStore + ?Sized> WindowStore for KeyOrderedWindowStore<S> {
         let lower = key_from.map(|key| lower_range(key, TIMESTAMP_SIZE + SEQNUM_SIZE));
         let upper = key_to.map(|key| upper_range(key, &max_suffix(time_to)));
         let filter = Filter::new(key_from, key_to, actual_from, time_to);
-        self.records(
-            actual_from,
-            time_to,
-            lower.as_deref(),
-            upper.as_deref(),
-            filter,
-            order,
-            isolation,
-        )
+        self.records(lower.as_deref(), upper.as_deref(), filter, order, isolation)
     }
 }
 

@@ -126,7 +126,8 @@ pub(crate) fn max_suffix(latest_start: i64) -> [u8; 2 * TIMESTAMP_SIZE] {
 /// Which scanned sessions a read returns: the scan bounds only narrow the search.
 pub(crate) struct Filter {
     keys: KeyRange,
-    earliest_end: i64,
+    /// The earliest session end read: every live segment from its one on is scanned.
+    pub(crate) earliest_end: i64,
     latest_start: i64,
 }
 

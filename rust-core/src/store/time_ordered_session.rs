@@ -83,25 +83,28 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedSessionStore<S> {
         )))
     }
 
-    /// Scans the `layout` keys in `lower..=upper` of every live segment from
-    /// `earliest_end` on. Base keys carry their values; index keys are resolved to their
+    /// Scans the `layout` keys in `lower..=upper` of every live segment from the earliest end
+    /// `filter` reads on. Base keys carry their values; index keys are resolved to their
     /// base key's value while reading, so the result is read in full before it is returned.
-    #[allow(clippy::too_many_arguments)]
     fn sessions(
         &self,
         layout: SessionKeyLayout,
-        earliest_end: i64,
-        lower: Option<&[u8]>,
-        upper: Option<&[u8]>,
+        lower: &[u8],
+        upper: &[u8],
         filter: Filter,
         order: Order,
         isolation: IsolationLevel,
     ) -> Result<SessionRecords> {
         // Any live segment may hold a matching session: sessions are segmented by end,
         // and a session ending arbitrarily late can have started early enough.
-        let entries = self
-            .segments
-            .scan(earliest_end, i64::MAX, lower, upper, order, isolation)?;
+        let entries = self.segments.scan(
+            filter.earliest_end,
+            i64::MAX,
+            Some(lower),
+            Some(upper),
+            order,
+            isolation,
+        )?;
         let admitted = self.segments.decode_each(entries, move |store_key, value| {
             let session = layout.decode(store_key)?;
             Ok(filter
@@ -164,15 +167,7 @@ impl<S: KeyValueStore + ?Sized> SessionStore for TimeOrderedSessionStore<S> {
         let layout = if self.with_index { INDEX } else { BASE };
         let lower = layout.encode(key, 0, actual_from.max(0));
         let upper = layout.encode(key, latest_session_start, i64::MAX);
-        self.sessions(
-            layout,
-            actual_from,
-            Some(&lower),
-            Some(&upper),
-            filter,
-            order,
-            isolation,
-        )
+        self.sessions(layout, &lower, &upper, filter, order, isolation)
     }
 
     fn find_sessions_in_range(
@@ -202,15 +197,7 @@ impl<S: KeyValueStore + ?Sized> SessionStore for TimeOrderedSessionStore<S> {
                 base_upper_range(key_to, latest_session_start),
             )
         };
-        self.sessions(
-            layout,
-            actual_from,
-            Some(&lower),
-            Some(&upper),
-            filter,
-            order,
-            isolation,
-        )
+        self.sessions(layout, &lower, &upper, filter, order, isolation)
     }
 }
 

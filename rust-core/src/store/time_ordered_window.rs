@@ -64,24 +64,27 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedWindowStore<S> {
         })
     }
 
-    /// Scans the `layout` keys in `lower..=upper` of the segments holding `time_from..=time_to`.
+    /// Scans the `layout` keys in `lower..=upper` of the segments holding the window starts
+    /// `filter` reads.
     /// Base keys carry their values; index keys are resolved to their base key's value
     /// while reading, so the result is read in full before it is returned.
-    #[allow(clippy::too_many_arguments)]
     fn records(
         &self,
         layout: WindowKeyLayout,
-        time_from: i64,
-        time_to: i64,
-        lower: Option<&[u8]>,
-        upper: Option<&[u8]>,
+        lower: &[u8],
+        upper: &[u8],
         filter: Filter,
         order: Order,
         isolation: IsolationLevel,
     ) -> Result<WindowedRecords> {
-        let entries = self
-            .segments
-            .scan(time_from, time_to, lower, upper, order, isolation)?;
+        let entries = self.segments.scan(
+            filter.time_from,
+            filter.time_to,
+            Some(lower),
+            Some(upper),
+            order,
+            isolation,
+        )?;
         let admitted = self.segments.decode_each(entries, move |store_key, value| {
             let window_key = layout.decode(store_key)?;
             Ok(filter
@@ -160,16 +163,7 @@ impl<S: KeyValueStore + ?Sized> WindowStore for TimeOrderedWindowStore<S> {
         let layout = if self.with_index { INDEX } else { BASE };
         let lower = layout.encode(key, actual_from.max(0), 0);
         let upper = layout.encode(key, time_to, i32::MAX);
-        let records = self.records(
-            layout,
-            actual_from,
-            time_to,
-            Some(&lower),
-            Some(&upper),
-            filter,
-            order,
-            isolation,
-        )?;
+        let records = self.records(layout, &lower, &upper, filter, order, isolation)?;
         Ok(Box::new(
             records.map(|record| record.map(|r| (r.window_start, r.value))),
         ))
@@ -205,16 +199,7 @@ impl<S: KeyValueStore + ?Sized> WindowStore for TimeOrderedWindowStore<S> {
                 base_upper_range(key_to, time_to),
             )
         };
-        self.records(
-            layout,
-            actual_from,
-            time_to,
-            Some(&lower),
-            Some(&upper),
-            filter,
-            order,
-            isolation,
-        )
+        self.records(layout, &lower, &upper, filter, order, isolation)
     }
 
     /// By window start, then key bytes, then insertion order: the base keys are read even
@@ -232,16 +217,7 @@ impl<S: KeyValueStore + ?Sized> WindowStore for TimeOrderedWindowStore<S> {
         let filter = Filter::new(None, None, actual_from, time_to);
         let lower = base_lower_range(None, actual_from);
         let upper = base_upper_range(None, time_to);
-        self.records(
-            BASE,
-            actual_from,
-            time_to,
-            Some(&lower),
-            Some(&upper),
-            filter,
-            order,
-            isolation,
-        )
+        self.records(BASE, &lower, &upper, filter, order, isolation)
     }
 }
 

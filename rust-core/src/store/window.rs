@@ -146,8 +146,9 @@ pub(crate) fn max_suffix(time_to: i64) -> [u8; TIMESTAMP_SIZE + SEQNUM_SIZE] {
 /// Which scanned records a read returns: the scan bounds only narrow the search.
 pub(crate) struct Filter {
     keys: KeyRange,
-    time_from: i64,
-    time_to: i64,
+    /// The window starts read: the segments holding them are scanned.
+    pub(crate) time_from: i64,
+    pub(crate) time_to: i64,
 }
 
 impl Filter {
