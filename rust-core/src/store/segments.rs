@@ -168,6 +168,27 @@ impl<S: KeyValueStore + ?Sized> Segments<S> {
         self.restore(entries)
     }
 
+    /// Applies changelog records to a store that keeps each record under a base key of its
+    /// own layout and, with an index, an index key: `keys` turns a changelog key into the
+    /// record's segment timestamp, base key and index key. Index keys get an empty value (or
+    /// the deletion), as [`put_indexed`](Self::put_indexed) writes them.
+    pub(crate) fn restore_indexed(
+        &self,
+        records: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+        keys: impl Fn(&[u8]) -> std::result::Result<(i64, Vec<u8>, Option<Vec<u8>>), FormatError>,
+    ) -> Result<()> {
+        let mut entries = Vec::with_capacity(records.len() * 2);
+        for (changelog_key, value) in records {
+            let (timestamp, base_key, index_key) =
+                keys(&changelog_key).map_err(malformed_changelog_key)?;
+            if let Some(index_key) = index_key {
+                entries.push((timestamp, index_key, index_value(&value)));
+            }
+            entries.push((timestamp, base_key, value));
+        }
+        self.restore(entries)
+    }
+
     /// Entries `(store key, value)` of the segments holding timestamps
     /// `first_timestamp..=last_timestamp`, segment by segment in `order`, each segment
     /// limited to store keys in `lower..=upper` (`None` = unbounded).
@@ -455,7 +476,7 @@ macro_rules! segments_lifecycle {
 pub(crate) use segments_lifecycle;
 
 /// The value of the index entry that goes with a record's `value`: empty, or a deletion.
-pub(crate) fn index_value(value: &Option<Vec<u8>>) -> Option<Vec<u8>> {
+fn index_value(value: &Option<Vec<u8>>) -> Option<Vec<u8>> {
     value.as_ref().map(|_| Vec::new())
 }
 
@@ -507,7 +528,7 @@ pub(crate) fn is_inverted(key_from: Option<&[u8]>, key_to: Option<&[u8]>) -> boo
 }
 
 /// A changelog key that does not decode: the caller handed in a malformed record.
-pub(crate) fn malformed_changelog_key(error: FormatError) -> Error {
+fn malformed_changelog_key(error: FormatError) -> Error {
     Error::InvalidArgument(format!("changelog key: {error}"))
 }
 

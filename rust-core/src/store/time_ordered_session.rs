@@ -18,8 +18,7 @@ use std::sync::Arc;
 use crate::store::format::session_key::{SessionKeyLayout, KEY_FIRST_PREFIX, TIME_FIRST_PREFIX};
 use crate::store::format::TIMESTAMP_SIZE;
 use crate::store::segments::{
-    index_lower_range, index_upper_range, index_value, is_inverted, malformed_changelog_key,
-    segments_lifecycle, RetentionEdge, Segments,
+    index_lower_range, index_upper_range, is_inverted, segments_lifecycle, RetentionEdge, Segments,
 };
 use crate::store::session::{
     max_suffix, Filter, SessionRecord, SessionRecords, SessionStore, SessionStoreOptions,
@@ -207,25 +206,12 @@ impl<S: KeyValueStore + ?Sized> SegmentedStore for TimeOrderedSessionStore<S> {
     /// The changelog keys are the (unprefixed) key-first session keys every session store's
     /// changelog uses; each becomes a base key and, with an index, an index key.
     fn restore(&self, records: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<()> {
-        let mut entries = Vec::with_capacity(records.len() * 2);
-        for (changelog_key, value) in records {
-            let session = SessionKeyLayout::KeyFirst
-                .decode(&changelog_key)
-                .map_err(malformed_changelog_key)?;
-            if self.with_index {
-                entries.push((
-                    session.end,
-                    INDEX.encode(session.key, session.start, session.end),
-                    index_value(&value),
-                ));
-            }
-            entries.push((
-                session.end,
-                BASE.encode(session.key, session.start, session.end),
-                value,
-            ));
-        }
-        self.segments.restore(entries)
+        self.segments.restore_indexed(records, |changelog_key| {
+            let session = SessionKeyLayout::KeyFirst.decode(changelog_key)?;
+            let (key, start, end) = (session.key, session.start, session.end);
+            let index_key = self.with_index.then(|| INDEX.encode(key, start, end));
+            Ok((end, BASE.encode(key, start, end), index_key))
+        })
     }
 }
 

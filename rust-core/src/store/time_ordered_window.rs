@@ -25,8 +25,7 @@ use crate::store::format::window_key::{
 };
 use crate::store::format::TIMESTAMP_SIZE;
 use crate::store::segments::{
-    index_lower_range, index_upper_range, index_value, is_inverted, malformed_changelog_key,
-    segments_lifecycle, RetentionEdge, Segments,
+    index_lower_range, index_upper_range, is_inverted, segments_lifecycle, RetentionEdge, Segments,
 };
 use crate::store::window::{
     max_suffix, next_seqnum, Filter, WindowStore, WindowStoreOptions, WindowValues, WindowedRecord,
@@ -227,18 +226,12 @@ impl<S: KeyValueStore + ?Sized> SegmentedStore for TimeOrderedWindowStore<S> {
     /// The changelog keys are the (unprefixed) key-first window keys every window store's
     /// changelog uses; each becomes a base key and, with an index, an index key.
     fn restore(&self, records: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<()> {
-        let mut entries = Vec::with_capacity(records.len() * 2);
-        for (changelog_key, value) in records {
-            let window_key = WindowKeyLayout::KeyFirst
-                .decode(&changelog_key)
-                .map_err(malformed_changelog_key)?;
+        self.segments.restore_indexed(records, |changelog_key| {
+            let window_key = WindowKeyLayout::KeyFirst.decode(changelog_key)?;
             let (key, start, seqnum) = (window_key.key, window_key.window_start, window_key.seqnum);
-            if self.with_index {
-                entries.push((start, INDEX.encode(key, start, seqnum), index_value(&value)));
-            }
-            entries.push((start, BASE.encode(key, start, seqnum), value));
-        }
-        self.segments.restore(entries)
+            let index_key = self.with_index.then(|| INDEX.encode(key, start, seqnum));
+            Ok((start, BASE.encode(key, start, seqnum), index_key))
+        })
     }
 }
 
