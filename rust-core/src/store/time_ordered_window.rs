@@ -5,15 +5,14 @@
 //!
 //! Records live under the time-first base key `0x00 ‖ start ‖ key ‖ seqnum` in the segment
 //! of their window start, so [`fetch_all`](WindowStore::fetch_all) and
-//! [`all`](WindowStore::all) come out by window start, then key bytes, then
-//! insertion order. A store opened with an index also keeps the key-first index key
+//! [`all`](WindowStore::all) come out by window start, then key bytes, then insertion
+//! order. A store opened with an index also keeps the key-first index key
 //! `0x01 ‖ key ‖ start ‖ seqnum → empty` next to each record, and answers key lookups from
 //! it (in key-first order, each value read from the base key); without an index, key
 //! lookups scan the base keys of the time range, in time order.
 //!
 //! Retention is that of the [`KeyOrderedWindowStore`] with one difference Kafka Streams has
-//! too: a window starting exactly `retention` before stream
-//! time is still readable.
+//! too: a window starting exactly `retention` before stream time is still readable.
 //!
 //! [`KeyOrderedWindowStore`]: crate::store::key_ordered_window::KeyOrderedWindowStore
 
