@@ -10,6 +10,8 @@
 //! - [`framing`] and [`chunks`]: the byte layouts that batch many entries into one crossing;
 //! - [`reads`]: isolation, direction and scan handles, shared by every store's reads;
 //! - [`record_framing`]: the records and positions that cross to the JVM's task runners;
+//! - [`upcalls`]: the engine's calls into the JVM: the task runners, the global runner and
+//!   restore progress behind the engine's processor traits;
 //! - one module per Java class with native methods. Window, session and versioned stores
 //!   are opened over a key-value store handle, which keeps offsets, position and lifetime;
 //!   [`layered_store`] holds their shared lifecycle (restore, rollback, release).
@@ -29,5 +31,6 @@ mod record_framing;
 mod registry;
 mod rocksdb_resources;
 mod session_store;
+mod upcalls;
 mod versioned_store;
 mod window_store;

@@ -1,0 +1,525 @@
+//! The engine's calls into the JVM: the Java `TaskFactory`, its `TaskRunner`s and `GlobalRunner`,
+//! and `RestoreProgress`, behind the engine's traits ([`ProcessorFactory`], [`TaskProcessor`],
+//! [`GlobalProcessor`], [`RestoreListener`]).
+//!
+//! Each engine thread attaches itself to the JVM under its own name and asks the factory for a
+//! `TaskRunner` per assigned task; from then on every step of a task (restore, process,
+//! punctuate, flush, commit, close) is one call into its runner with the records framed as
+//! [`record_framing`](super::record_framing) describes. An exception in a runner stops the
+//! engine thread, as an uncaught exception stops a Kafka Streams thread. The factory also
+//! hears, per engine thread, when a rebalance begins and which tasks the thread owns once it
+//! ends: what Kafka Streams' client state follows. A record the engine's producer failed to
+//! write goes back to the runner of the task that returned it, with the Kafka protocol error
+//! code Java's producer would report. The global stores are kept by a `GlobalRunner` the
+//! factory creates on the engine's global thread, which hands it the global topics' records
+//! the same way.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use jni::errors::Error as JniCallError;
+use jni::objects::{JByteArray, JIntArray, JObject, JValue};
+use jni::refs::Global;
+use jni::signature::MethodSignature;
+use jni::strings::{JNIStr, JNIString};
+use jni::sys::{jint, jlong};
+use jni::{jni_sig, jni_str, AttachConfig, Env, JavaVM};
+use rdkafka::error::KafkaError;
+
+use super::arrays::{new_byte_array, read_bytes};
+use super::errors::NativeError;
+use super::framing;
+use super::record_framing;
+use crate::engine::{
+    CommittedInput, GlobalProcessor, InputOffset, KeptStateCorrupted, LoopTurn, ProcessorError,
+    ProcessorFactory, RestoreListener, TaskId, TaskProcessor,
+};
+use crate::kafka::{protocol_error_code, ConsumedRecord, DeliveredOffsets, ProducedRecord};
+use crate::store::TopicPartition;
+
+/// Asks the Java `TaskFactory` for each task's runner.
+pub(super) struct JvmProcessorFactory {
+    vm: JavaVM,
+    factory: Global<JObject<'static>>,
+}
+
+impl JvmProcessorFactory {
+    pub(super) fn new(vm: JavaVM, factory: Global<JObject<'static>>) -> Self {
+        JvmProcessorFactory { vm, factory }
+    }
+}
+
+impl ProcessorFactory for JvmProcessorFactory {
+    fn create(
+        &self,
+        task: TaskId,
+        inputs: &[CommittedInput],
+    ) -> Result<Box<dyn TaskProcessor>, ProcessorError> {
+        let inputs = record_framing::inputs(inputs);
+        let runner = upcall(&self.vm, |env| {
+            let inputs = new_byte_array(env, &inputs)?;
+            let runner = env
+                .call_method(
+                    &*self.factory,
+                    jni_str!("create"),
+                    jni_sig!("(II[B)Ldev/sluice/streams/runtime/internals/TaskRunner;"),
+                    &[
+                        JValue::Int(task.subtopology as jint),
+                        JValue::Int(task.partition),
+                        JValue::Object(&inputs),
+                    ],
+                )?
+                .l()?;
+            Ok(env.new_global_ref(&runner)?)
+        })?;
+        Ok(Box::new(JvmTaskProcessor(JvmRunner {
+            vm: self.vm.clone(),
+            runner,
+        })))
+    }
+
+    fn create_global(
+        &self,
+        log_starts: &BTreeMap<TopicPartition, i64>,
+    ) -> Result<Box<dyn GlobalProcessor>, ProcessorError> {
+        let log_starts = record_framing::offsets(log_starts.iter().map(|(p, o)| (p, Some(*o))));
+        let runner = upcall(&self.vm, |env| {
+            let log_starts = new_byte_array(env, &log_starts)?;
+            let runner = env
+                .call_method(
+                    &*self.factory,
+                    jni_str!("createGlobal"),
+                    jni_sig!("([B)Ldev/sluice/streams/runtime/internals/GlobalRunner;"),
+                    &[JValue::Object(&log_starts)],
+                )?
+                .l()?;
+            Ok(env.new_global_ref(&runner)?)
+        })?;
+        Ok(Box::new(JvmGlobalProcessor(JvmRunner {
+            vm: self.vm.clone(),
+            runner,
+        })))
+    }
+
+    fn assignment_started(&self) -> Result<(), ProcessorError> {
+        upcall(&self.vm, |env| {
+            env.call_method(&*self.factory, jni_str!("assignmentStarted"), jni_sig!("()V"), &[])?;
+            Ok(())
+        })
+    }
+
+    fn assigned(&self, tasks: &[TaskId], member_id: &str) -> Result<(), ProcessorError> {
+        let subtopologies: Vec<jint> = tasks.iter().map(|t| t.subtopology as jint).collect();
+        let partitions: Vec<jint> = tasks.iter().map(|t| t.partition).collect();
+        upcall(&self.vm, |env| {
+            let subtopologies = new_int_array(env, &subtopologies)?;
+            let partitions = new_int_array(env, &partitions)?;
+            let member_id = env.new_string(member_id)?;
+            env.call_method(
+                &*self.factory,
+                jni_str!("assigned"),
+                jni_sig!("([I[ILjava/lang/String;)V"),
+                &[
+                    JValue::Object(&subtopologies),
+                    JValue::Object(&partitions),
+                    JValue::Object(&member_id),
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn loop_turned(&self, turn: &LoopTurn) -> Result<(), ProcessorError> {
+        let nanos =
+            |phase: Duration| JValue::Long(phase.as_nanos().min(i64::MAX as u128) as jlong);
+        upcall(&self.vm, |env| {
+            env.call_method(
+                &*self.factory,
+                jni_str!("loopTurned"),
+                jni_sig!("(JIJJJJ)V"),
+                &[
+                    nanos(turn.poll),
+                    JValue::Int(turn.polled_records.min(jint::MAX as usize) as jint),
+                    nanos(turn.process),
+                    nanos(turn.punctuate),
+                    nanos(turn.commit),
+                    nanos(turn.total),
+                ],
+            )?;
+            Ok(())
+        })
+    }
+}
+
+/// An `int[]` holding `values` (once per rebalance: the `jni` crate's checked calls will do).
+fn new_int_array<'local>(
+    env: &mut Env<'local>,
+    values: &[jint],
+) -> Result<JIntArray<'local>, JniCallError> {
+    let array = env.new_int_array(values.len())?;
+    array.set_region(env, 0, values)?;
+    Ok(array)
+}
+
+/// A Java runner object the engine calls: a `TaskRunner` or the `GlobalRunner`.
+struct JvmRunner {
+    vm: JavaVM,
+    runner: Global<JObject<'static>>,
+}
+
+impl JvmRunner {
+    /// Calls `method` with at most one `byte[]` argument and returns the `byte[]` it
+    /// returns (nothing for a void method or a null result).
+    fn call(
+        &self,
+        method: &JNIStr,
+        sig: &MethodSignature<'_, '_>,
+        argument: Option<&[u8]>,
+    ) -> Result<Vec<u8>, ProcessorError> {
+        upcall(&self.vm, |env| {
+            let argument = argument
+                .map(|bytes| new_byte_array(env, bytes))
+                .transpose()?;
+            let arguments: Vec<JValue<'_>> = argument
+                .iter()
+                .map(|array| JValue::Object(array.as_ref()))
+                .collect();
+            let result = env.call_method(&*self.runner, method, sig, &arguments)?;
+            let Ok(array) = result.l() else {
+                return Ok(Vec::new());
+            };
+            if array.is_null() {
+                return Ok(Vec::new());
+            }
+            let array = env.cast_local::<JByteArray>(array)?;
+            Ok(read_bytes(env, &array, "result")?)
+        })
+    }
+
+    /// Calls the runner's `close(boolean)`.
+    fn close(&self, clean: bool) -> Result<(), ProcessorError> {
+        upcall(&self.vm, |env| {
+            let clean = JValue::Bool(clean);
+            env.call_method(&*self.runner, jni_str!("close"), jni_sig!("(Z)V"), &[clean])?;
+            Ok(())
+        })
+    }
+
+    /// The runner's `uncommittedBytes()`.
+    fn uncommitted_bytes(&self) -> u64 {
+        let bytes = upcall(&self.vm, |env| {
+            Ok(env
+                .call_method(
+                    &*self.runner,
+                    jni_str!("uncommittedBytes"),
+                    jni_sig!("()J"),
+                    &[],
+                )?
+                .j()?)
+        });
+        // The budget is advisory: a runner that cannot say counts as holding nothing.
+        bytes.map_or(0, |b| b.max(0) as u64)
+    }
+}
+
+/// A task run by a Java `TaskRunner`, which keeps the task's stores.
+struct JvmTaskProcessor(JvmRunner);
+
+impl TaskProcessor for JvmTaskProcessor {
+    fn process(
+        &mut self,
+        records: Vec<ConsumedRecord>,
+    ) -> Result<Vec<ProducedRecord>, ProcessorError> {
+        let batch = record_framing::consumed_records(&records);
+        let produced = self
+            .0
+            .call(jni_str!("process"), &jni_sig!("([B)[B"), Some(&batch))?;
+        Ok(record_framing::produced_records(&produced)?)
+    }
+
+    fn committed_changelog_offsets(
+        &mut self,
+    ) -> Result<BTreeMap<TopicPartition, Option<i64>>, ProcessorError> {
+        let sig = jni_sig!("()[B");
+        let bytes = self
+            .0
+            .call(jni_str!("committedChangelogOffsets"), &sig, None)?;
+        Ok(framing::offsets(&bytes)?)
+    }
+
+    fn wipe_state(&mut self) -> Result<(), ProcessorError> {
+        self.0.call(jni_str!("wipeState"), &jni_sig!("()V"), None)?;
+        Ok(())
+    }
+
+    fn restore(&mut self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError> {
+        let batch = record_framing::consumed_records(&records);
+        self.0
+            .call(jni_str!("restore"), &jni_sig!("([B)V"), Some(&batch))?;
+        Ok(())
+    }
+
+    fn restored(&mut self) -> Result<(), ProcessorError> {
+        self.0.call(jni_str!("restored"), &jni_sig!("()V"), None)?;
+        Ok(())
+    }
+
+    fn update_lags(
+        &mut self,
+        lags: &[(TopicPartition, Option<i64>)],
+    ) -> Result<(), ProcessorError> {
+        let framed = record_framing::offsets(lags.iter().map(|(p, lag)| (p, *lag)));
+        self.0
+            .call(jni_str!("updateLags"), &jni_sig!("([B)V"), Some(&framed))?;
+        Ok(())
+    }
+
+    fn punctuate(&mut self) -> Result<Vec<ProducedRecord>, ProcessorError> {
+        let produced = self
+            .0
+            .call(jni_str!("punctuate"), &jni_sig!("()[B"), None)?;
+        Ok(record_framing::produced_records(&produced)?)
+    }
+
+    fn flush(&mut self) -> Result<Vec<ProducedRecord>, ProcessorError> {
+        let produced = self.0.call(jni_str!("flush"), &jni_sig!("()[B"), None)?;
+        Ok(record_framing::produced_records(&produced)?)
+    }
+
+    fn committable_offsets(
+        &mut self,
+    ) -> Result<Option<BTreeMap<TopicPartition, InputOffset>>, ProcessorError> {
+        let bytes = self
+            .0
+            .call(jni_str!("committableOffsets"), &jni_sig!("()[B"), None)?;
+        Ok(Some(record_framing::positions(&bytes)?))
+    }
+
+    fn send_failed(
+        &mut self,
+        index: u64,
+        record: &ProducedRecord,
+        error: &KafkaError,
+    ) -> Result<Vec<ProducedRecord>, ProcessorError> {
+        let framed = record_framing::produced_record(record);
+        let produced = upcall(&self.0.vm, |env| {
+            let record = new_byte_array(env, &framed)?;
+            let message = env.new_string(error.to_string())?;
+            let result = env
+                .call_method(
+                    &*self.0.runner,
+                    jni_str!("sendFailed"),
+                    jni_sig!("(J[BILjava/lang/String;)[B"),
+                    &[
+                        JValue::Long(index as jlong),
+                        JValue::Object(&record),
+                        JValue::Int(jint::from(protocol_error_code(error))),
+                        JValue::Object(&message),
+                    ],
+                )?
+                .l()?;
+            let array = env.cast_local::<JByteArray>(result)?;
+            Ok(read_bytes(env, &array, "result")?)
+        })?;
+        Ok(record_framing::produced_records(&produced)?)
+    }
+
+    fn committed(&mut self, delivered: &DeliveredOffsets) -> Result<(), ProcessorError> {
+        let offsets = record_framing::offsets(delivered.iter().map(|(p, o)| (p, Some(*o))));
+        self.0
+            .call(jni_str!("committed"), &jni_sig!("([B)V"), Some(&offsets))?;
+        Ok(())
+    }
+
+    fn rolled_back(&mut self) -> Result<(), ProcessorError> {
+        self.0
+            .call(jni_str!("rolledBack"), &jni_sig!("()V"), None)?;
+        Ok(())
+    }
+
+    fn close(&mut self, clean: bool) -> Result<(), ProcessorError> {
+        self.0.close(clean)
+    }
+
+    fn uncommitted_bytes(&self) -> u64 {
+        self.0.uncommitted_bytes()
+    }
+}
+
+/// The global stores kept by the Java `GlobalRunner`.
+struct JvmGlobalProcessor(JvmRunner);
+
+impl GlobalProcessor for JvmGlobalProcessor {
+    fn committed_offsets(
+        &mut self,
+    ) -> Result<BTreeMap<TopicPartition, Option<i64>>, ProcessorError> {
+        let bytes = self
+            .0
+            .call(jni_str!("committedOffsets"), &jni_sig!("()[B"), None)?;
+        Ok(framing::offsets(&bytes)?)
+    }
+
+    fn wipe_state(&mut self) -> Result<(), ProcessorError> {
+        self.0.call(jni_str!("wipeState"), &jni_sig!("()V"), None)?;
+        Ok(())
+    }
+
+    fn restore(&mut self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError> {
+        let batch = record_framing::consumed_records(&records);
+        self.0
+            .call(jni_str!("restore"), &jni_sig!("([B)V"), Some(&batch))?;
+        Ok(())
+    }
+
+    fn process(&mut self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError> {
+        let batch = record_framing::consumed_records(&records);
+        self.0
+            .call(jni_str!("process"), &jni_sig!("([B)V"), Some(&batch))?;
+        Ok(())
+    }
+
+    fn commit(&mut self) -> Result<(), ProcessorError> {
+        self.0.call(jni_str!("commit"), &jni_sig!("()V"), None)?;
+        Ok(())
+    }
+
+    fn close(&mut self, clean: bool) -> Result<(), ProcessorError> {
+        self.0.close(clean)
+    }
+
+    fn uncommitted_bytes(&self) -> u64 {
+        self.0.uncommitted_bytes()
+    }
+}
+
+/// Reports restoration to a Java `RestoreProgress`, which never throws (it guards the
+/// listeners it calls), so a failed call can only be a JVM in trouble: it is dropped, as
+/// progress reports are not the restore's business.
+pub(super) struct JvmRestoreListener {
+    vm: JavaVM,
+    progress: Global<JObject<'static>>,
+}
+
+impl JvmRestoreListener {
+    pub(super) fn new(vm: JavaVM, progress: Global<JObject<'static>>) -> Self {
+        JvmRestoreListener { vm, progress }
+    }
+
+    /// Calls `method(store, topic, partition, numbers...)`, whose signature is `sig`.
+    fn report(
+        &self,
+        method: &JNIStr,
+        sig: &MethodSignature<'_, '_>,
+        store: &str,
+        partition: &TopicPartition,
+        numbers: &[i64],
+    ) {
+        let _ = upcall(&self.vm, |env| {
+            let store = env.new_string(store)?;
+            let topic = env.new_string(&partition.topic)?;
+            let mut arguments = vec![
+                JValue::Object(&store),
+                JValue::Object(&topic),
+                JValue::Int(partition.partition),
+            ];
+            arguments.extend(numbers.iter().map(|&n| JValue::Long(n)));
+            env.call_method(&*self.progress, method, sig, &arguments)?;
+            Ok(())
+        });
+    }
+}
+
+impl RestoreListener for JvmRestoreListener {
+    fn on_restore_start(&self, store: &str, partition: &TopicPartition, start: i64, end: i64) {
+        let sig = jni_sig!("(Ljava/lang/String;Ljava/lang/String;IJJ)V");
+        self.report(jni_str!("restoreStarted"), &sig, store, partition, &[start, end]);
+    }
+
+    fn on_batch_restored(
+        &self,
+        store: &str,
+        partition: &TopicPartition,
+        restored: u64,
+        remaining: u64,
+    ) {
+        let sig = jni_sig!("(Ljava/lang/String;Ljava/lang/String;IJJ)V");
+        let numbers = [restored as i64, remaining as i64];
+        self.report(jni_str!("batchRestored"), &sig, store, partition, &numbers);
+    }
+
+    fn on_restore_end(&self, store: &str, partition: &TopicPartition, restored: u64) {
+        let sig = jni_sig!("(Ljava/lang/String;Ljava/lang/String;IJ)V");
+        self.report(jni_str!("restoreEnded"), &sig, store, partition, &[restored as i64]);
+    }
+
+    fn on_restore_suspended(&self, store: &str, partition: &TopicPartition, restored: u64) {
+        let sig = jni_sig!("(Ljava/lang/String;Ljava/lang/String;IJ)V");
+        self.report(jni_str!("restoreSuspended"), &sig, store, partition, &[restored as i64]);
+    }
+}
+
+/// An exception a Java task runner threw.
+#[derive(Debug)]
+struct JavaFailure(String);
+
+impl std::fmt::Display for JavaFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for JavaFailure {}
+
+/// What a call into Java fails with inside [`upcall`].
+enum UpcallError {
+    Jni(JniCallError),
+    Native(NativeError),
+}
+
+impl From<JniCallError> for UpcallError {
+    fn from(error: JniCallError) -> Self {
+        UpcallError::Jni(error)
+    }
+}
+
+impl From<NativeError> for UpcallError {
+    fn from(error: NativeError) -> Self {
+        UpcallError::Native(error)
+    }
+}
+
+/// What a runner throws when the state its task keeps is corrupt.
+const TASK_CORRUPTED: &str = "org.apache.kafka.streams.errors.TaskCorruptedException";
+
+/// Runs `call` on this thread attached to the JVM (under the thread's own name, and for
+/// good: engine threads call Java all the time). A Java exception is cleared and returned
+/// as the processor's error, naming its class and message; Kafka Streams'
+/// `TaskCorruptedException` becomes [`KeptStateCorrupted`].
+fn upcall<T>(
+    vm: &JavaVM,
+    call: impl FnOnce(&mut Env<'_>) -> Result<T, UpcallError>,
+) -> Result<T, ProcessorError> {
+    let name = std::thread::current()
+        .name()
+        .map(JNIString::from)
+        .unwrap_or_else(|| JNIString::from("sluice-engine"));
+    let attached = vm.attach_current_thread_with_config(
+        || AttachConfig::default().thread_name(&name),
+        Some(16),
+        call,
+    );
+    attached.map_err(|error| -> ProcessorError {
+        match error {
+            UpcallError::Jni(JniCallError::CaughtJavaException { name, msg, .. })
+                if name.replace('/', ".") == TASK_CORRUPTED =>
+            {
+                Box::new(KeptStateCorrupted(msg))
+            }
+            UpcallError::Jni(JniCallError::CaughtJavaException { name, msg, .. }) => {
+                Box::new(JavaFailure(format!("{name}: {msg}")))
+            }
+            UpcallError::Jni(other) => Box::new(JavaFailure(format!("call into Java: {other}"))),
+            UpcallError::Native(error) => Box::new(error),
+        }
+    })
+}
