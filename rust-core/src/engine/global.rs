@@ -29,7 +29,9 @@ use crate::engine::internal_topics::ResolvedGlobalStore;
 use crate::engine::processor::{GlobalProcessor, ProcessorFactory};
 use crate::engine::restore::{RestoreListener, RESTORE_COMMIT_RECORDS};
 use crate::engine::task::open_store;
-use crate::kafka::{AssignedConsumer, ChangelogEvent, ChangelogReader, ConsumedRecord};
+use crate::kafka::{
+    AssignedConsumer, ChangelogEvent, ChangelogReader, ConsumedRecord, RestoreConsumer,
+};
 use crate::store::format::changelog::{ChangelogValue, StoreValueLayout};
 use crate::store::rocks::{destroy_store_dir, RocksDbResources};
 use crate::store::{CommitMetadata, IsolationLevel, KeyValueStore, ReadView, TopicPartition};

@@ -9,7 +9,9 @@
 //! - [`task`]: a task, its stores and its consumed offsets.
 //! - [`restore`]: bringing stores to the end of their changelogs.
 //! - [`global`]: global stores, their restore and the global thread.
-//! - `thread`: one group member — poll loop, commit barrier, rebalance handling.
+//! - `thread`: one group member's poll loop; `task_manager`: its tasks, assignment and
+//!   pause state; `commit`: its commit barrier and how a failed transaction is recovered
+//!   from; `clients`: its Kafka clients on rdkafka, behind [`crate::kafka::clients`]'s traits.
 //! - `purge`: deleting the repartition records that tasks committed.
 //! - [`runtime`]: the [`Engine`] instance and its threads.
 //! - `budget`: the uncommitted-bytes budget's shares.
@@ -27,8 +29,11 @@ pub mod task;
 pub mod topology;
 
 mod budget;
+mod clients;
+mod commit;
 mod process_id;
 mod purge;
+mod task_manager;
 mod thread;
 
 pub use config::{EngineConfig, ProcessingGuarantee};

@@ -22,7 +22,7 @@ use std::time::Duration;
 use crate::engine::error::{Error, Result};
 use crate::engine::task::Task;
 use crate::engine::topology::TaskId;
-use crate::kafka::{ChangelogEvent, ChangelogReader, ConsumedRecord};
+use crate::kafka::{ChangelogEvent, ConsumedRecord, RestoreConsumer};
 use crate::store::format::changelog::ChangelogValue;
 use crate::store::rocks::RocksDbResources;
 use crate::store::{CommitMetadata, TopicPartition};
@@ -92,14 +92,17 @@ struct Restoration {
 
 /// Restores the stores of one thread's tasks.
 pub struct Restorer {
-    reader: ChangelogReader,
+    reader: Box<dyn RestoreConsumer>,
     active: BTreeMap<TopicPartition, Restoration>,
     listener: Option<Arc<dyn RestoreListener>>,
 }
 
 impl Restorer {
     /// A restorer reading with `reader`, reporting to `listener`.
-    pub fn new(reader: ChangelogReader, listener: Option<Arc<dyn RestoreListener>>) -> Self {
+    pub fn new(
+        reader: Box<dyn RestoreConsumer>,
+        listener: Option<Arc<dyn RestoreListener>>,
+    ) -> Self {
         Restorer {
             reader,
             active: BTreeMap::new(),

@@ -10,14 +10,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rdkafka::error::KafkaError;
-
 use crate::engine::error::{Error, Result};
 use crate::engine::global::GlobalStores;
 use crate::engine::internal_topics::{ResolvedStore, ResolvedSubtopology};
 use crate::engine::processor::{InputOffset, ProcessorError, TaskContext, TaskProcessor};
 use crate::engine::topology::TaskId;
-use crate::kafka::{ConsumedRecord, DeliveredOffsets, ProducedRecord};
+use crate::kafka::{ClientError, ConsumedRecord, DeliveredOffsets, ProducedRecord};
 use crate::store::format::changelog::StoreValueLayout;
 use crate::store::rocks::{destroy_store_dir, RocksDbResources};
 use crate::store::{
@@ -234,7 +232,7 @@ impl Task {
         &mut self,
         index: u64,
         record: &ProducedRecord,
-        error: &KafkaError,
+        error: &ClientError,
     ) -> Result<Outputs> {
         let outputs = self.processor.send_failed(index, record, error);
         self.outputs(outputs)

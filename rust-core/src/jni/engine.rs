@@ -28,7 +28,6 @@ use jni::strings::{JNIStr, JNIString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::{jni_sig, jni_str, AttachConfig, Env, EnvUnowned, JavaVM};
 use once_cell::sync::Lazy;
-use rdkafka::error::KafkaError;
 
 use super::arrays::{new_byte_array, read_bytes};
 use super::errors::{JavaException, NativeError, ThrowJavaException};
@@ -40,7 +39,7 @@ use crate::engine::{
     KeptStateCorrupted, LoopTurn, ProcessorError, ProcessorFactory, RestoreListener, TaskContext,
     TaskId, TaskProcessor, TopologyDescription,
 };
-use crate::kafka::{protocol_error_code, ConsumedRecord, DeliveredOffsets, ProducedRecord};
+use crate::kafka::{ClientError, ConsumedRecord, DeliveredOffsets, ProducedRecord};
 use crate::store::TopicPartition;
 
 /// Running engines. `close` takes the engine out, so a second close finds nothing.
@@ -518,7 +517,7 @@ impl TaskProcessor for JvmTaskProcessor {
         &mut self,
         index: u64,
         record: &ProducedRecord,
-        error: &KafkaError,
+        error: &ClientError,
     ) -> Result<Vec<ProducedRecord>, ProcessorError> {
         let framed = record_framing::produced_record(record);
         let produced = upcall(&self.0.vm, |env| {
@@ -532,7 +531,7 @@ impl TaskProcessor for JvmTaskProcessor {
                     &[
                         JValue::Long(index as jlong),
                         JValue::Object(&record),
-                        JValue::Int(jint::from(protocol_error_code(error))),
+                        JValue::Int(jint::from(error.protocol_code())),
                         JValue::Object(&message),
                     ],
                 )?
