@@ -36,6 +36,9 @@ mod purge;
 mod task_manager;
 mod thread;
 
+#[cfg(test)]
+mod fault_tests;
+
 pub use config::{EngineConfig, ProcessingGuarantee};
 pub use error::{Error, Result};
 pub use metrics::MetricsSnapshot;
