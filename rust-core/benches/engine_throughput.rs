@@ -8,8 +8,9 @@
 //! - copy loop, transactional: consume → produce in transactions committed every 100 ms
 //!   with the consumed offsets (exactly-once's minimum work);
 //! - engine pass-through: one task type forwarding each record, `exactly_once_v2`;
-//! - engine keyed counter: counts each key in a RocksDB store with a changelog, emitting
-//!   the count and the changelog record, `exactly_once_v2`.
+//! - engine keyed counter: counts each key in a RocksDB store with a changelog, which the
+//!   task's processor keeps (as the JVM's task runner does), emitting the count and the
+//!   changelog record, `exactly_once_v2`.
 //!
 //! Each runs on one thread (one stream thread for the engine). Throughput counts from the
 //! first record consumed to the final commit; CPU is the process's user + system time
@@ -36,7 +37,7 @@ use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
 use sluice_core::engine::topology::SubtopologyDescription;
 use sluice_core::engine::{
-    Engine, EngineConfig, ProcessorError, TaskContext, TaskId, TaskProcessor, TopologyDescription,
+    Engine, EngineConfig, ProcessorError, TaskId, TaskProcessor, TopologyDescription,
 };
 use sluice_core::kafka::{ConsumedRecord, ProducedRecord};
 
@@ -278,7 +279,6 @@ struct PassThrough {
 impl TaskProcessor for PassThrough {
     fn process(
         &mut self,
-        _: &TaskContext<'_>,
         records: Vec<ConsumedRecord>,
     ) -> Result<Vec<ProducedRecord>, ProcessorError> {
         self.first_record.get_or_init(Instant::now);
@@ -305,18 +305,18 @@ fn engine_config(application_id: &str, state: &std::path::Path) -> EngineConfig 
     EngineConfig::from_properties(&properties).expect("engine config")
 }
 
-/// Runs `topology` until `processed` reaches `records`, then closes the engine (its final
-/// commit included).
+/// Runs `topology` with its state in `state` until `processed` reaches `records`, then
+/// closes the engine (its final commit included).
 fn run_engine(
     topology: &TopologyDescription,
     application_id: &str,
+    state: &std::path::Path,
     factory: Arc<dyn sluice_core::engine::ProcessorFactory>,
     processed: &AtomicU64,
     records: u64,
 ) -> u64 {
-    let state = tempfile::tempdir().expect("state dir");
     let engine = Engine::start(
-        engine_config(application_id, state.path()),
+        engine_config(application_id, state),
         topology,
         factory,
         None,
@@ -348,7 +348,6 @@ fn engine_pass_through(input: &str, records: u64) -> (Instant, u64) {
         }],
         global_stores: vec![],
         copartition_groups: vec![],
-        processor_keeps_stores: false,
     };
     let processed = Arc::new(AtomicU64::new(0));
     let first_record = Arc::new(OnceLock::new());
@@ -362,9 +361,11 @@ fn engine_pass_through(input: &str, records: u64) -> (Instant, u64) {
             })
         }
     };
+    let state = tempfile::tempdir().expect("state dir");
     let done = run_engine(
         &topology,
         &application_id,
+        state.path(),
         Arc::new(factory),
         &processed,
         records,
@@ -377,7 +378,8 @@ fn engine_counter(input: &str, records: u64) -> (Instant, u64) {
     let output = format!("{application_id}-output");
     create_topic(&output, env_or("SLUICE_BENCH_PARTITIONS", 4));
     let first_record: Arc<OnceLock<Instant>> = Arc::new(OnceLock::new());
-    let mut factory = CounterFactory::new(&application_id, &output);
+    let state = tempfile::tempdir().expect("state dir");
+    let mut factory = CounterFactory::new(&application_id, &output, state.path());
     factory.on_batch = Some({
         let first_record = Arc::clone(&first_record);
         Arc::new(move |_| {
@@ -388,6 +390,7 @@ fn engine_counter(input: &str, records: u64) -> (Instant, u64) {
     let done = run_engine(
         &direct_counter_topology(input, &output),
         &application_id,
+        state.path(),
         Arc::new(factory),
         &counted,
         records,

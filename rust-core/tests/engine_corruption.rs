@@ -2,8 +2,10 @@
 //! changelog, and the thread goes on, with exactly-once outputs intact.
 //!
 //! The counter's store table files are damaged on disk while the engine runs; the next
-//! lookups read the damaged blocks, RocksDB's checksums report corruption through the
-//! task processor's store call, and the engine must recover without stopping.
+//! lookups read the damaged blocks, RocksDB's checksums report corruption to the task
+//! processor, which keeps the store and reports its state corrupt (Kafka Streams'
+//! `TaskCorruptedException`), and the engine must have it wiped and restored without
+//! stopping.
 //!
 //! Run through `compat-tests/local-broker/with-broker`, which sets SLUICE_BOOTSTRAP_SERVERS.
 
@@ -71,7 +73,7 @@ fn a_store_found_corrupt_while_processing_is_restored_and_the_thread_goes_on() {
     let first = words(0, 3_000, KEYS);
     produce_keyed_words(&producer, &input, &first);
 
-    let factory = Arc::new(CounterFactory::new(&application_id, &output));
+    let factory = Arc::new(CounterFactory::new(&application_id, &output, state.path()));
     let engine = start(
         &application_id,
         &input,
@@ -87,7 +89,7 @@ fn a_store_found_corrupt_while_processing_is_restored_and_the_thread_goes_on() {
     engine.close().expect("clean close");
 
     // Reopened, the store serves its state from table files and restores nothing.
-    let factory = Arc::new(CounterFactory::new(&application_id, &output));
+    let factory = Arc::new(CounterFactory::new(&application_id, &output, state.path()));
     let restores = Arc::new(RestoreTally::default());
     let engine = start(
         &application_id,
@@ -121,6 +123,11 @@ fn a_store_found_corrupt_while_processing_is_restored_and_the_thread_goes_on() {
     });
     let metrics = engine.metrics();
     assert_eq!(metrics.corrupted_stores, 1, "{metrics:?}");
+    assert_eq!(
+        factory.store_events.wipes.load(Ordering::Relaxed),
+        1,
+        "the reopened task's processor wiped its state"
+    );
     assert_eq!(
         restores.restored.load(Ordering::Relaxed),
         3_000,

@@ -1,8 +1,8 @@
 //! The engine against a real broker with the keyed counter application: correct outputs
 //! under both guarantees, restart without reprocessing, threads added and removed while it
 //! runs, processing paused and resumed, committed offsets past a transactional input's
-//! markers, the uncommitted-bytes budget, an aborted transaction's invisibility, and
-//! co-partitioning checks.
+//! markers, the uncommitted-bytes budget, an aborted transaction's invisibility, a
+//! panicking processor, and co-partitioning checks.
 //!
 //! Run through `compat-tests/local-broker/with-broker`, which sets SLUICE_BOOTSTRAP_SERVERS.
 
@@ -17,7 +17,8 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::{BaseProducer, Producer};
 use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 use sluice_core::engine::topology::SubtopologyDescription;
-use sluice_core::engine::{Engine, EngineConfig, Error};
+use sluice_core::engine::{Engine, EngineConfig, Error, ProcessorError, TaskId, TaskProcessor};
+use sluice_core::kafka::{ConsumedRecord, ProducedRecord};
 use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
 use sluice_core::store::{IsolationLevel, KeyValueStore, RocksDbKeyValueStore};
 
@@ -78,7 +79,11 @@ impl App {
     }
 
     fn factory(&self) -> Arc<CounterFactory> {
-        Arc::new(CounterFactory::new(&self.application_id, &self.output))
+        Arc::new(CounterFactory::new(
+            &self.application_id,
+            &self.output,
+            self.state.path(),
+        ))
     }
 }
 
@@ -185,7 +190,11 @@ fn threads_added_and_removed_while_running_keep_the_counts_exact() {
     });
     // The freed index is the next one used, as Kafka Streams numbers threads.
     assert_eq!(engine.add_thread().unwrap(), name(1));
-    assert_eq!(engine.stopped_thread(), None, "no thread stopped on its own");
+    assert_eq!(
+        engine.stopped_thread(),
+        None,
+        "no thread stopped on its own"
+    );
     engine.close().expect("clean close");
 
     let all: Vec<String> = first.into_iter().chain(second).chain(third).collect();
@@ -216,7 +225,11 @@ fn a_paused_engine_counts_nothing_and_resumes_where_it_stopped() {
         .expect("engine starts");
     std::thread::sleep(SETTLE);
     assert!(!engine.has_failed(), "engine thread stopped");
-    assert_eq!(engine.metrics().records_processed, 0, "processed while paused");
+    assert_eq!(
+        engine.metrics().records_processed,
+        0,
+        "processed while paused"
+    );
 
     engine.set_paused(false);
     wait_until("the first input counted", WAIT, || {
@@ -236,7 +249,10 @@ fn a_paused_engine_counts_nothing_and_resumes_where_it_stopped() {
     std::thread::sleep(SETTLE);
     assert!(!engine.has_failed(), "engine thread stopped");
     let metrics = engine.metrics();
-    assert_eq!(metrics.records_processed, processed, "processed while paused");
+    assert_eq!(
+        metrics.records_processed, processed,
+        "processed while paused"
+    );
     assert_eq!(metrics.rejoins, 0, "a thread left the group while paused");
 
     engine.set_paused(false);
@@ -245,7 +261,11 @@ fn a_paused_engine_counts_nothing_and_resumes_where_it_stopped() {
         factory.counted.load(Ordering::Relaxed) >= 1_000
     });
     engine.close().expect("clean close");
-    assert_eq!(factory.counted.load(Ordering::Relaxed), 1_000, "each record counted once");
+    assert_eq!(
+        factory.counted.load(Ordering::Relaxed),
+        1_000,
+        "each record counted once"
+    );
     let all: Vec<String> = first.into_iter().chain(second).collect();
     let output = read_all(&app.output, "read_committed");
     assert_eq!(verify_counts(&output, &all), 1_000);
@@ -277,14 +297,22 @@ fn a_paused_engine_restores_nothing_until_resumed() {
     .expect("engine starts");
     std::thread::sleep(SETTLE);
     assert!(!engine.has_failed(), "engine thread stopped");
-    assert_eq!(restores.ended.load(Ordering::Relaxed), 0, "restored while paused");
+    assert_eq!(
+        restores.ended.load(Ordering::Relaxed),
+        0,
+        "restored while paused"
+    );
 
     engine.set_paused(false);
     wait_until("every changelog partition restored", WAIT, || {
         assert!(!engine.has_failed(), "engine thread stopped");
         restores.ended.load(Ordering::Relaxed) == 4
     });
-    assert_eq!(restores.restored.load(Ordering::Relaxed), 400, "one changelog record per count");
+    assert_eq!(
+        restores.restored.load(Ordering::Relaxed),
+        400,
+        "one changelog record per count"
+    );
     engine.close().expect("clean close");
 }
 
@@ -355,7 +383,10 @@ fn a_commit_fires_early_when_uncommitted_bytes_exceed_the_budget() {
     let metrics = engine.metrics();
     assert!(metrics.early_commits > 0, "no early commit: {metrics:?}");
     // A rebalance may hand tasks over (and commit) meanwhile; the interval never fires.
-    assert_eq!(metrics.interval_commits, 0, "an interval commit: {metrics:?}");
+    assert_eq!(
+        metrics.interval_commits, 0,
+        "an interval commit: {metrics:?}"
+    );
     engine.close().unwrap();
 }
 
@@ -365,7 +396,7 @@ fn an_aborted_transaction_leaves_nothing_visible_to_read_committed_consumers() {
     let producer = input_producer();
     let input = words(0, 300, 3);
     produce_keyed_words(&producer, &app.input, &input);
-    let mut factory = CounterFactory::new(&app.application_id, &app.output);
+    let mut factory = CounterFactory::new(&app.application_id, &app.output, app.state.path());
     factory.poison = Some(b"poison".to_vec());
     let factory = Arc::new(factory);
     // No commit can happen during the test: everything counted stays in the open
@@ -441,6 +472,38 @@ fn an_aborted_transaction_leaves_nothing_visible_to_read_committed_consumers() {
                 .next()
                 .is_none());
         }
+    }
+}
+
+/// A processor with a bug.
+struct Panicking;
+
+impl TaskProcessor for Panicking {
+    fn process(&mut self, _: Vec<ConsumedRecord>) -> Result<Vec<ProducedRecord>, ProcessorError> {
+        panic!("a bug in the processor")
+    }
+}
+
+#[test]
+fn a_panicking_processor_stops_its_thread_with_the_panic() {
+    let app = App::new("panic-counter");
+    produce_keyed_words(&input_producer(), &app.input, &words(0, 10, 5));
+    let mut topology = direct_counter_topology(&app.input, &app.output);
+    topology.subtopologies[0].stores.clear();
+    let factory = |_: TaskId| -> Box<dyn TaskProcessor> { Box::new(Panicking) };
+    let mut properties =
+        counter_properties(&app.application_id, "exactly_once_v2", app.state.path());
+    properties.insert("num.stream.threads".into(), "1".into());
+    let config = EngineConfig::from_properties(&properties).unwrap();
+    let engine =
+        Engine::start(config, &topology, Arc::new(factory), None, false).expect("engine starts");
+    wait_until("the panic to stop the thread", WAIT, || engine.has_failed());
+    match engine.close() {
+        Err(Error::ThreadPanicked { thread, message }) => {
+            assert_eq!(thread, format!("{}-StreamThread-1", app.application_id));
+            assert_eq!(message, "a bug in the processor");
+        }
+        other => panic!("the engine closed with {other:?}"),
     }
 }
 

@@ -1,5 +1,7 @@
 //! The exactly-once crash harness: a driver writes keyed input while the counter
 //! application runs as a child process that is SIGKILLed at random moments and restarted;
+//! its counting task keeps its RocksDB store itself, as the JVM's task runner does, so the
+//! harness checks the path the engine ships;
 //! a verifier then recomputes the counts from the input and compares them with the
 //! committed output (no loss, no duplicate). Each restart logs how long it took to reach
 //! processing and how many changelog records it replayed.
@@ -68,7 +70,11 @@ fn crash_child_application() {
         "main.consumer.group.instance.id".into(),
         application_id.clone(),
     );
-    let factory = Arc::new(CounterFactory::new(&application_id, &output));
+    let factory = Arc::new(CounterFactory::new(
+        &application_id,
+        &output,
+        std::path::Path::new(&state_dir),
+    ));
     let reporter = Arc::new(ReadyReporter {
         started,
         replayed: AtomicU64::new(0),

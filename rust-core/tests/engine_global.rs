@@ -1,9 +1,10 @@
 //! Global stores against a real broker: a task enriches each input record with a lookup in
-//! a global store loaded from a topic. The store is complete before the first record is
-//! processed, follows later updates and deletes of its topic, and after a clean restart
-//! resumes from the offsets it committed instead of reloading the topic. The same holds when a
-//! processor keeps the global stores (as Kafka Streams' global state machinery on the JVM does):
-//! the engine's global thread restores them through it and hands it later records.
+//! a global store loaded from a topic. A processor keeps the global stores, as Kafka
+//! Streams' global state machinery on the JVM does, in Sluice RocksDB stores; the engine's
+//! global thread restores them through it and hands it later records. The store is complete
+//! before the first record is processed, follows later updates and deletes of its topic,
+//! after a clean restart resumes from the offsets it committed instead of reloading the
+//! topic, and is wiped and reloaded when an offset lies outside its topic.
 //!
 //! Run through `compat-tests/local-broker/with-broker`, which sets SLUICE_BOOTSTRAP_SERVERS.
 
@@ -14,55 +15,42 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use engine_support::kept_stores::{global_store_dir, GlobalStoreKeeper, GlobalViews, StoreEvents};
 use engine_support::*;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use sluice_core::engine::topology::{GlobalStoreDescription, SubtopologyDescription};
 use sluice_core::engine::{
     CommittedInput, Engine, EngineConfig, GlobalProcessor, ProcessorError, ProcessorFactory,
-    TaskContext, TaskId, TaskProcessor, TopologyDescription,
+    TaskId, TaskProcessor, TopologyDescription,
 };
 use sluice_core::kafka::{ConsumedRecord, ProducedRecord};
-use sluice_core::store::TopicPartition;
+use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
+use sluice_core::store::{CommitMetadata, KeyValueStore, RocksDbKeyValueStore, TopicPartition};
 
 const LABELS: &str = "labels";
 const WAIT: Duration = Duration::from_secs(60);
 
-/// Looks up each record's key in the global store (the engine's, or the one `kept` holds)
-/// and remembers (key, label) in `seen`.
+type Seen = Arc<Mutex<Vec<(String, String)>>>;
+
+/// Looks up each record's key in the global store and remembers (key, label) in `seen`.
 struct Enrich {
     output: String,
-    seen: Arc<Mutex<Vec<(String, String)>>>,
-    kept: Option<Arc<Mutex<KeptLabels>>>,
-}
-
-impl Enrich {
-    fn label(
-        &self,
-        context: &TaskContext<'_>,
-        key: &[u8],
-    ) -> Result<Option<String>, ProcessorError> {
-        if let Some(kept) = &self.kept {
-            let key = String::from_utf8_lossy(key).into_owned();
-            return Ok(kept.lock().unwrap().labels.get(&key).cloned());
-        }
-        let labels = context.global_store(LABELS).ok_or("global store missing")?;
-        Ok(labels
-            .get(key)?
-            .map(|l| String::from_utf8_lossy(&l).into_owned()))
-    }
+    seen: Seen,
+    views: GlobalViews,
 }
 
 impl TaskProcessor for Enrich {
     fn process(
         &mut self,
-        context: &TaskContext<'_>,
         records: Vec<ConsumedRecord>,
     ) -> Result<Vec<ProducedRecord>, ProcessorError> {
+        let labels = self.views.lock().unwrap()[LABELS].clone();
         let mut out = Vec::new();
         for record in records {
             let key = record.key.ok_or("record without key")?;
-            let label = self
-                .label(context, &key)?
+            let label = labels
+                .get(&key)?
+                .map(|l| String::from_utf8_lossy(&l).into_owned())
                 .unwrap_or_else(|| "missing".into());
             self.seen
                 .lock()
@@ -91,100 +79,20 @@ fn send(producer: &BaseProducer, topic: &str, entries: &[(&str, Option<&str>)]) 
     producer.flush(Duration::from_secs(30)).expect("flush");
 }
 
-/// The global store a processor keeps, outliving each engine as a persistent store would:
-/// its labels, the offsets committed with them, and what restore and processing handed it.
-#[derive(Default)]
-struct KeptLabels {
-    labels: BTreeMap<String, String>,
-    committed: BTreeMap<TopicPartition, i64>,
-    staged: BTreeMap<TopicPartition, i64>,
-    restored: usize,
-    processed: usize,
-    closed_clean: bool,
-    wiped: bool,
-}
-
-impl KeptLabels {
-    fn apply(&mut self, records: Vec<ConsumedRecord>) {
-        for record in records {
-            self.staged.insert(record.topic_partition(), record.offset);
-            let Some(key) = record.key else { continue };
-            let key = String::from_utf8_lossy(&key).into_owned();
-            match record.value {
-                Some(value) => {
-                    self.labels
-                        .insert(key, String::from_utf8_lossy(&value).into_owned());
-                }
-                None => {
-                    self.labels.remove(&key);
-                }
-            }
-        }
-    }
-
-    fn commit(&mut self) {
-        let staged = std::mem::take(&mut self.staged);
-        self.committed.extend(staged);
-    }
-}
-
-struct LabelKeeper(Arc<Mutex<KeptLabels>>);
-
-impl GlobalProcessor for LabelKeeper {
-    fn committed_offsets(
-        &mut self,
-    ) -> Result<BTreeMap<TopicPartition, Option<i64>>, ProcessorError> {
-        let kept = self.0.lock().unwrap();
-        Ok(kept
-            .committed
-            .iter()
-            .map(|(p, o)| (p.clone(), Some(*o)))
-            .collect())
-    }
-
-    fn wipe_state(&mut self) -> Result<(), ProcessorError> {
-        *self.0.lock().unwrap() = KeptLabels {
-            wiped: true,
-            ..KeptLabels::default()
-        };
-        Ok(())
-    }
-
-    fn restore(&mut self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError> {
-        let mut kept = self.0.lock().unwrap();
-        kept.restored += records.len();
-        kept.apply(records);
-        kept.commit();
-        Ok(())
-    }
-
-    fn process(&mut self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError> {
-        let mut kept = self.0.lock().unwrap();
-        kept.processed += records.len();
-        kept.apply(records);
-        Ok(())
-    }
-
-    fn commit(&mut self) -> Result<(), ProcessorError> {
-        self.0.lock().unwrap().commit();
-        Ok(())
-    }
-
-    fn close(&mut self, clean: bool) -> Result<(), ProcessorError> {
-        self.0.lock().unwrap().closed_clean = clean;
-        Ok(())
-    }
-}
-
-/// Creates tasks that read the labels `kept` holds, and the processor keeping them.
-struct KeptLabelsFactory {
+/// Creates the tasks, which read the global store through `views`, and the keeper of the
+/// global store, which shares it there.
+struct Factory {
+    application_id: String,
     output: String,
-    seen: Arc<Mutex<Vec<(String, String)>>>,
-    kept: Arc<Mutex<KeptLabels>>,
+    labels: String,
+    state: std::path::PathBuf,
+    seen: Seen,
+    views: GlobalViews,
+    events: Arc<StoreEvents>,
     log_starts: Arc<Mutex<BTreeMap<TopicPartition, i64>>>,
 }
 
-impl ProcessorFactory for KeptLabelsFactory {
+impl ProcessorFactory for Factory {
     fn create(
         &self,
         _task: TaskId,
@@ -193,7 +101,7 @@ impl ProcessorFactory for KeptLabelsFactory {
         Ok(Box::new(Enrich {
             output: self.output.clone(),
             seen: Arc::clone(&self.seen),
-            kept: Some(Arc::clone(&self.kept)),
+            views: Arc::clone(&self.views),
         }))
     }
 
@@ -202,7 +110,14 @@ impl ProcessorFactory for KeptLabelsFactory {
         log_starts: &BTreeMap<TopicPartition, i64>,
     ) -> Result<Box<dyn GlobalProcessor>, ProcessorError> {
         *self.log_starts.lock().unwrap() = log_starts.clone();
-        Ok(Box::new(LabelKeeper(Arc::clone(&self.kept))))
+        Ok(Box::new(GlobalStoreKeeper::open(
+            &self.state,
+            &self.application_id,
+            &[(LABELS, &self.labels)],
+            log_starts.keys().cloned().collect(),
+            Arc::clone(&self.views),
+            Arc::clone(&self.events),
+        )?))
     }
 }
 
@@ -247,7 +162,7 @@ impl App {
         keys
     }
 
-    fn topology(&self, processor_keeps_stores: bool) -> TopologyDescription {
+    fn topology(&self) -> TopologyDescription {
         TopologyDescription {
             subtopologies: vec![SubtopologyDescription {
                 id: 0,
@@ -261,10 +176,8 @@ impl App {
                 name: LABELS.into(),
                 topic: self.labels.clone(),
                 persistent: true,
-                value_layout: Default::default(),
             }],
             copartition_groups: vec![],
-            processor_keeps_stores,
         }
     }
 
@@ -275,22 +188,23 @@ impl App {
         EngineConfig::from_properties(&properties).unwrap()
     }
 
-    fn start(
-        &self,
-        seen: &Arc<Mutex<Vec<(String, String)>>>,
-        restores: &Arc<RestoreTally>,
-    ) -> Engine {
-        let (output, seen) = (self.output.clone(), Arc::clone(seen));
-        let factory = move |_: TaskId| -> Box<dyn TaskProcessor> {
-            Box::new(Enrich {
-                output: output.clone(),
-                seen: Arc::clone(&seen),
-                kept: None,
-            })
-        };
+    fn factory(&self, seen: &Seen, events: &Arc<StoreEvents>) -> Factory {
+        Factory {
+            application_id: self.application_id.clone(),
+            output: self.output.clone(),
+            labels: self.labels.clone(),
+            state: self.state.path().to_path_buf(),
+            seen: Arc::clone(seen),
+            views: Arc::default(),
+            events: Arc::clone(events),
+            log_starts: Arc::default(),
+        }
+    }
+
+    fn start(&self, factory: Factory, restores: &Arc<RestoreTally>) -> Engine {
         Engine::start(
             self.config(),
-            &self.topology(false),
+            &self.topology(),
             Arc::new(factory),
             Some(Arc::clone(restores) as _),
             false,
@@ -298,16 +212,22 @@ impl App {
         .expect("engine starts")
     }
 
-    fn start_keeping(&self, factory: KeptLabelsFactory, restores: &Arc<RestoreTally>) -> Engine {
-        Engine::start(
-            self.config(),
-            &self.topology(true),
-            Arc::new(factory),
-            Some(Arc::clone(restores) as _),
-            false,
-        )
-        .expect("engine starts")
+    /// Opens the global store while the engine is stopped.
+    fn with_store(&self, visit: impl FnOnce(&RocksDbKeyValueStore)) {
+        let resources = RocksDbResources::new(&RocksDbConfig::default());
+        let dir = global_store_dir(self.state.path(), &self.application_id, LABELS);
+        let store = RocksDbKeyValueStore::open(LABELS, &dir, &resources).unwrap();
+        visit(&store);
+        store.close().unwrap();
     }
+}
+
+/// The label of `key` the running engine's global store holds.
+fn label(views: &GlobalViews, key: &str) -> Option<String> {
+    let view = views.lock().unwrap()[LABELS].clone();
+    view.get(key.as_bytes())
+        .unwrap()
+        .map(|l| String::from_utf8_lossy(&l).into_owned())
 }
 
 #[test]
@@ -318,7 +238,7 @@ fn tasks_see_a_complete_global_store_that_follows_its_topic_and_survives_a_resta
 
     let seen = Arc::new(Mutex::new(Vec::new()));
     let restores = Arc::new(RestoreTally::default());
-    let engine = app.start(&seen, &restores);
+    let engine = app.start(app.factory(&seen, &Arc::default()), &restores);
     wait_until("every input record to be enriched", WAIT, || {
         assert!(!engine.has_failed(), "engine thread stopped");
         seen.lock().unwrap().len() >= keys.len()
@@ -371,7 +291,7 @@ fn tasks_see_a_complete_global_store_that_follows_its_topic_and_survives_a_resta
         &app.input,
         &[("k1", Some("x")), ("k3", Some("x"))],
     );
-    let engine = app.start(&seen, &restores);
+    let engine = app.start(app.factory(&seen, &Arc::default()), &restores);
     assert_eq!(
         restores.restored.load(Ordering::Relaxed),
         0,
@@ -396,26 +316,20 @@ fn tasks_see_a_complete_global_store_that_follows_its_topic_and_survives_a_resta
 }
 
 #[test]
-fn a_processor_keeps_the_global_stores_restored_before_tasks_updated_after_and_resumed_from_its_offsets(
+fn the_global_processor_restores_before_tasks_processes_after_and_is_wiped_for_an_offset_outside_its_topic(
 ) {
     let app = App::new("global-kept");
     let producer = input_producer();
     let keys = app.seed(&producer, 20);
 
-    let kept = Arc::new(Mutex::new(KeptLabels::default()));
-    let factory = |seen: &Arc<Mutex<Vec<(String, String)>>>| KeptLabelsFactory {
-        output: app.output.clone(),
-        seen: Arc::clone(seen),
-        kept: Arc::clone(&kept),
-        log_starts: Arc::default(),
-    };
     let seen = Arc::new(Mutex::new(Vec::new()));
+    let events = Arc::new(StoreEvents::default());
     let restores = Arc::new(RestoreTally::default());
-    let first = factory(&seen);
-    let log_starts = Arc::clone(&first.log_starts);
-    let engine = app.start_keeping(first, &restores);
+    let factory = app.factory(&seen, &events);
+    let (views, log_starts) = (Arc::clone(&factory.views), Arc::clone(&factory.log_starts));
+    let engine = app.start(factory, &restores);
     // start() returned: every label is in before any task ran.
-    assert_eq!(kept.lock().unwrap().restored, 21);
+    assert_eq!(events.restored.load(Ordering::Relaxed), 21);
     assert_eq!(restores.restored.load(Ordering::Relaxed), 21);
     assert_eq!(
         restores.ended.load(Ordering::Relaxed),
@@ -431,65 +345,64 @@ fn a_processor_keeps_the_global_stores_restored_before_tasks_updated_after_and_r
         assert!(!engine.has_failed(), "engine thread stopped");
         seen.lock().unwrap().len() >= keys.len()
     });
-    for (key, label) in seen.lock().unwrap().iter() {
-        let expected = if key == "k0" {
-            "missing".to_string()
-        } else {
-            format!("first-{key}")
-        };
-        assert_eq!(*label, expected, "lookup of {key} before any update");
-    }
 
     // Later records go through the processor, not its restore.
     send(&producer, &app.labels, &[("k1", Some("second-k1"))]);
     wait_until("the update of k1 to be processed", WAIT, || {
         assert!(!engine.has_failed(), "engine thread stopped");
-        kept.lock().unwrap().labels.get("k1").map(String::as_str) == Some("second-k1")
+        label(&views, "k1").as_deref() == Some("second-k1")
     });
-    assert_eq!(kept.lock().unwrap().processed, 1);
+    assert_eq!(events.processed.load(Ordering::Relaxed), 1);
+    assert_eq!(events.restored.load(Ordering::Relaxed), 21);
     engine.close().expect("clean close");
     assert!(
-        kept.lock().unwrap().closed_clean,
+        events.closed_clean.load(Ordering::Relaxed),
         "committed and closed clean"
     );
 
     // A restart restores only what follows the committed offsets.
     send(&producer, &app.labels, &[("k2", Some("third-k2"))]);
-    let seen = Arc::new(Mutex::new(Vec::new()));
+    let events = Arc::new(StoreEvents::default());
     let restores = Arc::new(RestoreTally::default());
-    kept.lock().unwrap().restored = 0;
-    let engine = app.start_keeping(factory(&seen), &restores);
+    let factory = app.factory(&seen, &events);
+    let views = Arc::clone(&factory.views);
+    let engine = app.start(factory, &restores);
     assert_eq!(
-        kept.lock().unwrap().restored,
+        events.restored.load(Ordering::Relaxed),
         1,
         "only the record written while stopped"
     );
     assert_eq!(restores.restored.load(Ordering::Relaxed), 1);
-    assert_eq!(
-        kept.lock().unwrap().labels.get("k2").map(String::as_str),
-        Some("third-k2")
-    );
+    assert_eq!(label(&views, "k2").as_deref(), Some("third-k2"));
     engine.close().expect("clean close");
 
     // An offset beyond its partition's end wipes the state, and every partition is restored
     // from its start.
-    {
-        let mut kept = kept.lock().unwrap();
+    app.with_store(|store| {
+        store
+            .put(b"stale".to_vec(), Some(b"left over".to_vec()))
+            .unwrap();
         let partition = TopicPartition::new(app.labels.clone(), 0);
-        kept.committed.insert(partition, 1_000_000);
-        kept.labels.insert("stale".into(), "left over".into());
-    }
+        let beyond = CommitMetadata::with_offsets([(partition, Some(1_000_000))]);
+        store.commit(&beyond).unwrap();
+    });
+    let events = Arc::new(StoreEvents::default());
     let restores = Arc::new(RestoreTally::default());
-    let engine = app.start_keeping(factory(&seen), &restores);
-    let after_wipe = kept.lock().unwrap();
-    assert!(after_wipe.wiped, "the state was not wiped");
-    assert_eq!(after_wipe.restored, 23, "every record of the topic");
-    assert_eq!(after_wipe.labels.get("stale"), None);
-    assert_eq!(after_wipe.labels.get("k0"), None);
+    let factory = app.factory(&seen, &events);
+    let views = Arc::clone(&factory.views);
+    let engine = app.start(factory, &restores);
     assert_eq!(
-        after_wipe.labels.get("k1").map(String::as_str),
-        Some("second-k1")
+        events.wipes.load(Ordering::Relaxed),
+        1,
+        "the state was not wiped"
     );
-    drop(after_wipe);
+    assert_eq!(
+        events.restored.load(Ordering::Relaxed),
+        23,
+        "every record of the topic"
+    );
+    assert_eq!(label(&views, "stale"), None);
+    assert_eq!(label(&views, "k0"), None);
+    assert_eq!(label(&views, "k1").as_deref(), Some("second-k1"));
     engine.close().expect("clean close");
 }

@@ -9,43 +9,37 @@
 mod engine_support;
 
 use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use engine_support::*;
-use sluice_core::engine::topology::{StoreDescription, SubtopologyDescription};
-use sluice_core::engine::{
-    CommittedInput, Engine, EngineConfig, InputOffset, ProcessorError, ProcessorFactory,
-    TaskContext, TaskId, TaskProcessor, TopologyDescription,
+use engine_support::kept_stores::{
+    task_store_dir, StoreEvents, StoreKeepingProcessor, StoreLogic, TaskStores,
 };
-use sluice_core::kafka::{ConsumedRecord, DeliveredOffsets, ProducedRecord};
-use sluice_core::store::TopicPartition;
+use engine_support::*;
+use sluice_core::engine::topology::{
+    changelog_topic_name, StoreDescription, SubtopologyDescription,
+};
+use sluice_core::engine::{
+    CommittedInput, Engine, EngineConfig, InputOffset, ProcessorError, ProcessorFactory, TaskId,
+    TaskProcessor, TopologyDescription,
+};
+use sluice_core::kafka::{ConsumedRecord, ProducedRecord};
+use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
+use sluice_core::store::{
+    CommitMetadata, IsolationLevel, KeyValueStore, RocksDbKeyValueStore, TopicPartition,
+};
 
 const WAIT: Duration = Duration::from_secs(90);
-
-/// What a task's store holds once committed: it outlives the processor, as a store's
-/// directory outlives its task.
-#[derive(Default, Clone)]
-struct Durable {
-    counts: BTreeMap<String, u64>,
-    changelog_offset: Option<i64>,
-}
-
-/// Everything the processors of one application share and report.
-#[derive(Default)]
-struct Shared {
-    durable: Mutex<BTreeMap<TaskId, Durable>>,
-    /// Committed inputs each created processor was given.
-    inputs: Mutex<Vec<CommittedInput>>,
-    restored_records: Mutex<u64>,
-    wiped: Mutex<u32>,
-    clean_closes: Mutex<u32>,
-}
+const PARTITIONS: i32 = 2;
 
 struct Factory {
     application_id: String,
     output: String,
-    shared: Arc<Shared>,
+    state: std::path::PathBuf,
+    events: Arc<StoreEvents>,
+    /// Committed inputs each created processor was given.
+    inputs: Arc<Mutex<Vec<CommittedInput>>>,
 }
 
 impl ProcessorFactory for Factory {
@@ -54,76 +48,51 @@ impl ProcessorFactory for Factory {
         task: TaskId,
         inputs: &[CommittedInput],
     ) -> Result<Box<dyn TaskProcessor>, ProcessorError> {
-        self.shared.inputs.lock().unwrap().extend_from_slice(inputs);
-        let durable = self
-            .shared
-            .durable
-            .lock()
-            .unwrap()
-            .get(&task)
-            .cloned()
-            .unwrap_or_default();
-        Ok(Box::new(KeptCounter {
+        self.inputs.lock().unwrap().extend_from_slice(inputs);
+        let stores = TaskStores::open(
+            &self.state,
+            &self.application_id,
             task,
-            changelog: TopicPartition::new(
-                format!("{}-{COUNTS_STORE}-changelog", self.application_id),
-                task.partition,
-            ),
+            &[COUNTS_STORE],
+            Arc::clone(&self.events),
+        )?;
+        let logic = KeptCounter {
             output: self.output.clone(),
-            working: durable.counts,
             positions: BTreeMap::new(),
             processed: 0,
-            shared: Arc::clone(&self.shared),
-        }))
+        };
+        Ok(Box::new(StoreKeepingProcessor { stores, logic }))
     }
 }
 
-/// Counts words (record keys), keeping the counts itself and logging each to the changelog.
+/// Counts words (record keys) in its store, as decimal text, and decides the positions to
+/// commit, with how many records it processed as their metadata.
 struct KeptCounter {
-    task: TaskId,
-    changelog: TopicPartition,
     output: String,
-    working: BTreeMap<String, u64>,
     positions: BTreeMap<TopicPartition, i64>,
     processed: u64,
-    shared: Arc<Shared>,
 }
 
-impl KeptCounter {
-    fn durable(&self) -> Durable {
-        let durable = self.shared.durable.lock().unwrap();
-        durable.get(&self.task).cloned().unwrap_or_default()
-    }
-
-    fn keep(&self, durable: Durable) {
-        self.shared.durable.lock().unwrap().insert(self.task, durable);
-    }
-}
-
-impl TaskProcessor for KeptCounter {
+impl StoreLogic for KeptCounter {
     fn process(
         &mut self,
-        _: &TaskContext<'_>,
+        stores: &TaskStores,
         records: Vec<ConsumedRecord>,
     ) -> Result<Vec<ProducedRecord>, ProcessorError> {
         let mut out = Vec::new();
         for record in records {
-            let word = String::from_utf8(record.key.clone().ok_or("record without key")?)?;
-            let count = self.working.get(&word).copied().unwrap_or(0) + 1;
-            self.working.insert(word.clone(), count);
-            let value = Some(count.to_string().into_bytes());
-            out.push(ProducedRecord::new(
-                &self.changelog.topic,
-                Some(self.changelog.partition),
-                Some(word.clone().into_bytes()),
-                value.clone(),
-                record.timestamp,
-            ));
+            let word = record.key.clone().ok_or("record without key")?;
+            let count = match stores.get(COUNTS_STORE, &word)? {
+                Some(count) => String::from_utf8(count)?.parse::<u64>()? + 1,
+                None => 1,
+            };
+            let value = count.to_string().into_bytes();
+            out.push(stores.put(COUNTS_STORE, word.clone(), value.clone(), record.timestamp)?);
             out.push(ProducedRecord::new(
                 &self.output,
                 None,
-                Some(word.into_bytes()),
-                value,
+                Some(word),
+                Some(value),
                 record.timestamp,
             ));
             self.positions
@@ -131,36 +100,6 @@ impl TaskProcessor for KeptCounter {
             self.processed += 1;
         }
         Ok(out)
-    }
-
-    fn committed_changelog_offsets(
-        &mut self,
-    ) -> Result<BTreeMap<TopicPartition, Option<i64>>, ProcessorError> {
-        Ok(BTreeMap::from([(
-            self.changelog.clone(),
-            self.durable().changelog_offset,
-        )]))
-    }
-
-    fn wipe_state(&mut self) -> Result<(), ProcessorError> {
-        *self.shared.wiped.lock().unwrap() += 1;
-        self.working.clear();
-        self.keep(Durable::default());
-        Ok(())
-    }
-
-    fn restore(&mut self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError> {
-        let mut durable = self.durable();
-        for record in &records {
-            let word = String::from_utf8(record.key.clone().ok_or("changelog without key")?)?;
-            let count: u64 = String::from_utf8(record.value.clone().ok_or("tombstone")?)?.parse()?;
-            durable.counts.insert(word, count);
-            durable.changelog_offset = Some(record.offset);
-        }
-        *self.shared.restored_records.lock().unwrap() += records.len() as u64;
-        self.working = durable.counts.clone();
-        self.keep(durable);
-        Ok(())
     }
 
     fn committable_offsets(
@@ -181,27 +120,8 @@ impl TaskProcessor for KeptCounter {
         ))
     }
 
-    fn committed(&mut self, delivered: &DeliveredOffsets) -> Result<(), ProcessorError> {
-        let mut durable = self.durable();
-        durable.counts = self.working.clone();
-        if let Some(offset) = delivered.get(&self.changelog) {
-            durable.changelog_offset = Some(*offset);
-        }
-        self.keep(durable);
-        Ok(())
-    }
-
-    fn rolled_back(&mut self) -> Result<(), ProcessorError> {
-        self.working = self.durable().counts;
+    fn rolled_back(&mut self) {
         self.positions.clear();
-        Ok(())
-    }
-
-    fn close(&mut self, clean: bool) -> Result<(), ProcessorError> {
-        if clean {
-            *self.shared.clean_closes.lock().unwrap() += 1;
-        }
-        Ok(())
     }
 }
 
@@ -210,7 +130,8 @@ struct App {
     input: String,
     output: String,
     state: tempfile::TempDir,
-    shared: Arc<Shared>,
+    events: Arc<StoreEvents>,
+    inputs: Arc<Mutex<Vec<CommittedInput>>>,
 }
 
 impl App {
@@ -218,14 +139,15 @@ impl App {
         let application_id = unique("kept-stores");
         let input = format!("{application_id}-input");
         let output = format!("{application_id}-output");
-        create_topic(&input, 2);
-        create_topic(&output, 2);
+        create_topic(&input, PARTITIONS);
+        create_topic(&output, PARTITIONS);
         App {
             application_id,
             input,
             output,
             state: tempfile::tempdir().unwrap(),
-            shared: Arc::new(Shared::default()),
+            events: Arc::default(),
+            inputs: Arc::default(),
         }
     }
 
@@ -241,14 +163,12 @@ impl App {
                     name: COUNTS_STORE.into(),
                     persistent: true,
                     logged: true,
-                    value_layout: Default::default(),
                     changelog_configs: BTreeMap::new(),
                     source_topic_changelog: None,
                 }],
             }],
             global_stores: vec![],
             copartition_groups: vec![],
-            processor_keeps_stores: true,
         }
     }
 
@@ -260,7 +180,9 @@ impl App {
         let factory = Arc::new(Factory {
             application_id: self.application_id.clone(),
             output: self.output.clone(),
-            shared: Arc::clone(&self.shared),
+            state: self.state.path().to_path_buf(),
+            events: Arc::clone(&self.events),
+            inputs: Arc::clone(&self.inputs),
         });
         let engine = Engine::start(config, &self.topology(), factory, None, false).expect("engine");
         wait_until("the output to be complete", WAIT, || {
@@ -268,6 +190,37 @@ impl App {
             read_all(&self.output, "read_committed").len() >= expected
         });
         engine.close().expect("clean close");
+    }
+
+    /// Opens the counting store of each task while the engine is stopped.
+    fn each_store(&self, mut visit: impl FnMut(&RocksDbKeyValueStore, &TopicPartition)) {
+        let resources = RocksDbResources::new(&RocksDbConfig::default());
+        for partition in 0..PARTITIONS {
+            let task = TaskId {
+                subtopology: 0,
+                partition,
+            };
+            let dir = task_store_dir(self.state.path(), &self.application_id, task, COUNTS_STORE);
+            let store = RocksDbKeyValueStore::open(COUNTS_STORE, &dir, &resources).unwrap();
+            let changelog = TopicPartition::new(
+                changelog_topic_name(&self.application_id, COUNTS_STORE),
+                partition,
+            );
+            visit(&store, &changelog);
+            store.close().unwrap();
+        }
+    }
+
+    /// The sum of the counts the stores committed.
+    fn committed_counts(&self) -> u64 {
+        let mut sum = 0;
+        self.each_store(|store, _| {
+            for entry in store.all(IsolationLevel::ReadCommitted).unwrap() {
+                let (_, count) = entry.unwrap();
+                sum += String::from_utf8(count).unwrap().parse::<u64>().unwrap();
+            }
+        });
+        sum
     }
 }
 
@@ -279,31 +232,33 @@ fn kept_stores_restore_through_their_processor_and_positions_keep_their_metadata
     produce_keyed_words(&producer, &app.input, &written);
 
     app.run_until(200);
-    assert!(*app.shared.clean_closes.lock().unwrap() >= 1, "tasks closed clean");
-    let counted: u64 = app
-        .shared
-        .durable
-        .lock()
-        .unwrap()
-        .values()
-        .flat_map(|d| d.counts.values())
-        .sum();
-    assert_eq!(counted, 200, "the kept store committed every count");
+    assert!(
+        app.events.clean_closes.load(Ordering::Relaxed) >= 1,
+        "tasks closed clean"
+    );
+    assert_eq!(
+        app.committed_counts(),
+        200,
+        "the kept store committed every count"
+    );
 
     // The local state is lost: the next run restores it from the changelog.
-    app.shared.durable.lock().unwrap().clear();
-    app.shared.inputs.lock().unwrap().clear();
+    std::fs::remove_dir_all(app.state.path().join(&app.application_id)).unwrap();
+    app.inputs.lock().unwrap().clear();
     let more = words(200, 100, 11);
     produce_keyed_words(&producer, &app.input, &more);
     written.extend(more);
     app.run_until(300);
     assert_eq!(
-        *app.shared.restored_records.lock().unwrap(),
+        app.events.restored.load(Ordering::Relaxed),
         200,
         "the whole changelog went through the processor"
     );
-    assert_eq!(verify_counts(&read_all(&app.output, "read_committed"), &written), 300);
-    let inputs = app.shared.inputs.lock().unwrap().clone();
+    assert_eq!(
+        verify_counts(&read_all(&app.output, "read_committed"), &written),
+        300
+    );
+    let inputs = app.inputs.lock().unwrap().clone();
     assert!(!inputs.is_empty());
     for input in &inputs {
         let committed = input.committed.as_ref().expect("a committed position");
@@ -312,15 +267,23 @@ fn kept_stores_restore_through_their_processor_and_positions_keep_their_metadata
     }
 
     // An offset past the changelog's end: the task's state is wiped and restored in full.
-    for durable in app.shared.durable.lock().unwrap().values_mut() {
-        durable.changelog_offset = Some(1_000_000);
-    }
-    *app.shared.restored_records.lock().unwrap() = 0;
+    app.each_store(|store, changelog| {
+        let beyond = CommitMetadata::with_offsets([(changelog.clone(), Some(1_000_000))]);
+        store.commit(&beyond).unwrap();
+    });
+    app.events.restored.store(0, Ordering::Relaxed);
     let last = words(300, 50, 11);
     produce_keyed_words(&producer, &app.input, &last);
     written.extend(last);
     app.run_until(350);
-    assert!(*app.shared.wiped.lock().unwrap() >= 1, "the state was wiped");
-    assert_eq!(*app.shared.restored_records.lock().unwrap(), 300);
-    assert_eq!(verify_counts(&read_all(&app.output, "read_committed"), &written), 350);
+    assert!(
+        app.events.wipes.load(Ordering::Relaxed) >= 1,
+        "the state was wiped"
+    );
+    assert_eq!(app.events.restored.load(Ordering::Relaxed), 300);
+    assert_eq!(
+        verify_counts(&read_all(&app.output, "read_committed"), &written),
+        350
+    );
+    assert_eq!(app.committed_counts(), 350, "the restored store counted on");
 }

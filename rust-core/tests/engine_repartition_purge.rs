@@ -47,7 +47,7 @@ fn committed_repartition_records_are_purged(guarantee: &str, isolation: &str) {
     let mut properties = counter_properties(&application_id, guarantee, state.path());
     properties.insert("commit.interval.ms".into(), "100".into());
     properties.insert("repartition.purge.interval.ms".into(), "200".into());
-    let factory = Arc::new(CounterFactory::new(&application_id, &output));
+    let factory = Arc::new(CounterFactory::new(&application_id, &output, state.path()));
     let engine = Engine::start(
         EngineConfig::from_properties(&properties).unwrap(),
         &counter_topology(&input, &output),

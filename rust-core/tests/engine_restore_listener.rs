@@ -66,7 +66,7 @@ fn a_restore_the_closing_thread_leaves_unfinished_is_reported_suspended() {
     let engine = Engine::start(
         EngineConfig::from_properties(&properties).unwrap(),
         &direct_counter_topology(&input, &output),
-        Arc::new(CounterFactory::new(&application_id, &output)),
+        Arc::new(CounterFactory::new(&application_id, &output, state.path())),
         Some(Arc::clone(&listener) as Arc<dyn RestoreListener>),
         false,
     )
@@ -77,7 +77,11 @@ fn a_restore_the_closing_thread_leaves_unfinished_is_reported_suspended() {
     engine.close().expect("clean close");
 
     let suspended = listener.suspended.lock().unwrap().clone();
-    assert_eq!(listener.ended.load(Ordering::SeqCst), 0, "the restore never ended");
+    assert_eq!(
+        listener.ended.load(Ordering::SeqCst),
+        0,
+        "the restore never ended"
+    );
     assert_eq!(suspended.len(), 1, "{suspended:?}");
     let (store, partition, restored) = &suspended[0];
     assert_eq!(store, COUNTS_STORE);

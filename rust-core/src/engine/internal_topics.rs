@@ -31,8 +31,6 @@ pub struct ResolvedTopology {
     pub global_stores: Vec<ResolvedGlobalStore>,
     /// The repartition topics, which the topology both writes and reads.
     pub repartition_topics: BTreeSet<String>,
-    /// The task processors keep the stores (see [`TopologyDescription`]).
-    pub processor_keeps_stores: bool,
 }
 
 /// A global store with the partition count of its topic.
@@ -210,7 +208,7 @@ pub fn plan(
         let mut stores = Vec::new();
         for store in &sub.stores {
             let changelog_topic = match &store.source_topic_changelog {
-                Some(source) => Some(source_changelog(topology, sub, store, source)?),
+                Some(source) => Some(source_changelog(sub, store, source)?),
                 None => store
                     .logged
                     .then(|| changelog_topic_name(application_id, &store.name)),
@@ -277,7 +275,6 @@ pub fn plan(
             subtopologies,
             global_stores,
             repartition_topics: internal,
-            processor_keeps_stores: topology.processor_keeps_stores,
         },
         missing,
     ))
@@ -285,10 +282,8 @@ pub fn plan(
 
 /// The source topic `source` that serves `store` of `sub` as its changelog, checked: it
 /// must be a user source topic of the sub-topology, so that each task restores the
-/// partition it also reads, and the processor must keep the store, since only it knows
-/// which input offsets the store holds.
+/// partition it also reads.
 fn source_changelog(
-    topology: &TopologyDescription,
     sub: &SubtopologyDescription,
     store: &StoreDescription,
     source: &str,
@@ -298,13 +293,6 @@ fn source_changelog(
             "store {} uses {source} as its changelog, which is not a source topic of \
              sub-topology {}",
             store.name, sub.id
-        )));
-    }
-    if !topology.processor_keeps_stores {
-        return Err(Error::Topology(format!(
-            "store {} uses source topic {source} as its changelog, which only stores the \
-             task processors keep can",
-            store.name
         )));
     }
     Ok(source.to_string())
@@ -330,13 +318,17 @@ fn spec(
 }
 
 /// Gives each repartition topic without a count the largest count among the sources of
-/// the sub-topologies that write it, repeating until nothing changes.
+/// the sub-topologies that write it, repeating until nothing changes. Where sub-topologies feed
+/// each other in a cycle (a foreign-key join's subscription and response topics), no topic of
+/// the cycle has all its upstream counts: as in Kafka Streams, the counts known so far decide,
+/// and co-partitioning corrects them afterwards.
 fn derive_repartition_counts(
     topology: &TopologyDescription,
     repartition: &dyn Fn(&str) -> String,
     internal: &BTreeSet<String>,
     counts: &mut BTreeMap<String, i32>,
 ) -> Result<()> {
+    let mut settle_for_known = false;
     loop {
         let mut progressed = false;
         let unresolved: Vec<&String> = internal
@@ -344,34 +336,9 @@ fn derive_repartition_counts(
             .filter(|t| !counts.contains_key(*t))
             .collect();
         for topic in unresolved {
-            let mut upstream_counts = Vec::new();
-            let mut complete = true;
-            for sub in &topology.subtopologies {
-                if !sub
-                    .repartition_sink_topics
-                    .iter()
-                    .any(|t| repartition(t) == *topic)
-                {
-                    continue;
-                }
-                let sources = sub.source_topics.iter().cloned().chain(
-                    sub.repartition_source_topics
-                        .iter()
-                        .map(|t| repartition(&t.name)),
-                );
-                for source in sources {
-                    match counts.get(&source) {
-                        Some(count) => upstream_counts.push(*count),
-                        None => complete = false,
-                    }
-                }
-            }
-            if complete {
-                let count = upstream_counts.into_iter().max().ok_or_else(|| {
-                    Error::Topology(format!(
-                        "repartition topic {topic} is read but no sub-topology writes it"
-                    ))
-                })?;
+            let upstream = upstream_counts(topology, repartition, topic, counts)?;
+            let decided = upstream.unknown == 0 || (settle_for_known && upstream.largest.is_some());
+            if let (true, Some(count)) = (decided, upstream.largest) {
                 counts.insert(topic.clone(), count);
                 progressed = true;
             }
@@ -379,16 +346,69 @@ fn derive_repartition_counts(
         if internal.iter().all(|t| counts.contains_key(t)) {
             return Ok(());
         }
-        if !progressed {
+        if progressed {
+            settle_for_known = false;
+        } else if !settle_for_known {
+            settle_for_known = true;
+        } else {
             let unresolved: Vec<_> = internal
                 .iter()
                 .filter(|t| !counts.contains_key(*t))
                 .collect();
             return Err(Error::Topology(format!(
-                "cannot derive partition counts of {unresolved:?} (cyclic repartitioning)"
+                "cannot derive partition counts of {unresolved:?}: no sub-topology writing them \
+                 reads a topic of known partition count"
             )));
         }
     }
+}
+
+/// The partition counts of the topics that the sub-topologies writing `topic` read.
+struct UpstreamCounts {
+    /// The largest count known.
+    largest: Option<i32>,
+    /// How many of those topics have no count yet.
+    unknown: usize,
+}
+
+fn upstream_counts(
+    topology: &TopologyDescription,
+    repartition: &dyn Fn(&str) -> String,
+    topic: &str,
+    counts: &BTreeMap<String, i32>,
+) -> Result<UpstreamCounts> {
+    let mut upstream = UpstreamCounts {
+        largest: None,
+        unknown: 0,
+    };
+    let mut written = false;
+    for sub in &topology.subtopologies {
+        if !sub
+            .repartition_sink_topics
+            .iter()
+            .any(|t| repartition(t) == topic)
+        {
+            continue;
+        }
+        written = true;
+        let sources = sub.source_topics.iter().cloned().chain(
+            sub.repartition_source_topics
+                .iter()
+                .map(|t| repartition(&t.name)),
+        );
+        for source in sources {
+            match counts.get(&source) {
+                Some(&count) => upstream.largest = upstream.largest.max(Some(count)),
+                None => upstream.unknown += 1,
+            }
+        }
+    }
+    if !written {
+        return Err(Error::Topology(format!(
+            "repartition topic {topic} is read but no sub-topology writes it"
+        )));
+    }
+    Ok(upstream)
 }
 
 fn enforce_copartitioning(
@@ -455,14 +475,14 @@ mod tests {
                     source_topics: vec!["input".into()],
                     repartition_source_topics: vec![],
                     sink_topics: vec![],
-                    repartition_sink_topics: vec!["by-word".into()],
+                    repartition_sink_topics: vec!["by-word-repartition".into()],
                     stores: vec![],
                 },
                 SubtopologyDescription {
                     id: 1,
                     source_topics: vec![],
                     repartition_source_topics: vec![RepartitionTopicDescription {
-                        name: "by-word".into(),
+                        name: "by-word-repartition".into(),
                         partitions: None,
                         configs: BTreeMap::new(),
                     }],
@@ -473,7 +493,6 @@ mod tests {
             ],
             global_stores: vec![],
             copartition_groups: vec![],
-            processor_keeps_stores: false,
         }
     }
 
@@ -519,7 +538,10 @@ mod tests {
             .iter()
             .find(|s| s.name == "app-by-word-repartition")
             .unwrap();
-        assert_eq!(repartition.configs["segment.bytes"], "1024", "the application's wins");
+        assert_eq!(
+            repartition.configs["segment.bytes"], "1024",
+            "the application's wins"
+        );
         assert_eq!(repartition.configs["cleanup.policy"], "delete");
     }
 
@@ -568,11 +590,72 @@ mod tests {
         assert!(matches!(missing, Err(Error::Topology(m)) if m.contains("labels-topic")));
     }
 
+    fn repartition(name: &str) -> RepartitionTopicDescription {
+        RepartitionTopicDescription {
+            name: name.into(),
+            partitions: None,
+            configs: BTreeMap::new(),
+        }
+    }
+
+    /// A foreign-key join as Kafka Streams describes it: the orders sub-topology writes
+    /// subscriptions to the customers' one and reads its responses, which feed each other.
+    fn foreign_key_join_topology() -> TopologyDescription {
+        const REGISTRATION: &str = "KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-topic";
+        const RESPONSE: &str = "KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-0000000014-topic";
+        TopologyDescription {
+            subtopologies: vec![
+                SubtopologyDescription {
+                    id: 0,
+                    source_topics: vec!["orders".into()],
+                    repartition_source_topics: vec![repartition(RESPONSE)],
+                    sink_topics: vec!["enriched".into()],
+                    repartition_sink_topics: vec![REGISTRATION.into()],
+                    stores: vec![],
+                },
+                SubtopologyDescription {
+                    id: 1,
+                    source_topics: vec!["customers".into()],
+                    repartition_source_topics: vec![repartition(REGISTRATION)],
+                    sink_topics: vec![],
+                    repartition_sink_topics: vec![RESPONSE.into()],
+                    stores: vec![],
+                },
+            ],
+            global_stores: vec![],
+            copartition_groups: vec![
+                vec![REGISTRATION.into(), "customers".into()],
+                vec![RESPONSE.into(), "orders".into()],
+            ],
+        }
+    }
+
+    #[test]
+    fn a_foreign_key_join_s_topics_keep_their_names_and_follow_their_co_partitioned_sources() {
+        let (resolved, specs) = plan(
+            "app",
+            &foreign_key_join_topology(),
+            &existing(&[("orders", Some(3)), ("customers", Some(2))]),
+            -1,
+        )
+        .unwrap();
+        let by_name: BTreeMap<_, _> = specs.iter().map(|s| (s.name.as_str(), s.partitions)).collect();
+        assert_eq!(
+            by_name,
+            BTreeMap::from([
+                ("app-KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-topic", 2),
+                ("app-KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-0000000014-topic", 3),
+            ])
+        );
+        assert_eq!(resolved.subtopologies[0].task_count, 3);
+        assert_eq!(resolved.subtopologies[1].task_count, 2);
+    }
+
     #[test]
     fn copartitioning_mismatch_fails_and_repartition_topics_follow_the_group() {
         let mut topology = counter_topology();
         topology.subtopologies[1].source_topics.push("table".into());
-        topology.copartition_groups = vec![vec!["by-word".into(), "table".into()]];
+        topology.copartition_groups = vec![vec!["by-word-repartition".into(), "table".into()]];
         let (resolved, _) = plan(
             "app",
             &topology,
@@ -594,9 +677,8 @@ mod tests {
     }
 
     /// A source table's store (sub-topology 0 reads `input`) with `input` as its changelog.
-    fn source_table_topology(changelog: &str, processor_keeps_stores: bool) -> TopologyDescription {
+    fn source_table_topology(changelog: &str) -> TopologyDescription {
         let mut topology = counter_topology();
-        topology.processor_keeps_stores = processor_keeps_stores;
         topology.subtopologies[0].stores = vec![serde_json::from_str(&format!(
             r#"{{"name":"table","source_topic_changelog":"{changelog}"}}"#
         ))
@@ -608,7 +690,7 @@ mod tests {
     fn a_source_topic_serves_as_changelog_without_a_changelog_topic() {
         let (resolved, specs) = plan(
             "app",
-            &source_table_topology("input", true),
+            &source_table_topology("input"),
             &existing(&[("input", Some(3))]),
             -1,
         )
@@ -622,26 +704,16 @@ mod tests {
     }
 
     #[test]
-    fn a_source_topic_changelog_must_be_read_by_the_store_sub_topology_and_kept_by_its_processor() {
+    fn a_source_topic_changelog_must_be_read_by_the_store_sub_topology() {
         let elsewhere = plan(
             "app",
-            &source_table_topology("other", true),
+            &source_table_topology("other"),
             &existing(&[("input", Some(3)), ("other", Some(3))]),
             -1,
         );
         assert!(
             matches!(&elsewhere, Err(Error::Topology(m)) if m.contains("not a source topic")),
             "{elsewhere:?}"
-        );
-        let engine_store = plan(
-            "app",
-            &source_table_topology("input", false),
-            &existing(&[("input", Some(3))]),
-            -1,
-        );
-        assert!(
-            matches!(&engine_store, Err(Error::Topology(m)) if m.contains("task processors keep")),
-            "{engine_store:?}"
         );
     }
 }

@@ -1,14 +1,15 @@
 //! The runtime: runs a topology's tasks on Kafka with Kafka Streams' semantics, knowing
-//! nothing of the code inside the tasks (a [`TaskProcessor`] runs each).
+//! nothing of the code inside the tasks (a [`TaskProcessor`] runs each, and keeps the
+//! task's stores; a [`GlobalProcessor`] keeps the global stores).
 //!
 //! - [`config`]: `StreamsConfig` keys and defaults.
 //! - [`topology`]: the serde description of sub-topologies, stores and topics.
 //! - [`internal_topics`]: partition counts, co-partitioning, changelog and repartition
 //!   topic creation.
-//! - [`processor`]: the [`TaskProcessor`] contract.
-//! - [`task`]: a task, its stores and its consumed offsets.
-//! - [`restore`]: bringing stores to the end of their changelogs.
-//! - [`global`]: global stores, their restore and the global thread.
+//! - [`processor`]: the [`TaskProcessor`] and [`GlobalProcessor`] contracts.
+//! - [`task`]: a task, the changelogs of its stores and its consumed offsets.
+//! - [`restore`]: bringing the tasks' stores to the end of their changelogs.
+//! - [`global`]: the global thread, which restores and updates the global stores.
 //! - `thread`: one group member's poll loop; `task_manager`: its tasks, assignment and
 //!   pause state; `commit`: its commit barrier and how a failed transaction is recovered
 //!   from; `clients`: its Kafka clients on rdkafka, behind [`crate::kafka::clients`]'s traits.
@@ -16,6 +17,11 @@
 //! - [`runtime`]: the [`Engine`] instance and its threads.
 //! - `budget`: the uncommitted-bytes budget's shares.
 //! - [`metrics`], [`error`], `process_id`.
+//!
+//! Imports between these modules run one way, each using only modules later in this order:
+//! `runtime`; `thread`; `task_manager`; `commit`, `clients`; `global`, `purge`; `restore`;
+//! `task`; `internal_topics`, `config`; `error`; `processor`; `topology`, `budget`, `metrics`,
+//! `process_id`.
 
 pub mod config;
 pub mod error;
@@ -44,7 +50,7 @@ pub use error::{Error, Result};
 pub use metrics::MetricsSnapshot;
 pub use processor::{
     CommittedInput, GlobalProcessor, InputOffset, KeptStateCorrupted, LoopTurn, ProcessorError,
-    ProcessorFactory, TaskContext, TaskProcessor,
+    ProcessorFactory, TaskProcessor,
 };
 pub use restore::RestoreListener;
 pub use runtime::Engine;

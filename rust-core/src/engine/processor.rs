@@ -1,30 +1,22 @@
 //! What the engine asks of the code that runs a task: [`TaskProcessor`].
 //!
-//! The engine hands each poll's records of a task to its processor as one batch. The
-//! processor reads and writes the task's stores through [`TaskContext`] (writes stay in the
-//! stores' overlays until the engine commits) and returns the records to produce: sink and
-//! repartition records, and one changelog record per store write. Changelog records are the
-//! processor's to emit, as Kafka Streams' change-logging store layers emit them.
+//! The engine hands each poll's records of a task to its processor as one batch and sends
+//! the records it returns: sink and repartition records, and the changelog records of its
+//! store writes. The processor keeps the task's stores itself, as Kafka Streams' task
+//! machinery on the JVM does with its typed store layers and caches: the engine reads the
+//! changelogs and hands their records to the processor, runs the commit barrier, and tells
+//! the processor each step through the other methods of [`TaskProcessor`]; their defaults
+//! fit a processor without stores.
 //!
-//! A processor may also keep its task's stores itself (the topology says
-//! `processor_keeps_stores`): Kafka Streams' own task machinery on the JVM does, with its
-//! typed store layers and caches. The engine then still reads the changelogs and runs the
-//! commit barrier, and tells the processor each step through the other methods of
-//! [`TaskProcessor`]; their defaults fit a processor whose stores the engine keeps.
-//!
-//! Such a topology's global stores are kept the same way, by a [`GlobalProcessor`]: the
-//! engine's global thread reads the global topics and hands it their records.
+//! The global stores are kept the same way, by a [`GlobalProcessor`]: the engine's global
+//! thread reads the global topics and hands it their records.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::engine::global::{GlobalStore, GlobalStores};
-use crate::engine::task::TaskStore;
 use crate::engine::topology::TaskId;
 use crate::kafka::{ClientError, ConsumedRecord, DeliveredOffsets, ProducedRecord};
-use crate::store::format::changelog::RecordContext;
-use crate::store::format::FormatError;
-use crate::store::{KeyValueStore, ReadView, TopicPartition};
+use crate::store::TopicPartition;
 
 pub use crate::kafka::InputOffset;
 
@@ -52,7 +44,6 @@ pub trait TaskProcessor: Send {
     /// thread; the uncommitted work is discarded.
     fn process(
         &mut self,
-        context: &TaskContext<'_>,
         records: Vec<ConsumedRecord>,
     ) -> Result<Vec<ProducedRecord>, ProcessorError>;
 
@@ -145,14 +136,13 @@ pub trait TaskProcessor: Send {
         Ok(())
     }
 
-    /// Bytes the processor's own stores hold uncommitted.
+    /// Bytes the processor's stores hold uncommitted.
     fn uncommitted_bytes(&self) -> u64 {
         0
     }
 }
 
-/// Keeps the global stores of a topology whose processors keep their stores (Kafka Streams'
-/// global state machinery on the JVM does). The engine's global thread reads every partition
+/// Keeps the global stores (Kafka Streams' global state machinery on the JVM does). The engine's global thread reads every partition
 /// of the global topics: first from the offsets the stores committed to the topics' end
 /// (restore), then on as records arrive. Every method is called on that thread.
 pub trait GlobalProcessor: Send {
@@ -204,9 +194,9 @@ pub trait ProcessorFactory: Send + Sync {
         inputs: &[CommittedInput],
     ) -> Result<Box<dyn TaskProcessor>, ProcessorError>;
 
-    /// The processor of the global stores, for a topology whose processors keep their stores;
-    /// `log_starts` holds every partition of the global topics with the first offset in its
-    /// log. Called on the global thread. The default fails: such a factory keeps no globals.
+    /// The processor of the global stores; `log_starts` holds every partition of the global
+    /// topics with the first offset in its log. Called on the global thread, only for a
+    /// topology with global stores. The default fails: such a factory keeps no globals.
     fn create_global(
         &self,
         log_starts: &BTreeMap<TopicPartition, i64>,
@@ -265,68 +255,5 @@ where
         _inputs: &[CommittedInput],
     ) -> Result<Box<dyn TaskProcessor>, ProcessorError> {
         Ok(self(task))
-    }
-}
-
-/// A task's view of itself while processing: its id, its stores and the global stores.
-pub struct TaskContext<'a> {
-    task: TaskId,
-    stores: &'a [TaskStore],
-    globals: &'a GlobalStores,
-}
-
-impl<'a> TaskContext<'a> {
-    pub(crate) fn new(task: TaskId, stores: &'a [TaskStore], globals: &'a GlobalStores) -> Self {
-        TaskContext {
-            task,
-            stores,
-            globals,
-        }
-    }
-
-    /// The global store called `name`, read-only: only the global thread writes it.
-    pub fn global_store(&self, name: &str) -> Option<ReadView> {
-        self.globals.get(name).map(GlobalStore::reader)
-    }
-
-    /// The task being run.
-    pub fn task_id(&self) -> TaskId {
-        self.task
-    }
-
-    /// The store called `name`.
-    pub fn store(&self, name: &str) -> Option<&dyn KeyValueStore> {
-        self.find(name).map(|s| s.store.as_ref())
-    }
-
-    /// The changelog record for writing `store_value` (`None`: delete) under `key` into the
-    /// store `name` while processing a record with `context`; `None` when the store is not
-    /// logged or does not exist.
-    pub fn changelog_record(
-        &self,
-        name: &str,
-        key: &[u8],
-        store_value: Option<&[u8]>,
-        context: RecordContext<'_>,
-    ) -> Result<Option<ProducedRecord>, FormatError> {
-        let Some(store) = self.find(name) else {
-            return Ok(None);
-        };
-        let Some(changelog) = &store.changelog else {
-            return Ok(None);
-        };
-        let record = store.layout.to_changelog(store_value, context)?;
-        Ok(Some(ProducedRecord {
-            topic: changelog.topic.clone(),
-            partition: Some(changelog.partition),
-            key: Some(key.to_vec()),
-            value: record.value,
-            timestamp: record.timestamp,
-            headers: record.headers,
-        }))
-    }
-
-    fn find(&self, name: &str) -> Option<&TaskStore> {
-        self.stores.iter().find(|s| s.name == name)
     }
 }

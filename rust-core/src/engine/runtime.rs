@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use crate::engine::budget::UncommittedBytesBudget;
 use crate::engine::clients::KafkaThreadClients;
 use crate::engine::config::EngineConfig;
-use crate::engine::error::{Error, Result};
+use crate::engine::error::{joined, Error, Result};
 use crate::engine::global::{self, GlobalThreadSetup};
 use crate::engine::internal_topics;
 use crate::engine::metrics::{EngineMetrics, MetricsSnapshot};
@@ -25,7 +25,6 @@ use crate::engine::task_manager::ThreadShared;
 use crate::engine::thread as stream_thread;
 use crate::engine::topology::TopologyDescription;
 use crate::kafka::Admin;
-use crate::store::rocks::RocksDbResources;
 
 /// A running engine instance.
 pub struct Engine {
@@ -74,7 +73,6 @@ impl Engine {
         )?;
         let process_id =
             process_id::load_or_create(&config.application_dir()).map_err(Error::StateDirectory)?;
-        let resources = RocksDbResources::new(&config.rocksdb);
         let uncommitted_bytes = Arc::new(UncommittedBytesBudget::new(
             config.uncommitted_max_bytes,
             !resolved.global_stores.is_empty(),
@@ -83,13 +81,11 @@ impl Engine {
         let global_stop = Arc::new(AtomicBool::new(false));
         let metrics = Arc::new(EngineMetrics::default());
         // Like Kafka Streams, no task runs before the global stores are complete.
-        let (globals, global) = global::start(
+        let global = global::start(
             GlobalThreadSetup {
                 stores: resolved.global_stores.clone(),
-                processor_keeps_stores: resolved.processor_keeps_stores,
                 factory: Arc::clone(&factory),
                 config: Arc::clone(&config),
-                resources: resources.clone(),
                 listener: restore_listener.clone(),
                 budget: Arc::clone(&uncommitted_bytes),
             },
@@ -97,14 +93,12 @@ impl Engine {
         )?;
         let clients = Arc::new(KafkaThreadClients(Arc::clone(&config)));
         let shared = Arc::new(ThreadShared {
-            resources,
             config,
             topology: Arc::new(resolved),
             factory,
             restore_listener,
             metrics: Arc::clone(&metrics),
             process_id,
-            globals,
             uncommitted_bytes,
             admin,
             clients,
@@ -139,7 +133,7 @@ impl Engine {
         let handle = thread::Builder::new()
             .name(name.clone())
             .spawn(move || stream_thread::run(shared, index, thread_stop))
-            .map_err(Error::StateDirectory)?;
+            .map_err(Error::ThreadSpawn)?;
         self.threads.insert(index, StreamThread { handle, stop });
         self.reshare_budget();
         Ok(name)
@@ -148,7 +142,9 @@ impl Engine {
     /// Shares the uncommitted-bytes budget between the stream threads that run now, as Kafka
     /// Streams resizes its threads' shares when one is added or removed.
     fn reshare_budget(&self) {
-        self.shared.uncommitted_bytes.share_between(self.threads.len());
+        self.shared
+            .uncommitted_bytes
+            .share_between(self.threads.len());
     }
 
     /// Stops the oldest running stream thread (the lowest index), which commits and closes its
@@ -191,7 +187,9 @@ impl Engine {
         let index = self
             .threads
             .iter()
-            .find(|(index, thread)| thread.handle.is_finished() && self.thread_name(**index) == name)
+            .find(|(index, thread)| {
+                thread.handle.is_finished() && self.thread_name(**index) == name
+            })
             .map(|(index, _)| *index);
         match index.and_then(|index| self.threads.remove(&index)) {
             Some(thread) => {
@@ -263,18 +261,4 @@ impl Engine {
         }
         first_error.map_or(Ok(()), Err)
     }
-}
-
-/// What `handle`'s thread returned; a panic becomes an error.
-pub(crate) fn joined(handle: JoinHandle<Result<()>>) -> Result<()> {
-    handle.join().unwrap_or_else(|panic| {
-        let message = panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "unknown panic".into());
-        Err(Error::Topology(format!(
-            "engine thread panicked: {message}"
-        )))
-    })
 }

@@ -1,108 +1,15 @@
-//! A task: one sub-topology on one partition, with its stores, its processor and the input
-//! offsets it consumed since the last commit.
-//!
-//! Stores live in `<state.dir>/<application.id>/<task id>/rocksdb/<store>`, Kafka Streams'
-//! layout. A store directory that does not open as a Sluice store is wiped and restored.
-//! When the processor keeps the stores, the task knows only their changelog partitions and
-//! passes every store step on to the processor.
+//! A task: one sub-topology on one partition, with its processor, the changelog partitions
+//! of the stores the processor keeps, and the input offsets it consumed since the last
+//! commit. Every store step goes to the processor.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use crate::engine::error::{Error, Result};
-use crate::engine::global::GlobalStores;
-use crate::engine::internal_topics::{ResolvedStore, ResolvedSubtopology};
-use crate::engine::processor::{InputOffset, ProcessorError, TaskContext, TaskProcessor};
+use crate::engine::internal_topics::ResolvedSubtopology;
+use crate::engine::processor::{InputOffset, ProcessorError, TaskProcessor};
 use crate::engine::topology::TaskId;
 use crate::kafka::{ClientError, ConsumedRecord, DeliveredOffsets, ProducedRecord};
-use crate::store::format::changelog::StoreValueLayout;
-use crate::store::rocks::{destroy_store_dir, RocksDbResources};
-use crate::store::{
-    CommitMetadata, InMemoryKeyValueStore, KeyValueStore, RocksDbKeyValueStore, TopicPartition,
-};
-
-/// One store of a task.
-pub struct TaskStore {
-    /// Store name.
-    pub name: String,
-    /// The store.
-    pub store: Arc<dyn KeyValueStore>,
-    /// Its changelog partition, when logged.
-    pub changelog: Option<TopicPartition>,
-    /// How its values map to changelog records.
-    pub layout: StoreValueLayout,
-    /// Its directory, when persistent.
-    dir: Option<PathBuf>,
-}
-
-impl TaskStore {
-    fn open(
-        description: &ResolvedStore,
-        task: TaskId,
-        task_dir: &Path,
-        resources: &RocksDbResources,
-    ) -> Result<Self> {
-        let name = description.description.name.clone();
-        let dir = description
-            .description
-            .persistent
-            .then(|| task_dir.join("rocksdb").join(&name));
-        let store = open_store(&name, dir.as_deref(), resources)?;
-        Ok(TaskStore {
-            changelog: description
-                .changelog_topic
-                .as_ref()
-                .map(|topic| TopicPartition::new(topic.clone(), task.partition)),
-            layout: description.description.value_layout.into(),
-            name,
-            store,
-            dir,
-        })
-    }
-
-    /// True when the store lives in `dir`.
-    pub fn is_in(&self, dir: &Path) -> bool {
-        self.dir.as_deref() == Some(dir)
-    }
-
-    /// Replaces the store by an empty one, deleting its directory.
-    pub fn wipe(&mut self, resources: &RocksDbResources) -> Result<()> {
-        self.store
-            .close()
-            .map_err(|e| Error::store(format!("closing store {} to wipe it", self.name), e))?;
-        if let Some(dir) = &self.dir {
-            destroy_store_dir(dir)
-                .map_err(|e| Error::store(format!("wiping store {}", self.name), e))?;
-        }
-        self.store = open_store(&self.name, self.dir.as_deref(), resources)?;
-        Ok(())
-    }
-}
-
-/// Opens the store `name` in `dir` (in memory without one); a persistent store that does not
-/// open because it is corrupt is wiped and opened empty, for restore to rebuild.
-pub(crate) fn open_store(
-    name: &str,
-    dir: Option<&Path>,
-    resources: &RocksDbResources,
-) -> Result<Arc<dyn KeyValueStore>> {
-    let Some(dir) = dir else {
-        return Ok(Arc::new(InMemoryKeyValueStore::new(name)));
-    };
-    match RocksDbKeyValueStore::open(name, dir, resources) {
-        Ok(store) => Ok(Arc::new(store)),
-        Err(e) if e.is_corrupt() => {
-            // The changelog holds the state: rebuild rather than fail.
-            destroy_store_dir(dir)
-                .map_err(|e| Error::store(format!("wiping corrupt store {name}"), e))?;
-            RocksDbKeyValueStore::open(name, dir, resources)
-                .map(|s| Arc::new(s) as Arc<dyn KeyValueStore>)
-                .map_err(|e| Error::store(format!("reopening wiped store {name}"), e))
-        }
-        Err(e) => Err(Error::store(format!("opening store {name}"), e)),
-    }
-}
+use crate::store::TopicPartition;
 
 /// The changelog of a store a task's processor keeps.
 pub struct KeptChangelog {
@@ -120,8 +27,6 @@ pub struct KeptChangelog {
 pub struct Task {
     /// Its id.
     pub id: TaskId,
-    /// The stores the engine keeps for it.
-    pub stores: Vec<TaskStore>,
     /// The changelogs of the stores its processor keeps.
     pub kept_changelogs: Vec<KeptChangelog>,
     /// Changelog partitions still being restored; the task processes once this is empty.
@@ -143,48 +48,33 @@ pub struct Outputs {
 }
 
 impl Task {
-    /// Opens the stores of `task` (unless `processor_keeps_stores`) and creates nothing
-    /// else; restore decides what they lack.
+    /// The task `id` of `subtopology`, run by `processor`; restore decides what its stores
+    /// lack.
     pub fn open(
         id: TaskId,
         subtopology: &ResolvedSubtopology,
-        processor_keeps_stores: bool,
-        application_dir: &Path,
-        resources: &RocksDbResources,
         processor: Box<dyn TaskProcessor>,
-    ) -> Result<Self> {
-        let (stores, kept_changelogs) = if processor_keeps_stores {
-            let changelogs = subtopology
-                .stores
-                .iter()
-                .filter_map(|s| {
-                    let topic = s.changelog_topic.clone()?;
-                    Some(KeptChangelog {
-                        store: s.description.name.clone(),
-                        partition: TopicPartition::new(topic, id.partition),
-                        is_source_topic: s.changelog_is_source_topic(),
-                    })
+    ) -> Self {
+        let kept_changelogs = subtopology
+            .stores
+            .iter()
+            .filter_map(|s| {
+                let topic = s.changelog_topic.clone()?;
+                Some(KeptChangelog {
+                    store: s.description.name.clone(),
+                    partition: TopicPartition::new(topic, id.partition),
+                    is_source_topic: s.changelog_is_source_topic(),
                 })
-                .collect();
-            (Vec::new(), changelogs)
-        } else {
-            let task_dir = application_dir.join(id.to_string());
-            let stores = subtopology
-                .stores
-                .iter()
-                .map(|s| TaskStore::open(s, id, &task_dir, resources))
-                .collect::<Result<Vec<_>>>()?;
-            (stores, Vec::new())
-        };
-        Ok(Task {
+            })
+            .collect();
+        Task {
             id,
-            stores,
             kept_changelogs,
             restoring: BTreeSet::new(),
             consumed: BTreeMap::new(),
             returned: 0,
             processor,
-        })
+        }
     }
 
     /// True once restored.
@@ -192,19 +82,13 @@ impl Task {
         self.restoring.is_empty()
     }
 
-    /// Runs the processor on `records` (it may read `globals`) and remembers how far the
-    /// inputs were consumed.
-    pub fn process(
-        &mut self,
-        records: Vec<ConsumedRecord>,
-        globals: &GlobalStores,
-    ) -> Result<Outputs> {
+    /// Runs the processor on `records` and remembers how far the inputs were consumed.
+    pub fn process(&mut self, records: Vec<ConsumedRecord>) -> Result<Outputs> {
         for record in &records {
             self.consumed
                 .insert(record.topic_partition(), record.offset + 1);
         }
-        let context = TaskContext::new(self.id, &self.stores, globals);
-        let outputs = self.processor.process(&context, records);
+        let outputs = self.processor.process(records);
         self.outputs(outputs)
     }
 
@@ -305,13 +189,9 @@ impl Task {
         Ok(())
     }
 
-    /// Bytes staged in the overlays of its stores.
+    /// Bytes its processor's stores hold uncommitted.
     pub fn uncommitted_bytes(&self) -> u64 {
-        self.stores
-            .iter()
-            .map(|s| s.store.approximate_uncommitted_bytes())
-            .sum::<u64>()
-            + self.processor.uncommitted_bytes()
+        self.processor.uncommitted_bytes()
     }
 
     fn processor_outcome<T>(&self, outcome: std::result::Result<T, ProcessorError>) -> Result<T> {
@@ -321,31 +201,9 @@ impl Task {
         })
     }
 
-    /// Commits every store, recording for a logged store the offset of the last changelog
-    /// record `delivered` in the committed transaction (or keeping its offset when the
-    /// transaction wrote none to it).
+    /// The commit went through: the processor commits its stores with the offsets of the
+    /// changelog records `delivered` in the committed transaction.
     pub fn commit_stores(&mut self, delivered: &DeliveredOffsets) -> Result<()> {
-        for store in &self.stores {
-            let metadata = match &store.changelog {
-                Some(partition) => {
-                    let offset = match delivered.get(partition) {
-                        Some(offset) => Some(*offset),
-                        None => store
-                            .store
-                            .committed_offset(partition)
-                            .map_err(|e| Error::store(format!("store {}", store.name), e))?,
-                    };
-                    CommitMetadata::with_offsets([(partition.clone(), offset)])
-                }
-                None => CommitMetadata::default(),
-            };
-            store.store.commit(&metadata).map_err(|e| {
-                Error::store(
-                    format!("committing store {} of task {}", store.name, self.id),
-                    e,
-                )
-            })?;
-        }
         let committed = self.processor.committed(delivered);
         self.processor_outcome(committed)?;
         self.consumed.clear();
@@ -353,14 +211,8 @@ impl Task {
         Ok(())
     }
 
-    /// Drops the uncommitted work: overlays and consumed offsets.
+    /// Drops the uncommitted work: the processor's and the consumed offsets.
     pub fn rollback(&mut self) -> Result<()> {
-        for store in &self.stores {
-            store
-                .store
-                .rollback()
-                .map_err(|e| Error::store(format!("rolling back store {}", store.name), e))?;
-        }
         let rolled_back = self.processor.rolled_back();
         self.processor_outcome(rolled_back)?;
         self.consumed.clear();
@@ -368,19 +220,10 @@ impl Task {
         Ok(())
     }
 
-    /// Closes the processor and the stores; uncommitted writes are dropped. `clean` when
-    /// the task's work was just committed.
+    /// Closes the processor, which drops its uncommitted writes. `clean` when the task's work
+    /// was just committed.
     pub fn close(mut self, clean: bool) -> Result<()> {
         let closed = self.processor.close(clean);
-        self.processor_outcome(closed)?;
-        for store in &self.stores {
-            store.store.close().map_err(|e| {
-                Error::store(
-                    format!("closing store {} of task {}", store.name, self.id),
-                    e,
-                )
-            })?;
-        }
-        Ok(())
+        self.processor_outcome(closed)
     }
 }

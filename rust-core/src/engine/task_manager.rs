@@ -9,12 +9,11 @@
 //! task with changelogs assigned while paused is held, unopened, until processing resumes,
 //! as Kafka Streams holds it with its paused restoring tasks.
 //!
-//! A store found corrupt while its task processes is wiped and restored, the other tasks
-//! rewinding to the last commit.
+//! A task whose processor finds its state corrupt while it processes is wiped and
+//! restored, the other tasks rewinding to the last commit.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
-use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,7 +22,6 @@ use crate::engine::budget::UncommittedBytesBudget;
 use crate::engine::commit::{CommitBarrier, Flow, ProducerSource, Recovery, Tasks};
 use crate::engine::config::EngineConfig;
 use crate::engine::error::{Error, Result};
-use crate::engine::global::GlobalStores;
 use crate::engine::internal_topics::ResolvedTopology;
 use crate::engine::metrics::{CommitTrigger, EngineMetrics};
 use crate::engine::processor::{CommittedInput, ProcessorFactory};
@@ -32,7 +30,6 @@ use crate::engine::restore::{RestoreListener, Restorer};
 use crate::engine::task::{Outputs, Task};
 use crate::engine::topology::TaskId;
 use crate::kafka::{Admin, ConsumedRecord, GroupConsumer, ThreadClients};
-use crate::store::rocks::{destroy_store_dir, RocksDbResources};
 use crate::store::TopicPartition;
 
 /// Longest a restore step may block the loop.
@@ -43,11 +40,9 @@ pub(crate) struct ThreadShared {
     pub config: Arc<EngineConfig>,
     pub topology: Arc<ResolvedTopology>,
     pub factory: Arc<dyn ProcessorFactory>,
-    pub resources: RocksDbResources,
     pub restore_listener: Option<Arc<dyn RestoreListener>>,
     pub metrics: Arc<EngineMetrics>,
     pub process_id: String,
-    pub globals: Arc<GlobalStores>,
     /// `statestore.uncommitted.max.bytes`, of which each thread keeps to its share.
     pub uncommitted_bytes: Arc<UncommittedBytesBudget>,
     /// The instance's admin client, as in Kafka Streams.
@@ -177,12 +172,7 @@ impl TaskManager {
         let subtopology = topology
             .subtopology(id.subtopology)
             .expect("tasks come from the topology");
-        let processor_keeps_stores = topology.processor_keeps_stores;
-        let inputs = if processor_keeps_stores {
-            self.committed_inputs(consumer, id)?
-        } else {
-            Vec::new()
-        };
+        let inputs = self.committed_inputs(consumer, id)?;
         let processor =
             self.shared
                 .factory
@@ -191,19 +181,11 @@ impl TaskManager {
                     task: id.to_string(),
                     source,
                 })?;
-        let mut task = Task::open(
-            id,
-            subtopology,
-            processor_keeps_stores,
-            &self.shared.config.application_dir(),
-            &self.shared.resources,
-            processor,
-        )?;
+        let mut task = Task::open(id, subtopology, processor);
         if wipe_kept_stores {
             task.wipe_kept_stores()?;
         }
-        self.restorer
-            .begin(&mut task, &self.shared.resources, &self.committed_starts)?;
+        self.restorer.begin(&mut task, &self.committed_starts)?;
         if !self.can_process(&task) {
             self.pause(consumer, id)?;
         }
@@ -236,41 +218,18 @@ impl TaskManager {
             .collect())
     }
 
-    /// Kafka Streams' answer to a `TaskCorruptedException` (a store of task `id` was found
-    /// corrupt while it processed): the task closes dirty and only its corrupt state is
-    /// wiped; the open transaction, which holds unfinished work of every task, is aborted
-    /// and every task rewinds to the last commit; then the task opens again, restoring the
-    /// wiped state from its changelogs before it processes again. The thread goes on. Any
-    /// other error is returned.
-    fn revive_corrupted(
-        &mut self,
-        consumer: &dyn GroupConsumer,
-        id: TaskId,
-        error: Error,
-    ) -> Result<()> {
-        let corrupt_store = error.corrupt_store().map(Path::to_path_buf);
-        let revivable = match &corrupt_store {
-            // Only one of the task's own stores can be rebuilt from the task's changelogs.
-            Some(corrupt) => self
-                .tasks
-                .get(&id)
-                .is_some_and(|task| task.stores.iter().any(|s| s.is_in(corrupt))),
-            None => error.kept_state_corrupted(),
-        };
-        if !revivable {
-            return Err(error);
-        }
+    /// Kafka Streams' answer to a `TaskCorruptedException` from task `id`: the task closes
+    /// dirty, its state is wiped, the open transaction, which holds unfinished work of every
+    /// task, is aborted and every task rewinds to the last commit; then the task opens again
+    /// and restores its state in full before it processes again. The thread goes on.
+    fn revive_corrupted(&mut self, consumer: &dyn GroupConsumer, id: TaskId) -> Result<()> {
         self.shared.metrics.store_corrupted();
-        let mut task = self.tasks.remove(&id).expect("checked above");
+        let mut task = self.tasks.remove(&id).expect("the task that just failed");
         self.restorer.forget(&mut task)?;
         task.rollback()?;
         task.close(false)?;
-        if let Some(corrupt) = &corrupt_store {
-            destroy_store_dir(corrupt)
-                .map_err(|e| Error::store(format!("wiping corrupt store of task {id}"), e))?;
-        }
         match self.barrier.abort(consumer, &mut self.tasks)? {
-            Recovery::RolledBack => self.open_task(consumer, id, corrupt_store.is_none()),
+            Recovery::RolledBack => self.open_task(consumer, id, true),
             Recovery::Fenced => self.give_up_tasks(),
         }
     }
@@ -451,10 +410,10 @@ impl TaskManager {
                     .insert(record.topic_partition(), record.offset);
             }
             self.shared.metrics.processed(batch.len() as u64);
-            let outputs = match task.process(batch, &self.shared.globals) {
+            let outputs = match task.process(batch) {
                 Ok(outputs) => outputs,
-                Err(error) if error.corrupt_store().is_some() || error.kept_state_corrupted() => {
-                    return self.revive_corrupted(consumer, id, error)
+                Err(error) if error.kept_state_corrupted() => {
+                    return self.revive_corrupted(consumer, id)
                 }
                 Err(error) => return Err(error),
             };

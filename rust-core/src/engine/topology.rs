@@ -2,16 +2,15 @@
 //! sub-topologies with their source, repartition and sink topics and their stores.
 //!
 //! The description is plain serde data so that the JVM side can produce it as JSON from a
-//! `Topology`. Internal topic names are given without the application id
-//! (`KSTREAM-AGGREGATE-STATE-STORE-0000000003-repartition` is written `…-0000000003`
-//! plus the `-repartition` suffix by [`repartition_topic_name`]); the engine prefixes them.
+//! `Topology`. Repartition topic names are given as `Topology#describe` shows them, without
+//! the application id (`KSTREAM-AGGREGATE-STATE-STORE-0000000003-repartition`, or a foreign-key
+//! join's `KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-topic`); the engine prefixes them
+//! ([`repartition_topic_name`]).
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-
-use crate::store::format::changelog::StoreValueLayout;
 
 /// A whole topology.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,11 +24,6 @@ pub struct TopologyDescription {
     /// the sub-topologies (repartition topics by their unprefixed name).
     #[serde(default)]
     pub copartition_groups: Vec<Vec<String>>,
-    /// The task processors keep their stores themselves (Kafka Streams' task machinery on
-    /// the JVM does); the engine only restores their changelogs through them and tells
-    /// them when to commit. Otherwise the engine opens and commits the stores.
-    #[serde(default)]
-    pub processor_keeps_stores: bool,
 }
 
 /// One sub-topology.
@@ -57,7 +51,7 @@ pub struct SubtopologyDescription {
 /// A repartition topic read by a sub-topology.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RepartitionTopicDescription {
-    /// Name without the application id prefix and without `-repartition`.
+    /// Name without the `<application.id>-` prefix.
     pub name: String,
     /// Partition count set by the topology (`Repartitioned.numberOfPartitions`); otherwise
     /// derived from the upstream sub-topologies.
@@ -79,9 +73,6 @@ pub struct StoreDescription {
     /// Backed by a changelog topic.
     #[serde(default = "yes")]
     pub logged: bool,
-    /// How values map to changelog records.
-    #[serde(default)]
-    pub value_layout: ValueLayout,
     /// Topic configs of the changelog set by the topology (`withLoggingEnabled(map)`).
     #[serde(default)]
     pub changelog_configs: BTreeMap<String, String>,
@@ -90,7 +81,7 @@ pub struct StoreDescription {
     /// `reuse.ktable.source.topics`, read-only state stores): the topic already holds what
     /// the store holds, so no changelog topic is created or written, and restore reads the
     /// source partition only up to the group's committed offset, since what follows it is
-    /// processed again. Only stores the task processor keeps may have one.
+    /// processed again.
     #[serde(default)]
     pub source_topic_changelog: Option<String>,
 }
@@ -101,7 +92,7 @@ fn yes() -> bool {
 
 /// A global store: a full copy of one topic on every instance, kept up to date by the
 /// instance's global thread and read by every task (a `GlobalKTable`'s store). The topic
-/// is its changelog: records go into the store as they are, converted to `value_layout`.
+/// is its changelog.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GlobalStoreDescription {
     /// Store name.
@@ -111,32 +102,6 @@ pub struct GlobalStoreDescription {
     /// RocksDB (true) or in-memory (false).
     #[serde(default = "yes")]
     pub persistent: bool,
-    /// How the topic's records map to store values.
-    #[serde(default)]
-    pub value_layout: ValueLayout,
-}
-
-/// Value layouts of key-value stores (see [`StoreValueLayout`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ValueLayout {
-    /// Plain values.
-    #[default]
-    Plain,
-    /// Timestamp-prefixed values.
-    Timestamped,
-    /// Headers and timestamp before the value.
-    TimestampedWithHeaders,
-}
-
-impl From<ValueLayout> for StoreValueLayout {
-    fn from(layout: ValueLayout) -> Self {
-        match layout {
-            ValueLayout::Plain => StoreValueLayout::Plain,
-            ValueLayout::Timestamped => StoreValueLayout::Timestamped,
-            ValueLayout::TimestampedWithHeaders => StoreValueLayout::TimestampedWithHeaders,
-        }
-    }
 }
 
 /// A task: one sub-topology over one partition of its inputs.
@@ -154,9 +119,9 @@ impl fmt::Display for TaskId {
     }
 }
 
-/// `<application.id>-<name>-repartition`.
+/// `<application.id>-<name>`: the repartition topic `name` of the application's topology.
 pub fn repartition_topic_name(application_id: &str, name: &str) -> String {
-    format!("{application_id}-{name}-repartition")
+    format!("{application_id}-{name}")
 }
 
 /// `<application.id>-<store>-changelog`.

@@ -36,8 +36,8 @@ use super::handles::HandleTable;
 use super::record_framing;
 use crate::engine::{
     CommittedInput, Engine, EngineConfig, Error as EngineError, GlobalProcessor, InputOffset,
-    KeptStateCorrupted, LoopTurn, ProcessorError, ProcessorFactory, RestoreListener, TaskContext,
-    TaskId, TaskProcessor, TopologyDescription,
+    KeptStateCorrupted, LoopTurn, ProcessorError, ProcessorFactory, RestoreListener, TaskId,
+    TaskProcessor, TopologyDescription,
 };
 use crate::kafka::{ClientError, ConsumedRecord, DeliveredOffsets, ProducedRecord};
 use crate::store::TopicPartition;
@@ -445,7 +445,6 @@ struct JvmTaskProcessor(JvmRunner);
 impl TaskProcessor for JvmTaskProcessor {
     fn process(
         &mut self,
-        _context: &TaskContext<'_>,
         records: Vec<ConsumedRecord>,
     ) -> Result<Vec<ProducedRecord>, ProcessorError> {
         let batch = record_framing::consumed_records(&records);

@@ -6,6 +6,7 @@ use jni::errors::{Error as JniCallError, ErrorPolicy};
 use jni::strings::JNIString;
 use jni::{jni_str, Env};
 
+use crate::engine::error::panic_message;
 use crate::store;
 
 /// The Java exception class a native failure is raised as.
@@ -161,16 +162,6 @@ fn throw(env: &mut Env<'_>, exception: JavaException, message: &str) {
     // If even throwing fails (class missing from the classpath), the JVM has a pending
     // NoClassDefFoundError by now, which still reaches the caller as an exception.
     let _ = env.throw_new(exception.class(), JNIString::from(message));
-}
-
-fn panic_message(payload: Box<dyn Any + Send>) -> String {
-    match payload.downcast::<String>() {
-        Ok(message) => *message,
-        Err(payload) => match payload.downcast::<&'static str>() {
-            Ok(message) => (*message).to_string(),
-            Err(_) => "(no message)".to_string(),
-        },
-    }
 }
 
 #[cfg(test)]

@@ -21,8 +21,8 @@
 use std::collections::BTreeMap;
 
 use super::errors::{JavaException, NativeError};
-use crate::store::versioned::VersionedRecord;
-use crate::store::TopicPartition;
+use crate::store::versioned::{VersionedChangelogRecord, VersionedRecord};
+use crate::store::{StagedEntry, TopicPartition};
 
 /// The value length that stands for a null value.
 const NULL_LENGTH: i32 = -1;
@@ -79,7 +79,7 @@ pub(crate) fn versioned_records(records: &[VersionedRecord]) -> Vec<u8> {
 }
 
 /// Decodes a `putAll` or restore batch.
-pub(crate) fn entries(bytes: &[u8]) -> Result<Vec<(Vec<u8>, Option<Vec<u8>>)>, NativeError> {
+pub(crate) fn entries(bytes: &[u8]) -> Result<Vec<StagedEntry>, NativeError> {
     let mut reader = Reader { bytes, at: 0 };
     let mut entries = Vec::new();
     while !reader.done() {
@@ -91,7 +91,7 @@ pub(crate) fn entries(bytes: &[u8]) -> Result<Vec<(Vec<u8>, Option<Vec<u8>>)>, N
 /// Decodes a versioned restore batch: `(key, value or None, timestamp)`.
 pub(crate) fn timestamped_entries(
     bytes: &[u8],
-) -> Result<Vec<(Vec<u8>, Option<Vec<u8>>, i64)>, NativeError> {
+) -> Result<Vec<VersionedChangelogRecord>, NativeError> {
     let mut reader = Reader { bytes, at: 0 };
     let mut entries = Vec::new();
     while !reader.done() {

@@ -19,13 +19,14 @@ use super::arrays::read_bytes;
 use super::errors::{JavaException, NativeError, ThrowJavaException};
 use super::framing;
 use super::registry::LAYERED_STORES;
-use super::session_store::SessionShape;
-use super::window_store::WindowShape;
+use crate::store::key_ordered_session::KeyOrderedSessionStore;
+use crate::store::key_ordered_window::KeyOrderedWindowStore;
 use crate::store::session::SessionStore;
 use crate::store::time_ordered_session::TimeOrderedSessionStore;
 use crate::store::time_ordered_window::TimeOrderedWindowStore;
 use crate::store::versioned::VersionedStore;
 use crate::store::window::WindowStore;
+use crate::store::SegmentedStore;
 
 /// A store of any kind as `Any`, so a handle's kind-specific entry points can recover it.
 pub(crate) trait IntoAny {
@@ -48,12 +49,12 @@ pub(crate) trait LayeredStore: IntoAny + Send + Sync {
     fn rollback(&self) -> Result<(), NativeError>;
 
     /// The store as a session store, if it is one (in either key layout).
-    fn session(self: Arc<Self>) -> Option<Arc<dyn SessionShape>> {
+    fn session(self: Arc<Self>) -> Option<Arc<dyn SessionStore>> {
         None
     }
 
     /// The store as a window store, if it is one (in either key layout).
-    fn window(self: Arc<Self>) -> Option<Arc<dyn WindowShape>> {
+    fn window(self: Arc<Self>) -> Option<Arc<dyn WindowStore>> {
         None
     }
 }
@@ -61,29 +62,27 @@ pub(crate) trait LayeredStore: IntoAny + Send + Sync {
 /// Segmented stores restore framed entries; window and session stores, in either layout,
 /// are also their own window or session view.
 macro_rules! segmented_layered_store {
-    ($store:ty $(, $view:ident: $shape:ident)?) => {
+    ($store:ty, $view:ident: $contract:ident) => {
         impl LayeredStore for $store {
             fn restore(&self, batch: &[u8]) -> Result<(), NativeError> {
-                Ok(<$store>::restore(self, framing::entries(batch)?)?)
+                Ok(SegmentedStore::restore(self, framing::entries(batch)?)?)
             }
 
             fn rollback(&self) -> Result<(), NativeError> {
-                Ok(<$store>::rollback(self)?)
+                Ok(SegmentedStore::rollback(self)?)
             }
 
-            $(
-                fn $view(self: Arc<Self>) -> Option<Arc<dyn $shape>> {
-                    Some(self)
-                }
-            )?
+            fn $view(self: Arc<Self>) -> Option<Arc<dyn $contract>> {
+                Some(self)
+            }
         }
     };
 }
 
-segmented_layered_store!(WindowStore, window: WindowShape);
-segmented_layered_store!(TimeOrderedWindowStore, window: WindowShape);
-segmented_layered_store!(SessionStore, session: SessionShape);
-segmented_layered_store!(TimeOrderedSessionStore, session: SessionShape);
+segmented_layered_store!(KeyOrderedWindowStore, window: WindowStore);
+segmented_layered_store!(TimeOrderedWindowStore, window: WindowStore);
+segmented_layered_store!(KeyOrderedSessionStore, session: SessionStore);
+segmented_layered_store!(TimeOrderedSessionStore, session: SessionStore);
 
 impl LayeredStore for VersionedStore {
     fn restore(&self, batch: &[u8]) -> Result<(), NativeError> {
@@ -176,13 +175,13 @@ mod tests {
         Arc::new(InMemoryKeyValueStore::new("data"))
     }
 
-    fn window_store() -> WindowStore {
+    fn window_store() -> KeyOrderedWindowStore {
         let options = WindowStoreOptions {
             retention_period: 60_000,
             segment_interval: 10_000,
             retain_duplicates: false,
         };
-        WindowStore::open(data(), options).unwrap()
+        KeyOrderedWindowStore::open(data(), options).unwrap()
     }
 
     const SESSION_OPTIONS: SessionStoreOptions = SessionStoreOptions {
@@ -193,17 +192,18 @@ mod tests {
     #[test]
     fn a_handle_finds_its_own_kind_only() {
         let handle = register_layered(window_store());
-        assert!(layered::<WindowStore>(handle).is_ok());
-        let error = layered::<SessionStore>(handle).err().unwrap();
+        assert!(layered::<KeyOrderedWindowStore>(handle).is_ok());
+        let error = layered::<KeyOrderedSessionStore>(handle).err().unwrap();
         assert_eq!(error.exception(), JavaException::InvalidStateStore);
         LAYERED_STORES.remove(handle);
-        let error = layered::<WindowStore>(handle).err().unwrap();
+        let error = layered::<KeyOrderedWindowStore>(handle).err().unwrap();
         assert_eq!(error.exception(), JavaException::InvalidStateStore);
     }
 
     #[test]
     fn both_session_layouts_and_nothing_else_have_the_session_view() {
-        let key_ordered = register_layered(SessionStore::open(data(), SESSION_OPTIONS).unwrap());
+        let key_ordered =
+            register_layered(KeyOrderedSessionStore::open(data(), SESSION_OPTIONS).unwrap());
         let time_ordered =
             register_layered(TimeOrderedSessionStore::open(data(), SESSION_OPTIONS, true).unwrap());
         let window = register_layered(window_store());

@@ -1,6 +1,6 @@
 //! `dev.sluice.streams.state.internals.NativeSessionStore`: [`SessionStore`]s behind `long`
-//! handles, opened over a key-value store handle like the window stores (see
-//! `window_store`). Scans frame each session as a windowed entry (see
+//! handles, in either key layout, opened over a key-value store handle like the window
+//! stores (see `window_store`). Scans frame each session as a windowed entry (see
 //! [`framing`](super::framing)).
 
 use std::sync::Arc;
@@ -15,111 +15,14 @@ use super::framing::session_entry_key;
 use super::layered_store::{layered, register_layered};
 use super::reads::{isolation, order, register_scan};
 use super::registry::{LAYERED_STORES, STORES};
+use crate::store::key_ordered_session::KeyOrderedSessionStore;
 use crate::store::session::{SessionRecords, SessionStore, SessionStoreOptions};
 use crate::store::time_ordered_session::TimeOrderedSessionStore;
-use crate::store::{IsolationLevel, KeyValueIterator, Order, Result as StoreResult};
-
-/// What the entry points below call, served by session stores in either key layout.
-pub(crate) trait SessionShape: Send + Sync {
-    fn put(&self, key: &[u8], start: i64, end: i64, value: Option<Vec<u8>>) -> StoreResult<()>;
-
-    fn remove(&self, key: &[u8], start: i64, end: i64) -> StoreResult<()>;
-
-    fn fetch_session(
-        &self,
-        key: &[u8],
-        start: i64,
-        end: i64,
-        isolation: IsolationLevel,
-    ) -> StoreResult<Option<Vec<u8>>>;
-
-    fn find_sessions(
-        &self,
-        key: &[u8],
-        earliest_end: i64,
-        latest_start: i64,
-        order: Order,
-        isolation: IsolationLevel,
-    ) -> StoreResult<SessionRecords>;
-
-    fn find_sessions_in_range(
-        &self,
-        key_from: Option<&[u8]>,
-        key_to: Option<&[u8]>,
-        earliest_end: i64,
-        latest_start: i64,
-        order: Order,
-        isolation: IsolationLevel,
-    ) -> StoreResult<SessionRecords>;
-}
-
-macro_rules! session_shape {
-    ($store:ty) => {
-        impl SessionShape for $store {
-            fn put(
-                &self,
-                key: &[u8],
-                start: i64,
-                end: i64,
-                value: Option<Vec<u8>>,
-            ) -> StoreResult<()> {
-                <$store>::put(self, key, start, end, value)
-            }
-
-            fn remove(&self, key: &[u8], start: i64, end: i64) -> StoreResult<()> {
-                <$store>::remove(self, key, start, end)
-            }
-
-            fn fetch_session(
-                &self,
-                key: &[u8],
-                start: i64,
-                end: i64,
-                isolation: IsolationLevel,
-            ) -> StoreResult<Option<Vec<u8>>> {
-                <$store>::fetch_session(self, key, start, end, isolation)
-            }
-
-            fn find_sessions(
-                &self,
-                key: &[u8],
-                earliest_end: i64,
-                latest_start: i64,
-                order: Order,
-                isolation: IsolationLevel,
-            ) -> StoreResult<SessionRecords> {
-                <$store>::find_sessions(self, key, earliest_end, latest_start, order, isolation)
-            }
-
-            fn find_sessions_in_range(
-                &self,
-                key_from: Option<&[u8]>,
-                key_to: Option<&[u8]>,
-                earliest_end: i64,
-                latest_start: i64,
-                order: Order,
-                isolation: IsolationLevel,
-            ) -> StoreResult<SessionRecords> {
-                <$store>::find_sessions_in_range(
-                    self,
-                    key_from,
-                    key_to,
-                    earliest_end,
-                    latest_start,
-                    order,
-                    isolation,
-                )
-            }
-        }
-    };
-}
-
-session_shape!(SessionStore);
-session_shape!(TimeOrderedSessionStore);
+use crate::store::{IsolationLevel, KeyValueIterator};
 
 /// The session store behind `handle`, in either layout; `InvalidStateStoreException` once it
 /// was released or when the handle is another kind's.
-fn session_store(handle: jlong) -> Result<Arc<dyn SessionShape>, NativeError> {
+fn session_store(handle: jlong) -> Result<Arc<dyn SessionStore>, NativeError> {
     LAYERED_STORES.get(handle)?.session().ok_or_else(|| {
         NativeError::new(
             JavaException::InvalidStateStore,
@@ -149,7 +52,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeSessionStor
             retention_period,
             segment_interval,
         };
-        let store = SessionStore::open(STORES.get(kv_store)?, options)?;
+        let store = KeyOrderedSessionStore::open(STORES.get(kv_store)?, options)?;
         Ok(register_layered(store))
     })
     .resolve::<ThrowJavaException>()

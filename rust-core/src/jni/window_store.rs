@@ -1,5 +1,5 @@
 //! `dev.sluice.streams.state.internals.NativeWindowStore`: [`WindowStore`]s behind `long`
-//! handles.
+//! handles, in either key layout.
 //!
 //! A window store is opened over a key-value store handle (see `kv_store`), which keeps
 //! the data, the changelog offsets and the position; the Java owner commits, reads offsets
@@ -7,8 +7,8 @@
 //! points every layered store shares (see `layered_store`), and through this one everything
 //! window-shaped. Scans frame each record as a windowed entry (see
 //! [`framing`](super::framing)). One Java class serves both key layouts: Kafka Streams'
-//! key-ordered [`WindowStore`] and its time-ordered [`TimeOrderedWindowStore`], the store of
-//! emit-final windowed aggregations.
+//! [`KeyOrderedWindowStore`] and its [`TimeOrderedWindowStore`], the store of emit-final
+//! windowed aggregations.
 
 use std::sync::Arc;
 
@@ -22,92 +22,14 @@ use super::framing::window_entry_key;
 use super::layered_store::register_layered;
 use super::reads::{isolation, order, register_scan};
 use super::registry::{LAYERED_STORES, STORES};
+use crate::store::key_ordered_window::KeyOrderedWindowStore;
 use crate::store::time_ordered_window::TimeOrderedWindowStore;
-use crate::store::window::{WindowStore, WindowStoreOptions, WindowValues, WindowedRecords};
-use crate::store::{IsolationLevel, KeyValueIterator, Order, Result as StoreResult};
-
-/// What the entry points below call, served by window stores in either key layout.
-pub(crate) trait WindowShape: Send + Sync {
-    fn put(&self, key: &[u8], value: Option<Vec<u8>>, window_start: i64) -> StoreResult<()>;
-
-    fn fetch(&self, key: &[u8], window_start: i64, isolation: IsolationLevel) -> StoreResult<Option<Vec<u8>>>;
-
-    fn fetch_key(
-        &self,
-        key: &[u8],
-        time_from: i64,
-        time_to: i64,
-        order: Order,
-        isolation: IsolationLevel,
-    ) -> StoreResult<WindowValues>;
-
-    #[allow(clippy::too_many_arguments)]
-    fn fetch_key_range(
-        &self,
-        key_from: Option<&[u8]>,
-        key_to: Option<&[u8]>,
-        time_from: i64,
-        time_to: i64,
-        order: Order,
-        isolation: IsolationLevel,
-    ) -> StoreResult<WindowedRecords>;
-
-    fn fetch_all(&self, time_from: i64, time_to: i64, order: Order, isolation: IsolationLevel) -> StoreResult<WindowedRecords>;
-
-    fn all(&self, order: Order, isolation: IsolationLevel) -> StoreResult<WindowedRecords>;
-}
-
-macro_rules! window_shape {
-    ($store:ty) => {
-        impl WindowShape for $store {
-            fn put(&self, key: &[u8], value: Option<Vec<u8>>, window_start: i64) -> StoreResult<()> {
-                <$store>::put(self, key, value, window_start)
-            }
-
-            fn fetch(&self, key: &[u8], window_start: i64, isolation: IsolationLevel) -> StoreResult<Option<Vec<u8>>> {
-                <$store>::fetch(self, key, window_start, isolation)
-            }
-
-            fn fetch_key(
-                &self,
-                key: &[u8],
-                time_from: i64,
-                time_to: i64,
-                order: Order,
-                isolation: IsolationLevel,
-            ) -> StoreResult<WindowValues> {
-                <$store>::fetch_key(self, key, time_from, time_to, order, isolation)
-            }
-
-            fn fetch_key_range(
-                &self,
-                key_from: Option<&[u8]>,
-                key_to: Option<&[u8]>,
-                time_from: i64,
-                time_to: i64,
-                order: Order,
-                isolation: IsolationLevel,
-            ) -> StoreResult<WindowedRecords> {
-                <$store>::fetch_key_range(self, key_from, key_to, time_from, time_to, order, isolation)
-            }
-
-            fn fetch_all(&self, time_from: i64, time_to: i64, order: Order, isolation: IsolationLevel) -> StoreResult<WindowedRecords> {
-                <$store>::fetch_all(self, time_from, time_to, order, isolation)
-            }
-
-            fn all(&self, order: Order, isolation: IsolationLevel) -> StoreResult<WindowedRecords> {
-                <$store>::all(self, order, isolation)
-            }
-        }
-    };
-}
-
-window_shape!(WindowStore);
-window_shape!(TimeOrderedWindowStore);
+use crate::store::window::{WindowStore, WindowStoreOptions, WindowedRecords};
+use crate::store::KeyValueIterator;
 
 /// The window store behind `handle`, in either layout; `InvalidStateStoreException` once it
 /// was released or when the handle is another kind's.
-fn window_store(handle: jlong) -> Result<Arc<dyn WindowShape>, NativeError> {
+fn window_store(handle: jlong) -> Result<Arc<dyn WindowStore>, NativeError> {
     LAYERED_STORES.get(handle)?.window().ok_or_else(|| {
         NativeError::new(
             JavaException::InvalidStateStore,
@@ -138,7 +60,7 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore
             segment_interval,
             retain_duplicates,
         };
-        let store = WindowStore::open(STORES.get(kv_store)?, options)?;
+        let store = KeyOrderedWindowStore::open(STORES.get(kv_store)?, options)?;
         Ok(register_layered(store))
     })
     .resolve::<ThrowJavaException>()
@@ -288,7 +210,12 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeWindowStore
 ) -> jlong {
     env.with_env(|_env| -> Result<jlong, NativeError> {
         let store = window_store(handle)?;
-        let records = store.fetch_all(time_from, time_to, order(reverse), isolation(read_committed))?;
+        let records = store.fetch_all(
+            time_from,
+            time_to,
+            order(reverse),
+            isolation(read_committed),
+        )?;
         Ok(register_scan(framed(records)))
     })
     .resolve::<ThrowJavaException>()

@@ -5,15 +5,20 @@
 //!
 //! - [`KeyValueStore`]: the contract of the key-value stores, implemented by
 //!   [`RocksDbKeyValueStore`] ([`rocks`]) and [`InMemoryKeyValueStore`] ([`memory`]);
-//!   window, session and versioned stores wrap one of them: [`window`] and [`session`]
-//!   (Kafka Streams' segmented stores), [`time_ordered_window`] and [`time_ordered_session`]
-//!   (its time-ordered stores, scanned by time), [`versioned`].
+//!   window, session and versioned stores wrap one of them.
+//! - [`WindowStore`](window::WindowStore) and [`SessionStore`](session::SessionStore): the
+//!   contracts of the window and session stores, both [`SegmentedStore`]s, each implemented
+//!   in Kafka Streams' two key layouts: [`key_ordered_window`] and [`key_ordered_session`]
+//!   (its segmented stores), [`time_ordered_window`] and [`time_ordered_session`] (its
+//!   time-ordered stores, scanned by time). [`versioned`] holds the versioned store.
 //! - [`ReadView`]: a store seen at one [`IsolationLevel`], for other threads.
 //! - [`KeyBounds`] and [`Order`] describe scans; [`KeyValueIterator`] returns them.
 //! - [`CommitMetadata`] and [`TopicPartition`] describe what a commit records.
 //! - [`Error`]: every failure, classified for the exceptions Kafka Streams users expect.
 
 pub mod format;
+pub mod key_ordered_session;
+pub mod key_ordered_window;
 pub mod memory;
 pub mod rocks;
 pub mod session;
@@ -34,9 +39,10 @@ mod transactional;
 
 pub use bounds::KeyBounds;
 pub use error::{Error, Result};
-pub use iter::{KeyValue, KeyValueIterator, Order};
+pub use iter::{KeyValue, KeyValueIterator, Order, StagedEntry};
 pub use kv::{IsolationLevel, KeyValueStore, ReadView};
 pub use memory::InMemoryKeyValueStore;
 pub use offsets::{CommitMetadata, TopicPartition};
 pub use rocks::RocksDbKeyValueStore;
+pub use segments::SegmentedStore;
 pub use transactional::TransactionalStore;

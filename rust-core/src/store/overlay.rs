@@ -25,6 +25,9 @@ pub enum Staged<'a> {
     Untouched,
 }
 
+/// Staged point writes, borrowed from the overlay; `None` is a tombstone.
+pub type StagedWrites<'a> = Box<dyn Iterator<Item = (&'a [u8], Option<&'a [u8]>)> + 'a>;
+
 /// The staged writes of one store.
 #[derive(Debug, Default)]
 pub struct Overlay {
@@ -129,11 +132,7 @@ impl Overlay {
     }
 
     /// Staged point writes in `bounds`, in `order`, borrowed; `None` is a tombstone.
-    pub fn writes_in<'a>(
-        &'a self,
-        bounds: &KeyBounds,
-        order: Order,
-    ) -> Box<dyn Iterator<Item = (&'a [u8], Option<&'a [u8]>)> + 'a> {
+    pub fn writes_in<'a>(&'a self, bounds: &KeyBounds, order: Order) -> StagedWrites<'a> {
         if bounds.is_empty() {
             return Box::new(std::iter::empty());
         }

@@ -6,23 +6,24 @@
 //! their end, so [`find_sessions_ending_in`](TimeOrderedSessionStore::find_sessions_ending_in)
 //! comes out by end, then start, then key bytes. A store opened with an index also keeps the
 //! key-first index key `0x01 ‖ key ‖ end ‖ start → empty` next to each session and answers
-//! key lookups from it, in the order of the segmented [`SessionStore`]; without an index,
+//! key lookups from it, in the order of the [`KeyOrderedSessionStore`]; without an index,
 //! key lookups scan the base keys, in time order.
 //!
-//! Retention is that of the segmented [`SessionStore`].
+//! Retention is that of the [`KeyOrderedSessionStore`].
 //!
-//! [`SessionStore`]: crate::store::session::SessionStore
+//! [`KeyOrderedSessionStore`]: crate::store::key_ordered_session::KeyOrderedSessionStore
 
 use std::sync::Arc;
 
-use crate::store::format::ordered_bytes::{lower_range, upper_range};
 use crate::store::format::session_key::{SessionKeyLayout, KEY_FIRST_PREFIX, TIME_FIRST_PREFIX};
 use crate::store::format::TIMESTAMP_SIZE;
 use crate::store::segments::{
-    index_value, is_inverted, malformed_changelog_key, segmented_store_lifecycle, RetentionEdge, Segments,
+    index_lower_range, index_upper_range, is_inverted, segments_lifecycle, RetentionEdge, Segments,
 };
-use crate::store::session::{max_suffix, Filter, SessionRecord, SessionRecords, SessionStoreOptions};
-use crate::store::{IsolationLevel, KeyValueStore, Order, Result};
+use crate::store::session::{
+    max_suffix, Filter, SessionRecord, SessionRecords, SessionStore, SessionStoreOptions,
+};
+use crate::store::{IsolationLevel, KeyValueStore, Order, Result, SegmentedStore};
 
 const BASE: SessionKeyLayout = SessionKeyLayout::PrefixedTimeFirst;
 const INDEX: SessionKeyLayout = SessionKeyLayout::PrefixedKeyFirst;
@@ -38,31 +39,14 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedSessionStore<S> {
     /// `with_index` keeps the key-first index (Kafka Streams' `withIndex`).
     pub fn open(kv: Arc<S>, options: SessionStoreOptions, with_index: bool) -> Result<Self> {
         Ok(TimeOrderedSessionStore {
-            segments: Segments::open(kv, options.retention_period, options.segment_interval, RetentionEdge::Expired)?,
+            segments: Segments::open(
+                kv,
+                options.retention_period,
+                options.segment_interval,
+                RetentionEdge::Expired,
+            )?,
             with_index,
         })
-    }
-
-    /// Kafka Streams' `put(Windowed(key, SessionWindow(start, end)), aggregate)`; `None`
-    /// deletes the session.
-    pub fn put(&self, key: &[u8], start: i64, end: i64, value: Option<Vec<u8>>) -> Result<()> {
-        let index_key = self.with_index.then(|| INDEX.encode(key, start, end));
-        self.segments.put_indexed(end, index_key, &BASE.encode(key, start, end), value)
-    }
-
-    /// Kafka Streams' `remove(Windowed(key, SessionWindow(start, end)))`. Unlike a `None`
-    /// put it never creates or drops segments, but it still advances stream time.
-    pub fn remove(&self, key: &[u8], start: i64, end: i64) -> Result<()> {
-        self.segments.remove(end, &BASE.encode(key, start, end))?;
-        if self.with_index {
-            self.segments.remove(end, &INDEX.encode(key, start, end))?;
-        }
-        Ok(())
-    }
-
-    /// Kafka Streams' `fetchSession(key, sessionStartTime, sessionEndTime)`.
-    pub fn fetch_session(&self, key: &[u8], start: i64, end: i64, isolation: IsolationLevel) -> Result<Option<Vec<u8>>> {
-        self.segments.get(end, &BASE.encode(key, start, end), isolation)
     }
 
     /// Kafka Streams' `findSessions(earliestSessionEndTime, latestSessionEndTime)`: the
@@ -80,18 +64,96 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedSessionStore<S> {
     ) -> Result<SessionRecords> {
         let lower = BASE.encode(b"", 0, earliest_session_end.max(0));
         let upper = BASE.encode(b"", 0, latest_session_end.wrapping_add(1).max(0));
-        let entries = self.segments.scan_stored(earliest_session_end, latest_session_end, &lower, &upper, isolation)?;
-        Ok(Box::new(self.segments.decode_each(entries, move |store_key, value| {
-            let session = BASE.decode(store_key)?;
-            let ends_in_range = (earliest_session_end..=latest_session_end).contains(&session.end);
-            Ok(ends_in_range.then(|| record(session.key, session.start, session.end, value)))
-        })))
+        let entries = self.segments.scan_stored(
+            earliest_session_end,
+            latest_session_end,
+            &lower,
+            &upper,
+            isolation,
+        )?;
+        Ok(Box::new(self.segments.decode_each(
+            entries,
+            move |store_key, value| {
+                let session = BASE.decode(store_key)?;
+                let ends_in_range =
+                    (earliest_session_end..=latest_session_end).contains(&session.end);
+                Ok(ends_in_range.then(|| record(session.key, session.start, session.end, value)))
+            },
+        )))
     }
 
-    /// Kafka Streams' `findSessions(key, earliestSessionEndTime, latestSessionStartTime)`
-    /// and `backwardFindSessions`: sessions of `key` ending at or after
-    /// `earliest_session_end` and starting at or before `latest_session_start`.
-    pub fn find_sessions(
+    /// Scans the `layout` keys in `lower..=upper` of every live segment from the earliest end
+    /// `filter` reads on. Base keys carry their values; index keys are resolved to their
+    /// base key's value while reading, so the result is read in full before it is returned.
+    fn sessions(
+        &self,
+        layout: SessionKeyLayout,
+        lower: &[u8],
+        upper: &[u8],
+        filter: Filter,
+        order: Order,
+        isolation: IsolationLevel,
+    ) -> Result<SessionRecords> {
+        // Any live segment may hold a matching session: sessions are segmented by end,
+        // and a session ending arbitrarily late can have started early enough.
+        let entries = self.segments.scan(
+            filter.earliest_end,
+            i64::MAX,
+            Some(lower),
+            Some(upper),
+            order,
+            isolation,
+        )?;
+        let admitted = self.segments.decode_each(entries, move |store_key, value| {
+            let session = layout.decode(store_key)?;
+            Ok(filter
+                .admits(session.key, session.start, session.end)
+                .then(|| record(session.key, session.start, session.end, value)))
+        });
+        if layout == BASE {
+            return Ok(Box::new(admitted));
+        }
+        let found = admitted.map(|entry| {
+            entry.map(|session| {
+                let base_key = BASE.encode(&session.key, session.start, session.end);
+                (session.end, base_key, session)
+            })
+        });
+        self.segments
+            .resolve_indexed(found, isolation, |session, value| SessionRecord {
+                value,
+                ..session
+            })
+    }
+}
+
+impl<S: KeyValueStore + ?Sized> SessionStore for TimeOrderedSessionStore<S> {
+    fn put(&self, key: &[u8], start: i64, end: i64, value: Option<Vec<u8>>) -> Result<()> {
+        let index_key = self.with_index.then(|| INDEX.encode(key, start, end));
+        self.segments
+            .put_indexed(end, index_key, &BASE.encode(key, start, end), value)
+    }
+
+    fn remove(&self, key: &[u8], start: i64, end: i64) -> Result<()> {
+        self.segments.remove(end, &BASE.encode(key, start, end))?;
+        if self.with_index {
+            self.segments.remove(end, &INDEX.encode(key, start, end))?;
+        }
+        Ok(())
+    }
+
+    fn fetch_session(
+        &self,
+        key: &[u8],
+        start: i64,
+        end: i64,
+        isolation: IsolationLevel,
+    ) -> Result<Option<Vec<u8>>> {
+        self.segments
+            .get(end, &BASE.encode(key, start, end), isolation)
+    }
+
+    fn find_sessions(
         &self,
         key: &[u8],
         earliest_session_end: i64,
@@ -104,13 +166,10 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedSessionStore<S> {
         let layout = if self.with_index { INDEX } else { BASE };
         let lower = layout.encode(key, 0, actual_from.max(0));
         let upper = layout.encode(key, latest_session_start, i64::MAX);
-        self.sessions(layout, actual_from, Some(&lower), Some(&upper), filter, order, isolation)
+        self.sessions(layout, &lower, &upper, filter, order, isolation)
     }
 
-    /// Kafka Streams' `findSessions(keyFrom, keyTo, earliestSessionEndTime,
-    /// latestSessionStartTime)` and its backward variant; `None` leaves that end of the key
-    /// range open. Empty when `key_from > key_to`.
-    pub fn find_sessions_in_range(
+    fn find_sessions_in_range(
         &self,
         key_from: Option<&[u8]>,
         key_to: Option<&[u8]>,
@@ -125,91 +184,44 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedSessionStore<S> {
         let actual_from = self.segments.actual_from(earliest_session_end);
         let filter = Filter::new(key_from, key_to, actual_from, latest_session_start);
         let (layout, lower, upper) = if self.with_index {
-            (INDEX, index_lower_range(key_from), index_upper_range(key_to, latest_session_start))
+            (
+                INDEX,
+                index_lower_range(KEY_FIRST_PREFIX, key_from, 2 * TIMESTAMP_SIZE),
+                index_upper_range(KEY_FIRST_PREFIX, key_to, &max_suffix(latest_session_start)),
+            )
         } else {
-            (BASE, base_lower_range(key_from, actual_from), base_upper_range(key_to, latest_session_start))
+            (
+                BASE,
+                base_lower_range(key_from, actual_from),
+                base_upper_range(key_to, latest_session_start),
+            )
         };
-        self.sessions(layout, actual_from, Some(&lower), Some(&upper), filter, order, isolation)
+        self.sessions(layout, &lower, &upper, filter, order, isolation)
     }
+}
 
-    /// Kafka Streams' `fetch(key)` and `backwardFetch(key)`: every live session of `key`.
-    pub fn fetch(&self, key: &[u8], order: Order, isolation: IsolationLevel) -> Result<SessionRecords> {
-        self.find_sessions(key, 0, i64::MAX, order, isolation)
-    }
+impl<S: KeyValueStore + ?Sized> SegmentedStore for TimeOrderedSessionStore<S> {
+    segments_lifecycle!();
 
-    /// Kafka Streams' `fetch(keyFrom, keyTo)` and `backwardFetch(keyFrom, keyTo)`.
-    pub fn fetch_range(
-        &self,
-        key_from: Option<&[u8]>,
-        key_to: Option<&[u8]>,
-        order: Order,
-        isolation: IsolationLevel,
-    ) -> Result<SessionRecords> {
-        self.find_sessions_in_range(key_from, key_to, 0, i64::MAX, order, isolation)
-    }
-
-    /// Restores changelog records: keys in the (unprefixed) key-first session key layout
-    /// every session store's changelog uses, `None` values deleting. Records of already
-    /// expired segments are skipped.
-    pub fn restore(&self, records: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<()> {
-        let mut entries = Vec::with_capacity(records.len() * 2);
-        for (changelog_key, value) in records {
-            let session = SessionKeyLayout::KeyFirst
-                .decode(&changelog_key)
-                .map_err(malformed_changelog_key)?;
-            if self.with_index {
-                entries.push((session.end, INDEX.encode(session.key, session.start, session.end), index_value(&value)));
-            }
-            entries.push((session.end, BASE.encode(session.key, session.start, session.end), value));
-        }
-        self.segments.restore(entries)
-    }
-
-    segmented_store_lifecycle!("The largest session end written, removed or restored so far (-1 before any).");
-
-    /// Scans the `layout` keys in `lower..=upper` of every live segment from
-    /// `earliest_end` on. Base keys carry their values; index keys are resolved to their
-    /// base key's value while reading, so the result is read in full before it is returned.
-    #[allow(clippy::too_many_arguments)]
-    fn sessions(
-        &self,
-        layout: SessionKeyLayout,
-        earliest_end: i64,
-        lower: Option<&[u8]>,
-        upper: Option<&[u8]>,
-        filter: Filter,
-        order: Order,
-        isolation: IsolationLevel,
-    ) -> Result<SessionRecords> {
-        // Any live segment may hold a matching session: sessions are segmented by end,
-        // and a session ending arbitrarily late can have started early enough.
-        let entries = self.segments.scan(earliest_end, i64::MAX, lower, upper, order, isolation)?;
-        let admitted = self.segments.decode_each(entries, move |store_key, value| {
-            let session = layout.decode(store_key)?;
-            Ok(filter
-                .admits(session.key, session.start, session.end)
-                .then(|| record(session.key, session.start, session.end, value)))
-        });
-        if layout == BASE {
-            return Ok(Box::new(admitted));
-        }
-        let mut resolved = Vec::new();
-        for entry in admitted {
-            let mut session = entry?;
-            let base_key = BASE.encode(&session.key, session.start, session.end);
-            // The index and its sessions are written and committed together, so a missing
-            // session is one whose deletion committed after the index scan began.
-            if let Some(value) = self.segments.get(session.end, &base_key, isolation)? {
-                session.value = value;
-                resolved.push(Ok(session));
-            }
-        }
-        Ok(Box::new(resolved.into_iter()))
+    /// The changelog keys are the (unprefixed) key-first session keys every session store's
+    /// changelog uses; each becomes a base key and, with an index, an index key.
+    fn restore(&self, records: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<()> {
+        self.segments.restore_indexed(records, |changelog_key| {
+            let session = SessionKeyLayout::KeyFirst.decode(changelog_key)?;
+            let (key, start, end) = (session.key, session.start, session.end);
+            let index_key = self.with_index.then(|| INDEX.encode(key, start, end));
+            Ok((end, BASE.encode(key, start, end), index_key))
+        })
     }
 }
 
 fn record(key: &[u8], start: i64, end: i64, value: Vec<u8>) -> SessionRecord {
-    SessionRecord { key: key.to_vec(), start, end, value }
+    SessionRecord {
+        key: key.to_vec(),
+        start,
+        end,
+        value,
+    }
 }
 
 /// `TimeFirstSessionKeySchema.lowerRange`: `0x00 ‖ from ‖ 0 ‖ key`, or `0x00 ‖ from` for
@@ -227,20 +239,5 @@ fn base_upper_range(key_to: Option<&[u8]>, latest_start: i64) -> Vec<u8> {
     match key_to {
         None => vec![KEY_FIRST_PREFIX],
         Some(key) => BASE.encode(key, latest_start, i64::MAX),
-    }
-}
-
-/// `KeyFirstSessionKeySchema.lowerRange`: the segmented session store's bound, prefixed.
-fn index_lower_range(key_from: Option<&[u8]>) -> Vec<u8> {
-    let unprefixed = key_from.map(|key| lower_range(key, 2 * TIMESTAMP_SIZE)).unwrap_or_default();
-    [&[KEY_FIRST_PREFIX][..], &unprefixed].concat()
-}
-
-/// `KeyFirstSessionKeySchema.upperRange`: the segmented session store's bound, prefixed,
-/// or the end of the index for any key.
-fn index_upper_range(key_to: Option<&[u8]>, latest_start: i64) -> Vec<u8> {
-    match key_to {
-        None => vec![KEY_FIRST_PREFIX + 1],
-        Some(key) => [&[KEY_FIRST_PREFIX][..], &upper_range(key, &max_suffix(latest_start))].concat(),
     }
 }

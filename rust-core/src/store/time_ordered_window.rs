@@ -4,32 +4,33 @@
 //! store.
 //!
 //! Records live under the time-first base key `0x00 ‖ start ‖ key ‖ seqnum` in the segment
-//! of their window start, so [`fetch_all`](TimeOrderedWindowStore::fetch_all) and
-//! [`all`](TimeOrderedWindowStore::all) come out by window start, then key bytes, then
-//! insertion order. A store opened with an index also keeps the key-first index key
+//! of their window start, so [`fetch_all`](WindowStore::fetch_all) and
+//! [`all`](WindowStore::all) come out by window start, then key bytes, then insertion
+//! order. A store opened with an index also keeps the key-first index key
 //! `0x01 ‖ key ‖ start ‖ seqnum → empty` next to each record, and answers key lookups from
 //! it (in key-first order, each value read from the base key); without an index, key
 //! lookups scan the base keys of the time range, in time order.
 //!
-//! Retention is that of [`WindowStore`](crate::store::window::WindowStore) with one
-//! difference Kafka Streams has too: a window starting exactly `retention` before stream
-//! time is still readable.
+//! Retention is that of the [`KeyOrderedWindowStore`] with one difference Kafka Streams has
+//! too: a window starting exactly `retention` before stream time is still readable.
+//!
+//! [`KeyOrderedWindowStore`]: crate::store::key_ordered_window::KeyOrderedWindowStore
 
 use std::sync::atomic::{AtomicI32, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
-use crate::store::format::ordered_bytes::{lower_range, upper_range};
 use crate::store::format::window_key::{
     WindowKeyLayout, KEY_FIRST_PREFIX, SEQNUM_SIZE, TIME_FIRST_PREFIX,
 };
 use crate::store::format::TIMESTAMP_SIZE;
 use crate::store::segments::{
-    index_value, is_inverted, malformed_changelog_key, segmented_store_lifecycle, RetentionEdge, Segments,
+    index_lower_range, index_upper_range, is_inverted, segments_lifecycle, RetentionEdge, Segments,
 };
 use crate::store::window::{
-    max_suffix, next_seqnum, Filter, WindowStoreOptions, WindowValues, WindowedRecord, WindowedRecords,
+    max_suffix, next_seqnum, Filter, WindowStore, WindowStoreOptions, WindowValues, WindowedRecord,
+    WindowedRecords,
 };
-use crate::store::{IsolationLevel, KeyValueStore, Order, Result};
+use crate::store::{IsolationLevel, KeyValueStore, Order, Result, SegmentedStore};
 
 const BASE: WindowKeyLayout = WindowKeyLayout::PrefixedTimeFirst;
 const INDEX: WindowKeyLayout = WindowKeyLayout::PrefixedKeyFirst;
@@ -49,34 +50,103 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedWindowStore<S> {
     /// `with_index` keeps the key-first index (Kafka Streams' `hasIndex`).
     pub fn open(kv: Arc<S>, options: WindowStoreOptions, with_index: bool) -> Result<Self> {
         Ok(TimeOrderedWindowStore {
-            segments: Segments::open(kv, options.retention_period, options.segment_interval, RetentionEdge::Live)?,
+            segments: Segments::open(
+                kv,
+                options.retention_period,
+                options.segment_interval,
+                RetentionEdge::Live,
+            )?,
             retain_duplicates: options.retain_duplicates,
             with_index,
             seqnum: AtomicI32::new(0),
         })
     }
 
-    /// Kafka Streams' `put(key, value, windowStartTimestamp)`. `None` deletes the window,
-    /// except when retaining duplicates, where it does nothing at all.
-    pub fn put(&self, key: &[u8], value: Option<Vec<u8>>, window_start: i64) -> Result<()> {
+    /// Scans the `layout` keys in `lower..=upper` of the segments holding the window starts
+    /// `filter` reads.
+    /// Base keys carry their values; index keys are resolved to their base key's value
+    /// while reading, so the result is read in full before it is returned.
+    fn records(
+        &self,
+        layout: WindowKeyLayout,
+        lower: &[u8],
+        upper: &[u8],
+        filter: Filter,
+        order: Order,
+        isolation: IsolationLevel,
+    ) -> Result<WindowedRecords> {
+        let entries = self.segments.scan(
+            filter.time_from,
+            filter.time_to,
+            Some(lower),
+            Some(upper),
+            order,
+            isolation,
+        )?;
+        let admitted = self.segments.decode_each(entries, move |store_key, value| {
+            let window_key = layout.decode(store_key)?;
+            Ok(filter
+                .admits(window_key.key, window_key.window_start)
+                .then(|| {
+                    let record = WindowedRecord {
+                        key: window_key.key.to_vec(),
+                        window_start: window_key.window_start,
+                        value,
+                    };
+                    (record, window_key.seqnum)
+                }))
+        });
+        if layout == BASE {
+            return Ok(Box::new(
+                admitted.map(|entry| entry.map(|(record, _)| record)),
+            ));
+        }
+        let found = admitted.map(|entry| {
+            entry.map(|(record, seqnum)| {
+                let base_key = BASE.encode(&record.key, record.window_start, seqnum);
+                (record.window_start, base_key, record)
+            })
+        });
+        self.segments
+            .resolve_indexed(found, isolation, |record, value| WindowedRecord {
+                value,
+                ..record
+            })
+    }
+}
+
+impl<S: KeyValueStore + ?Sized> WindowStore for TimeOrderedWindowStore<S> {
+    fn put(&self, key: &[u8], value: Option<Vec<u8>>, window_start: i64) -> Result<()> {
         if value.is_none() && self.retain_duplicates {
             return Ok(());
         }
         let seqnum = next_seqnum(&self.seqnum, self.retain_duplicates);
-        let index_key = self.with_index.then(|| INDEX.encode(key, window_start, seqnum));
-        self.segments.put_indexed(window_start, index_key, &BASE.encode(key, window_start, seqnum), value)
+        let index_key = self
+            .with_index
+            .then(|| INDEX.encode(key, window_start, seqnum));
+        self.segments.put_indexed(
+            window_start,
+            index_key,
+            &BASE.encode(key, window_start, seqnum),
+            value,
+        )
     }
 
-    /// Kafka Streams' `fetch(key, time)`: the value of the window starting at
-    /// `window_start`, under the latest sequence number when retaining duplicates.
-    pub fn fetch(&self, key: &[u8], window_start: i64, isolation: IsolationLevel) -> Result<Option<Vec<u8>>> {
+    fn fetch(
+        &self,
+        key: &[u8],
+        window_start: i64,
+        isolation: IsolationLevel,
+    ) -> Result<Option<Vec<u8>>> {
         let seqnum = self.seqnum.load(AtomicOrdering::Relaxed);
-        self.segments.get(window_start, &BASE.encode(key, window_start, seqnum), isolation)
+        self.segments.get(
+            window_start,
+            &BASE.encode(key, window_start, seqnum),
+            isolation,
+        )
     }
 
-    /// Kafka Streams' `fetch(key, timeFrom, timeTo)` and `backwardFetch`: windows of `key`
-    /// starting in `time_from..=time_to`, by start then insertion order.
-    pub fn fetch_key(
+    fn fetch_key(
         &self,
         key: &[u8],
         time_from: i64,
@@ -84,21 +154,21 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedWindowStore<S> {
         order: Order,
         isolation: IsolationLevel,
     ) -> Result<WindowValues> {
-        let actual_from = self.segments.actual_from(time_from);
-        if time_to < actual_from {
+        let Some(actual_from) = self.segments.live_from(time_from, time_to) else {
             return Ok(Box::new(std::iter::empty()));
-        }
+        };
         let filter = Filter::new(Some(key), Some(key), actual_from, time_to);
         let layout = if self.with_index { INDEX } else { BASE };
         let lower = layout.encode(key, actual_from.max(0), 0);
         let upper = layout.encode(key, time_to, i32::MAX);
-        let records = self.records(layout, actual_from, time_to, Some(&lower), Some(&upper), filter, order, isolation)?;
-        Ok(Box::new(records.map(|record| record.map(|r| (r.window_start, r.value)))))
+        let records = self.records(layout, &lower, &upper, filter, order, isolation)?;
+        Ok(Box::new(
+            records.map(|record| record.map(|r| (r.window_start, r.value))),
+        ))
     }
 
-    /// Kafka Streams' `fetch(keyFrom, keyTo, timeFrom, timeTo)` and its backward variant;
-    /// `None` leaves that end of the key range open. Empty when `key_from > key_to`.
-    pub fn fetch_key_range(
+    /// Through the index, by key first as in the key-ordered store; without it, by time.
+    fn fetch_key_range(
         &self,
         key_from: Option<&[u8]>,
         key_to: Option<&[u8]>,
@@ -110,105 +180,68 @@ impl<S: KeyValueStore + ?Sized> TimeOrderedWindowStore<S> {
         if is_inverted(key_from, key_to) {
             return Ok(Box::new(std::iter::empty()));
         }
-        let actual_from = self.segments.actual_from(time_from);
-        if time_to < actual_from {
+        let Some(actual_from) = self.segments.live_from(time_from, time_to) else {
             return Ok(Box::new(std::iter::empty()));
-        }
+        };
         let filter = Filter::new(key_from, key_to, actual_from, time_to);
         let (layout, lower, upper) = if self.with_index {
-            (INDEX, index_lower_range(key_from), index_upper_range(key_to, time_to))
+            (
+                INDEX,
+                index_lower_range(KEY_FIRST_PREFIX, key_from, TIMESTAMP_SIZE + SEQNUM_SIZE),
+                index_upper_range(KEY_FIRST_PREFIX, key_to, &max_suffix(time_to)),
+            )
         } else {
-            (BASE, base_lower_range(key_from, actual_from), base_upper_range(key_to, time_to))
+            (
+                BASE,
+                base_lower_range(key_from, actual_from),
+                base_upper_range(key_to, time_to),
+            )
         };
-        self.records(layout, actual_from, time_to, Some(&lower), Some(&upper), filter, order, isolation)
+        self.records(layout, &lower, &upper, filter, order, isolation)
     }
 
-    /// Kafka Streams' `fetchAll(timeFrom, timeTo)` and `backwardFetchAll`: every window
-    /// starting in `time_from..=time_to`, by start, then key bytes, then insertion order.
-    pub fn fetch_all(&self, time_from: i64, time_to: i64, order: Order, isolation: IsolationLevel) -> Result<WindowedRecords> {
-        let actual_from = self.segments.actual_from(time_from);
-        if time_to < actual_from {
-            return Ok(Box::new(std::iter::empty()));
-        }
-        let filter = Filter::new(None, None, actual_from, time_to);
-        let lower = base_lower_range(None, actual_from);
-        let upper = base_upper_range(None, time_to);
-        self.records(BASE, actual_from, time_to, Some(&lower), Some(&upper), filter, order, isolation)
-    }
-
-    /// Kafka Streams' `all()` and `backwardAll()`: every live window, in time order.
-    pub fn all(&self, order: Order, isolation: IsolationLevel) -> Result<WindowedRecords> {
-        let actual_from = self.segments.actual_from(0);
-        let filter = Filter::new(None, None, actual_from, i64::MAX);
-        let lower = base_lower_range(None, actual_from);
-        let upper = base_upper_range(None, i64::MAX);
-        self.records(BASE, actual_from, i64::MAX, Some(&lower), Some(&upper), filter, order, isolation)
-    }
-
-    /// Restores changelog records: keys in the (unprefixed) key-first window key layout
-    /// every window store's changelog uses, `None` values deleting. Records of already
-    /// expired segments are skipped.
-    pub fn restore(&self, records: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<()> {
-        let mut entries = Vec::with_capacity(records.len() * 2);
-        for (changelog_key, value) in records {
-            let window_key = WindowKeyLayout::KeyFirst
-                .decode(&changelog_key)
-                .map_err(malformed_changelog_key)?;
-            let (key, start, seqnum) = (window_key.key, window_key.window_start, window_key.seqnum);
-            if self.with_index {
-                entries.push((start, INDEX.encode(key, start, seqnum), index_value(&value)));
-            }
-            entries.push((start, BASE.encode(key, start, seqnum), value));
-        }
-        self.segments.restore(entries)
-    }
-
-    segmented_store_lifecycle!("The largest window start written or restored so far (-1 before any).");
-
-    /// Scans the `layout` keys in `lower..=upper` of the segments holding `time_from..=time_to`.
-    /// Base keys carry their values; index keys are resolved to their base key's value
-    /// while reading, so the result is read in full before it is returned.
-    #[allow(clippy::too_many_arguments)]
-    fn records(
+    /// By window start, then key bytes, then insertion order: the base keys are read even
+    /// when there is an index.
+    fn fetch_all(
         &self,
-        layout: WindowKeyLayout,
         time_from: i64,
         time_to: i64,
-        lower: Option<&[u8]>,
-        upper: Option<&[u8]>,
-        filter: Filter,
         order: Order,
         isolation: IsolationLevel,
     ) -> Result<WindowedRecords> {
-        let entries = self.segments.scan(time_from, time_to, lower, upper, order, isolation)?;
-        let admitted = self.segments.decode_each(entries, move |store_key, value| {
-            let window_key = layout.decode(store_key)?;
-            Ok(filter.admits(window_key.key, window_key.window_start).then(|| {
-                let record = WindowedRecord { key: window_key.key.to_vec(), window_start: window_key.window_start, value };
-                (record, window_key.seqnum)
-            }))
-        });
-        if layout == BASE {
-            return Ok(Box::new(admitted.map(|entry| entry.map(|(record, _)| record))));
-        }
-        let mut resolved = Vec::new();
-        for entry in admitted {
-            let (mut record, seqnum) = entry?;
-            let base_key = BASE.encode(&record.key, record.window_start, seqnum);
-            // The index and its records are written and committed together, so a missing
-            // record is one whose deletion committed after the index scan began.
-            if let Some(value) = self.segments.get(record.window_start, &base_key, isolation)? {
-                record.value = value;
-                resolved.push(Ok(record));
-            }
-        }
-        Ok(Box::new(resolved.into_iter()))
+        let Some(actual_from) = self.segments.live_from(time_from, time_to) else {
+            return Ok(Box::new(std::iter::empty()));
+        };
+        let filter = Filter::new(None, None, actual_from, time_to);
+        let lower = base_lower_range(None, actual_from);
+        let upper = base_upper_range(None, time_to);
+        self.records(BASE, &lower, &upper, filter, order, isolation)
+    }
+}
+
+impl<S: KeyValueStore + ?Sized> SegmentedStore for TimeOrderedWindowStore<S> {
+    segments_lifecycle!();
+
+    /// The changelog keys are the (unprefixed) key-first window keys every window store's
+    /// changelog uses; each becomes a base key and, with an index, an index key.
+    fn restore(&self, records: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<()> {
+        self.segments.restore_indexed(records, |changelog_key| {
+            let window_key = WindowKeyLayout::KeyFirst.decode(changelog_key)?;
+            let (key, start, seqnum) = (window_key.key, window_key.window_start, window_key.seqnum);
+            let index_key = self.with_index.then(|| INDEX.encode(key, start, seqnum));
+            Ok((start, BASE.encode(key, start, seqnum), index_key))
+        })
     }
 }
 
 /// `TimeFirstWindowKeySchema.lowerRange`: `0x00 ‖ from ‖ key`, or `0x00 ‖ from` for any key.
 fn base_lower_range(key_from: Option<&[u8]>, from: i64) -> Vec<u8> {
-    [&[TIME_FIRST_PREFIX][..], &from.to_be_bytes(), key_from.unwrap_or_default()].concat()
+    [
+        &[TIME_FIRST_PREFIX][..],
+        &from.to_be_bytes(),
+        key_from.unwrap_or_default(),
+    ]
+    .concat()
 }
 
 /// `TimeFirstWindowKeySchema.upperRange`: `0x00 ‖ to ‖ 0xFF… (key length) ‖ i32::MAX`, or
@@ -224,20 +257,5 @@ fn base_upper_range(key_to: Option<&[u8]>, to: i64) -> Vec<u8> {
             upper.extend_from_slice(&i32::MAX.to_be_bytes());
             upper
         }
-    }
-}
-
-/// `KeyFirstWindowKeySchema.lowerRange`: the segmented window store's bound, prefixed.
-fn index_lower_range(key_from: Option<&[u8]>) -> Vec<u8> {
-    let unprefixed = key_from.map(|key| lower_range(key, TIMESTAMP_SIZE + SEQNUM_SIZE)).unwrap_or_default();
-    [&[KEY_FIRST_PREFIX][..], &unprefixed].concat()
-}
-
-/// `KeyFirstWindowKeySchema.upperRange`: the segmented window store's bound, prefixed, or
-/// the end of the index for any key.
-fn index_upper_range(key_to: Option<&[u8]>, to: i64) -> Vec<u8> {
-    match key_to {
-        None => vec![KEY_FIRST_PREFIX + 1],
-        Some(key) => [&[KEY_FIRST_PREFIX][..], &upper_range(key, &max_suffix(to))].concat(),
     }
 }

@@ -13,7 +13,7 @@
 //!   falls behind the history retention.
 //!
 //! On-disk layout (Sluice's own; the changelog carries plain values with the version
-//! timestamp as record timestamp, see [`crate::store::format::changelog`]):
+//! timestamp as record timestamp, see [`crate::store::format`]):
 //!
 //! ```text
 //! version:       0x00 ‖ key length (4) ‖ key ‖ validFrom (8, sign-flipped) → 0x01 ‖ value | 0x00
@@ -42,6 +42,9 @@ const EXPIRY_TAG: u8 = 0x01;
 const STREAM_TIME_KEY: &[u8] = &[0x02, b'T'];
 const VALUE_MARKER: u8 = 0x01;
 const TOMBSTONE_MARKER: u8 = 0x00;
+
+/// A changelog record of a versioned store: key, value (`None`: a deletion) and record timestamp.
+pub type VersionedChangelogRecord = (Vec<u8>, Option<Vec<u8>>, i64);
 
 /// A version of a key, as `get` answers it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,13 +81,18 @@ impl<S: KeyValueStore + ?Sized> VersionedStore<S> {
     /// stream time committed in it.
     pub fn open(kv: Arc<S>, history_retention: i64) -> Result<Self> {
         if history_retention < 0 {
-            return Err(crate::store::Error::InvalidArgument(format!("history retention {history_retention} < 0")));
+            return Err(crate::store::Error::InvalidArgument(format!(
+                "history retention {history_retention} < 0"
+            )));
         }
         let observed_stream_time = stream_time::read(kv.as_ref(), STREAM_TIME_KEY)?;
         Ok(VersionedStore {
             kv,
             history_retention,
-            clock: Mutex::new(Clock { observed_stream_time, pruned_below: i64::MIN }),
+            clock: Mutex::new(Clock {
+                observed_stream_time,
+                pruned_below: i64::MIN,
+            }),
         })
     }
 
@@ -107,7 +115,8 @@ impl<S: KeyValueStore + ?Sized> VersionedStore<S> {
         if timestamp < self.horizon(&clock) {
             return Ok(None);
         }
-        let existing = self.get_as_of_locked(&clock, key, timestamp, IsolationLevel::ReadUncommitted)?;
+        let existing =
+            self.get_as_of_locked(&clock, key, timestamp, IsolationLevel::ReadUncommitted)?;
         self.write_version(&mut clock, key, None, timestamp)?;
         Ok(existing)
     }
@@ -115,13 +124,22 @@ impl<S: KeyValueStore + ?Sized> VersionedStore<S> {
     /// Kafka Streams' `get(key)`: the latest version, unless it is a tombstone.
     pub fn get(&self, key: &[u8], isolation: IsolationLevel) -> Result<Option<VersionedRecord>> {
         Ok(self.latest(key, isolation)?.and_then(|latest| {
-            latest.value.map(|value| VersionedRecord { value, timestamp: latest.valid_from, valid_to: None })
+            latest.value.map(|value| VersionedRecord {
+                value,
+                timestamp: latest.valid_from,
+                valid_to: None,
+            })
         }))
     }
 
     /// Kafka Streams' `get(key, asOfTimestamp)`: the version valid at `as_of`. Past the
     /// history retention only the latest version is considered.
-    pub fn get_as_of(&self, key: &[u8], as_of: i64, isolation: IsolationLevel) -> Result<Option<VersionedRecord>> {
+    pub fn get_as_of(
+        &self,
+        key: &[u8],
+        as_of: i64,
+        isolation: IsolationLevel,
+    ) -> Result<Option<VersionedRecord>> {
         let clock = self.clock();
         self.get_as_of_locked(&clock, key, as_of, isolation)
     }
@@ -143,14 +161,20 @@ impl<S: KeyValueStore + ?Sized> VersionedStore<S> {
     ) -> Result<Vec<VersionedRecord>> {
         let clock = self.clock();
         if to_time < self.horizon(&clock) {
-            let latest = self.get(key, isolation)?.filter(|latest| latest.timestamp <= to_time);
+            let latest = self
+                .get(key, isolation)?
+                .filter(|latest| latest.timestamp <= to_time);
             return Ok(latest.into_iter().collect());
         }
         // Newest first: each version's valid-to is the valid-from of the one read before it,
         // and once a version ends by `from_time` every older one does too.
         let mut found = Vec::new();
         let mut newer_valid_from = None;
-        for entry in self.kv.scan(&KeyBounds::prefix(&version_prefix(key)), Order::Reverse, isolation)? {
+        for entry in self.kv.scan(
+            &KeyBounds::prefix(&version_prefix(key)),
+            Order::Reverse,
+            isolation,
+        )? {
             let version = self.decode_version(entry?)?;
             let valid_to = newer_valid_from.replace(version.valid_from);
             if valid_to.is_some_and(|valid_to| valid_to <= from_time) {
@@ -160,7 +184,11 @@ impl<S: KeyValueStore + ?Sized> VersionedStore<S> {
                 continue;
             }
             if let Some(value) = version.value {
-                found.push(VersionedRecord { value, timestamp: version.valid_from, valid_to });
+                found.push(VersionedRecord {
+                    value,
+                    timestamp: version.valid_from,
+                    valid_to,
+                });
             }
         }
         if order == Order::Forward {
@@ -171,7 +199,7 @@ impl<S: KeyValueStore + ?Sized> VersionedStore<S> {
 
     /// Restores changelog records `(key, value, record timestamp)` in changelog order.
     /// Like Kafka Streams' restore it applies no grace period; expired history is deleted.
-    pub fn restore(&self, records: Vec<(Vec<u8>, Option<Vec<u8>>, i64)>) -> Result<()> {
+    pub fn restore(&self, records: Vec<VersionedChangelogRecord>) -> Result<()> {
         let mut clock = self.clock();
         for (key, value, timestamp) in records {
             self.write_version(&mut clock, &key, value, timestamp)?;
@@ -211,9 +239,15 @@ impl<S: KeyValueStore + ?Sized> VersionedStore<S> {
         isolation: IsolationLevel,
     ) -> Result<Option<VersionedRecord>> {
         if as_of < self.horizon(clock) {
-            let latest = self.latest(key, isolation)?.filter(|latest| latest.valid_from <= as_of);
+            let latest = self
+                .latest(key, isolation)?
+                .filter(|latest| latest.valid_from <= as_of);
             return Ok(latest.and_then(|latest| {
-                latest.value.map(|value| VersionedRecord { value, timestamp: latest.valid_from, valid_to: None })
+                latest.value.map(|value| VersionedRecord {
+                    value,
+                    timestamp: latest.valid_from,
+                    valid_to: None,
+                })
             }));
         }
         let Some(version) = self.at_or_before(key, as_of, isolation)? else {
@@ -222,30 +256,54 @@ impl<S: KeyValueStore + ?Sized> VersionedStore<S> {
         let Some(value) = version.value else {
             return Ok(None);
         };
-        let valid_to = self.after(key, version.valid_from, isolation)?.map(|next| next.valid_from);
-        Ok(Some(VersionedRecord { value, timestamp: version.valid_from, valid_to }))
+        let valid_to = self
+            .after(key, version.valid_from, isolation)?
+            .map(|next| next.valid_from);
+        Ok(Some(VersionedRecord {
+            value,
+            timestamp: version.valid_from,
+            valid_to,
+        }))
     }
 
-    fn write_version(&self, clock: &mut Clock, key: &[u8], value: Option<Vec<u8>>, timestamp: i64) -> Result<i64> {
+    fn write_version(
+        &self,
+        clock: &mut Clock,
+        key: &[u8],
+        value: Option<Vec<u8>>,
+        timestamp: i64,
+    ) -> Result<i64> {
         if timestamp > clock.observed_stream_time {
             stream_time::stage(self.kv.as_ref(), STREAM_TIME_KEY, timestamp)?;
             clock.observed_stream_time = timestamp;
         }
         let isolation = IsolationLevel::ReadUncommitted;
-        let next = self.after(key, timestamp, isolation)?.map(|next| next.valid_from);
-        let replaces = self.kv.get(&version_key(key, timestamp), isolation)?.is_some();
+        let next = self
+            .after(key, timestamp, isolation)?
+            .map(|next| next.valid_from);
+        let replaces = self
+            .kv
+            .get(&version_key(key, timestamp), isolation)?
+            .is_some();
         if !replaces {
             // The version before this one now ends here instead of at `next`.
-            if let Some(previous) = self.at_or_before(key, timestamp.saturating_sub(1), isolation)? {
+            if let Some(previous) =
+                self.at_or_before(key, timestamp.saturating_sub(1), isolation)?
+            {
                 if previous.valid_from < timestamp {
                     if let Some(next) = next {
-                        self.kv.delete(&expiry_key(next, key, previous.valid_from))?;
+                        self.kv
+                            .delete(&expiry_key(next, key, previous.valid_from))?;
                     }
-                    self.kv.put(expiry_key(timestamp, key, previous.valid_from), Some(Vec::new()))?;
+                    self.kv.put(
+                        expiry_key(timestamp, key, previous.valid_from),
+                        Some(Vec::new()),
+                    )?;
                 }
             }
             if let Some(next) = next {
-                self.kv.put(expiry_key(next, key, timestamp), Some(Vec::new()))?;
+                self.kv
+                    .put(expiry_key(next, key, timestamp), Some(Vec::new()))?;
             }
         }
         let stored = match value {
@@ -265,9 +323,13 @@ impl<S: KeyValueStore + ?Sized> VersionedStore<S> {
             return Ok(());
         }
         let bounds = KeyBounds::half_open(&[EXPIRY_TAG], &expiry_prefix(horizon));
-        for entry in self.kv.scan(&bounds, Order::Forward, IsolationLevel::ReadUncommitted)? {
+        for entry in self
+            .kv
+            .scan(&bounds, Order::Forward, IsolationLevel::ReadUncommitted)?
+        {
             let (index_key, _) = entry?;
-            let (key, valid_from) = decode_expiry_key(&index_key).map_err(|e| corrupt(self.kv.name(), e))?;
+            let (key, valid_from) =
+                decode_expiry_key(&index_key).map_err(|e| corrupt(self.kv.name(), e))?;
             self.kv.delete(&version_key(key, valid_from))?;
             self.kv.delete(&index_key)?;
         }
@@ -280,27 +342,47 @@ impl<S: KeyValueStore + ?Sized> VersionedStore<S> {
         self.first_version(KeyBounds::prefix(&prefix), Order::Reverse, isolation)
     }
 
-    fn at_or_before(&self, key: &[u8], timestamp: i64, isolation: IsolationLevel) -> Result<Option<Version>> {
+    fn at_or_before(
+        &self,
+        key: &[u8],
+        timestamp: i64,
+        isolation: IsolationLevel,
+    ) -> Result<Option<Version>> {
         let prefix = version_prefix(key);
         let upper = version_key(key, timestamp);
         let bounds = KeyBounds::from_bounds(Bound::Included(&prefix), Bound::Included(&upper));
         self.first_version(bounds, Order::Reverse, isolation)
     }
 
-    fn after(&self, key: &[u8], timestamp: i64, isolation: IsolationLevel) -> Result<Option<Version>> {
+    fn after(
+        &self,
+        key: &[u8],
+        timestamp: i64,
+        isolation: IsolationLevel,
+    ) -> Result<Option<Version>> {
         let prefix = version_prefix(key);
         let lower = version_key(key, timestamp);
         let prefix_bounds = KeyBounds::prefix(&prefix);
-        let upper = prefix_bounds.upper().map_or(Bound::Unbounded, Bound::Excluded);
+        let upper = prefix_bounds
+            .upper()
+            .map_or(Bound::Unbounded, Bound::Excluded);
         let bounds = KeyBounds::from_bounds(Bound::Excluded(&lower), upper);
         self.first_version(bounds, Order::Forward, isolation)
     }
 
-    fn first_version(&self, bounds: KeyBounds, order: Order, isolation: IsolationLevel) -> Result<Option<Version>> {
+    fn first_version(
+        &self,
+        bounds: KeyBounds,
+        order: Order,
+        isolation: IsolationLevel,
+    ) -> Result<Option<Version>> {
         if bounds.is_empty() {
             return Ok(None);
         }
-        self.kv.first_in(&bounds, order, isolation)?.map(|entry| self.decode_version(entry)).transpose()
+        self.kv
+            .first_in(&bounds, order, isolation)?
+            .map(|entry| self.decode_version(entry))
+            .transpose()
     }
 
     fn decode_version(&self, (stored_key, stored): (Vec<u8>, Vec<u8>)) -> Result<Version> {
@@ -308,18 +390,27 @@ impl<S: KeyValueStore + ?Sized> VersionedStore<S> {
         let value = match stored.split_first() {
             Some((&VALUE_MARKER, value)) => Some(value.to_vec()),
             Some((&TOMBSTONE_MARKER, [])) => None,
-            _ => return Err(corrupt(self.kv.name(), FormatError::new("version", "unknown value marker"))),
+            _ => {
+                return Err(corrupt(
+                    self.kv.name(),
+                    FormatError::new("version", "unknown value marker"),
+                ))
+            }
         };
         Ok(Version { valid_from, value })
     }
 
     /// The oldest timestamp still within history retention (and grace).
     fn horizon(&self, clock: &Clock) -> i64 {
-        clock.observed_stream_time.saturating_sub(self.history_retention)
+        clock
+            .observed_stream_time
+            .saturating_sub(self.history_retention)
     }
 
     fn clock(&self) -> MutexGuard<'_, Clock> {
-        self.clock.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.clock
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -365,7 +456,11 @@ fn expiry_key(valid_to: i64, key: &[u8], valid_from: i64) -> Vec<u8> {
 
 fn decode_expiry_key(stored: &[u8]) -> std::result::Result<(&[u8], i64), FormatError> {
     let malformed = || FormatError::new("version expiry index", format!("{} bytes", stored.len()));
-    let len_bytes: [u8; 4] = stored.get(9..13).ok_or_else(malformed)?.try_into().map_err(|_| malformed())?;
+    let len_bytes: [u8; 4] = stored
+        .get(9..13)
+        .ok_or_else(malformed)?
+        .try_into()
+        .map_err(|_| malformed())?;
     let key_end = 13 + u32::from_be_bytes(len_bytes) as usize;
     if stored.len() != key_end + 8 {
         return Err(malformed());
@@ -383,7 +478,9 @@ mod tests {
 
     #[test]
     fn timestamps_sort_as_signed_numbers() {
-        let encoded: Vec<_> = [i64::MIN, -1, 0, 1, i64::MAX].map(encode_timestamp).to_vec();
+        let encoded: Vec<_> = [i64::MIN, -1, 0, 1, i64::MAX]
+            .map(encode_timestamp)
+            .to_vec();
         assert!(encoded.windows(2).all(|pair| pair[0] < pair[1]));
         for timestamp in [i64::MIN, -1, 0, 1, i64::MAX] {
             assert_eq!(decode_timestamp(&encode_timestamp(timestamp)), timestamp);

@@ -1,13 +1,18 @@
 //! Shared by the engine integration tests: the keyed counter application (a repartition
-//! step and a counting store), and helpers that write, read and verify topics on the
-//! broker named by SLUICE_BOOTSTRAP_SERVERS.
+//! step and a counting store its processor keeps, see [`kept_stores`]), and helpers that
+//! write, read and verify topics on the broker named by SLUICE_BOOTSTRAP_SERVERS.
 
 #![allow(dead_code)] // each test binary uses part of this module
 
+pub mod kept_stores;
+
 use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use kept_stores::{StoreEvents, StoreKeepingProcessor, StoreLogic, TaskStores};
 
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
@@ -19,12 +24,11 @@ use sluice_core::engine::topology::{
     repartition_topic_name, RepartitionTopicDescription, StoreDescription, SubtopologyDescription,
 };
 use sluice_core::engine::{
-    CommittedInput, ProcessorError, ProcessorFactory, RestoreListener, TaskContext, TaskId, TaskProcessor,
+    CommittedInput, ProcessorError, ProcessorFactory, RestoreListener, TaskId, TaskProcessor,
     TopologyDescription,
 };
 use sluice_core::kafka::{Admin, ConsumedRecord, ProducedRecord, TopicSpec};
-use sluice_core::store::format::changelog::RecordContext;
-use sluice_core::store::{IsolationLevel, TopicPartition};
+use sluice_core::store::TopicPartition;
 
 /// The broker the test runs against.
 pub fn bootstrap() -> String {
@@ -46,7 +50,7 @@ pub fn unique(prefix: &str) -> String {
 }
 
 pub const COUNTS_STORE: &str = "counts";
-pub const BY_WORD: &str = "by-word";
+pub const BY_WORD: &str = "by-word-repartition";
 
 /// The counter: sub-topology 0 re-keys input records by their value (the word) into a
 /// repartition topic; sub-topology 1 counts each word in a store and emits `word → count`.
@@ -75,7 +79,6 @@ pub fn counter_topology(input: &str, output: &str) -> TopologyDescription {
                     name: COUNTS_STORE.into(),
                     persistent: true,
                     logged: true,
-                    value_layout: Default::default(),
                     changelog_configs: BTreeMap::new(),
                     source_topic_changelog: None,
                 }],
@@ -83,7 +86,6 @@ pub fn counter_topology(input: &str, output: &str) -> TopologyDescription {
         ],
         global_stores: vec![],
         copartition_groups: vec![],
-        processor_keeps_stores: false,
     }
 }
 
@@ -97,26 +99,32 @@ pub fn direct_counter_topology(input: &str, output: &str) -> TopologyDescription
     topology
 }
 
-/// Creates the counter's tasks. A record whose value equals `poison` makes the counting
-/// task fail after it produced the outputs of the records before it in its batch.
+/// Creates the counter's tasks, whose counting stores live under `state_dir`. A record
+/// whose value equals `poison` makes the counting task fail after it produced the outputs
+/// of the records before it in its batch.
 pub struct CounterFactory {
     pub application_id: String,
     pub output: String,
+    pub state_dir: PathBuf,
     pub poison: Option<Vec<u8>>,
     /// Records processed by counting tasks, for observers.
     pub counted: Arc<AtomicU64>,
     /// Called before each counting batch (the crash child logs its first batch with it).
     pub on_batch: Option<Arc<dyn Fn(usize) + Send + Sync>>,
+    /// What the counting stores did.
+    pub store_events: Arc<StoreEvents>,
 }
 
 impl CounterFactory {
-    pub fn new(application_id: &str, output: &str) -> Self {
+    pub fn new(application_id: &str, output: &str, state_dir: &Path) -> Self {
         CounterFactory {
             application_id: application_id.into(),
             output: output.into(),
+            state_dir: state_dir.into(),
             poison: None,
             counted: Arc::new(AtomicU64::new(0)),
             on_batch: None,
+            store_events: Arc::default(),
         }
     }
 }
@@ -131,11 +139,20 @@ impl ProcessorFactory for CounterFactory {
             0 => Box::new(Rekey {
                 repartition_topic: repartition_topic_name(&self.application_id, BY_WORD),
             }),
-            _ => Box::new(Count {
-                output: self.output.clone(),
-                poison: self.poison.clone(),
-                counted: Arc::clone(&self.counted),
-                on_batch: self.on_batch.clone(),
+            _ => Box::new(StoreKeepingProcessor {
+                stores: TaskStores::open(
+                    &self.state_dir,
+                    &self.application_id,
+                    task,
+                    &[COUNTS_STORE],
+                    Arc::clone(&self.store_events),
+                )?,
+                logic: Count {
+                    output: self.output.clone(),
+                    poison: self.poison.clone(),
+                    counted: Arc::clone(&self.counted),
+                    on_batch: self.on_batch.clone(),
+                },
             }),
         })
     }
@@ -148,7 +165,6 @@ struct Rekey {
 impl TaskProcessor for Rekey {
     fn process(
         &mut self,
-        _: &TaskContext<'_>,
         records: Vec<ConsumedRecord>,
     ) -> Result<Vec<ProducedRecord>, ProcessorError> {
         Ok(records
@@ -173,16 +189,15 @@ struct Count {
     on_batch: Option<Arc<dyn Fn(usize) + Send + Sync>>,
 }
 
-impl TaskProcessor for Count {
+impl StoreLogic for Count {
     fn process(
         &mut self,
-        context: &TaskContext<'_>,
+        stores: &TaskStores,
         records: Vec<ConsumedRecord>,
     ) -> Result<Vec<ProducedRecord>, ProcessorError> {
         if let Some(on_batch) = &self.on_batch {
             on_batch(records.len());
         }
-        let store = context.store(COUNTS_STORE).ok_or("counts store missing")?;
         let mut out = Vec::with_capacity(records.len() * 2);
         for record in records {
             let word = record.key.clone().ok_or("record without key")?;
@@ -190,25 +205,13 @@ impl TaskProcessor for Count {
                 // The outputs of the records before stay in the open transaction.
                 return Err(format!("poison record at offset {}", record.offset).into());
             }
-            let count = store
-                .get(&word, IsolationLevel::ReadUncommitted)?
+            let count = stores
+                .get(COUNTS_STORE, &word)?
                 .map(|v| u64::from_be_bytes(v.try_into().expect("8-byte count")))
                 .unwrap_or(0)
                 + 1;
             let value = count.to_be_bytes().to_vec();
-            store.put(word.clone(), Some(value.clone()))?;
-            let changelog = context
-                .changelog_record(
-                    COUNTS_STORE,
-                    &word,
-                    Some(&value),
-                    RecordContext {
-                        timestamp: record.timestamp,
-                        headers: &[],
-                    },
-                )?
-                .ok_or("counts store is not logged")?;
-            out.push(changelog);
+            out.push(stores.put(COUNTS_STORE, word.clone(), value, record.timestamp)?);
             out.push(ProducedRecord::new(
                 &self.output,
                 None,

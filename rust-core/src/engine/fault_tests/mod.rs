@@ -17,17 +17,13 @@ use fake_kafka::{Event, FakeKafka, Poll, ProducerOp};
 use crate::engine::budget::UncommittedBytesBudget;
 use crate::engine::config::EngineConfig;
 use crate::engine::error::{Error, Result};
-use crate::engine::global::GlobalStores;
 use crate::engine::internal_topics::{ResolvedSubtopology, ResolvedTopology};
 use crate::engine::metrics::EngineMetrics;
-use crate::engine::processor::{
-    CommittedInput, ProcessorError, ProcessorFactory, TaskContext, TaskProcessor,
-};
+use crate::engine::processor::{CommittedInput, ProcessorError, ProcessorFactory, TaskProcessor};
 use crate::engine::task_manager::ThreadShared;
 use crate::engine::thread;
 use crate::engine::topology::TaskId;
 use crate::kafka::{Admin, ClientError, ConsumedRecord, ProducedRecord, TransactionFailure};
-use crate::store::rocks::RocksDbResources;
 use crate::store::TopicPartition;
 
 const INPUT: &str = "in";
@@ -81,7 +77,6 @@ struct EchoProcessor {
 impl TaskProcessor for EchoProcessor {
     fn process(
         &mut self,
-        _context: &TaskContext<'_>,
         records: Vec<ConsumedRecord>,
     ) -> std::result::Result<Vec<ProducedRecord>, ProcessorError> {
         Ok(records
@@ -209,11 +204,9 @@ impl Harness {
             }],
             global_stores: Vec::new(),
             repartition_topics: BTreeSet::new(),
-            processor_keeps_stores: true,
         };
         let shared = Arc::new(ThreadShared {
             admin: Admin::new(&config.admin_config(), config.client_timeout).unwrap(),
-            resources: RocksDbResources::new(&config.rocksdb),
             uncommitted_bytes: Arc::new(UncommittedBytesBudget::new(None, false)),
             config,
             topology: Arc::new(topology),
@@ -224,7 +217,6 @@ impl Harness {
             restore_listener: None,
             metrics: Arc::clone(&metrics),
             process_id: "process".into(),
-            globals: Arc::new(GlobalStores::default()),
             clients: Arc::new(Arc::clone(&kafka)),
             paused: AtomicBool::new(false),
         });

@@ -1,8 +1,8 @@
 //! The timestamped value layout (`ValueAndTimestampSerializer`): `timestamp(8, BE) ‖ value`.
 //!
 //! Values of timestamped key-value and window stores have this layout in the store, and
-//! versioned stores answer `get` with it. Their changelog records do not: see
-//! [`super::changelog::Timestamped`].
+//! versioned stores answer `get` with it. Their changelog records do not: they carry the
+//! plain value, and the timestamp as the record's.
 
 use super::{read_i64, FormatError, TIMESTAMP_SIZE};
 

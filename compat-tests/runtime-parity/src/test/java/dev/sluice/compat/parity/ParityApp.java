@@ -1,5 +1,6 @@
 package dev.sluice.compat.parity;
 
+import dev.sluice.examples.foreignkeyjoin.OrderCustomers;
 import dev.sluice.examples.globaltablejoin.ClickEnrichment;
 import dev.sluice.examples.minutereport.MinuteReport;
 import dev.sluice.examples.streamtablejoin.OrderEnrichment;
@@ -29,7 +30,10 @@ enum ParityApp {
         inputs -> inputs.productsAndClicks(ClickEnrichment.PRODUCTS_TOPIC, ClickEnrichment.CLICKS_TOPIC),
         ParityApp::stringValue, 2_000),
     MINUTE_REPORT(MinuteReport.class.getName(), Map.of(MinuteReport.INPUT_TOPIC, 3), List.of(),
-        inputs -> inputs.readings(MinuteReport.INPUT_TOPIC), ParityApp::stringValue, 150);
+        inputs -> inputs.readings(MinuteReport.INPUT_TOPIC), ParityApp::stringValue, 150),
+    ORDER_CUSTOMERS(OrderCustomers.class.getName(), Map.of(OrderCustomers.ORDERS_TOPIC, 3, OrderCustomers.CUSTOMERS_TOPIC, 2),
+        List.of(), inputs -> inputs.customersAndOrders(OrderCustomers.CUSTOMERS_TOPIC, OrderCustomers.ORDERS_TOPIC),
+        ParityApp::stringValue, 1_000);
 
     private final String mainClass;
     private final Map<String, Integer> inputTopics;

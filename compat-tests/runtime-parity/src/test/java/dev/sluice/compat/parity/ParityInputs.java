@@ -105,6 +105,24 @@ final class ParityInputs {
         return records;
     }
 
+    /**
+     * Twenty customers, then 600 orders, each written once, of 24 customer ids (four of them unknown).
+     * Each order is written once and every customer before any order: a foreign-key join's output then
+     * does not depend on how its subscription and response topics interleave.
+     */
+    List<InputRecord> customersAndOrders(final String customersTopic, final String ordersTopic) {
+        final Random random = new Random(SEED);
+        final List<InputRecord> records = new ArrayList<>();
+        for (int c = 0; c < 20; c++) {
+            records.add(new InputRecord(customersTopic, "customer-" + c, utf8("name " + c), start + c));
+        }
+        for (int o = 0; o < 600; o++) {
+            final String order = "customer-" + random.nextInt(24) + ":" + (1 + random.nextInt(500));
+            records.add(new InputRecord(ordersTopic, "order-" + o, utf8(order), start + 1_000 + o * 500L));
+        }
+        return records;
+    }
+
     private static byte[] utf8(final String text) {
         return text.getBytes(StandardCharsets.UTF_8);
     }

@@ -21,7 +21,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.CommonClientConfigs;
@@ -90,13 +89,11 @@ import org.slf4j.Logger;
  * over the stores of local tasks, and the metadata of this instance. A method the engine cannot
  * honour throws {@link UnsupportedOperationException} naming the method; none is silently ignored.
  *
- * <p>The engine reports thread failures through {@link RuntimeListener}; a small supervisor thread
+ * <p>The engine reports thread failures through {@link RuntimeListener}; a {@link ClientSupervisor}
  * applies the handler's response, watches the engine for threads that stopped without a Java
  * exception, and moves the client between REBALANCING and RUNNING as tasks start.
  */
 public class KafkaStreams implements AutoCloseable {
-
-    private static final long SUPERVISION_INTERVAL_MS = 100;
 
     private final Time time;
     private final Logger log;
@@ -126,17 +123,9 @@ public class KafkaStreams implements AutoCloseable {
     /** Read without the lock: engine threads' callbacks must never wait for a start or close in progress. */
     private volatile EngineRuntime engine;
     private boolean engineClosing;
-    /**
-     * What each failed engine thread's task threw, by thread name, reported before the thread stops; the
-     * supervisor hands it to the uncaught exception handler once the thread has stopped.
-     */
-    private final Map<String, Throwable> threadFailures = new ConcurrentHashMap<>();
     private final UUID processId;
     private final Sensor failedStreamThreads;
-    /** Wakes the supervisor before its interval ends: a thread failed, or the engine's rebalances moved on. */
-    private final Semaphore supervisorWakeUps = new Semaphore(0);
-    /** Rebalances the current engine's threads had begun when the supervisor last looked; its own. */
-    private long rebalancesSeen;
+    private final ClientSupervisor supervisor;
     /** Engine thread each running task was reported from. */
     private final Map<TaskId, String> taskThreads = new ConcurrentHashMap<>();
 
@@ -326,6 +315,7 @@ public class KafkaStreams implements AutoCloseable {
         ClientMetrics.addClientRecordingLevelMetric(processId.toString(), streamsMetrics,
             Sensor.RecordingLevel.forName(applicationConfigs.getString(StreamsConfig.METRICS_RECORDING_LEVEL_CONFIG)).id);
         failedStreamThreads = ClientMetrics.failedStreamThreadSensor(streamsMetrics);
+        supervisor = new ClientSupervisor(new SupervisedClient(), log);
         ClientMetrics.addNumAliveStreamThreadMetric(streamsMetrics, (config, now) -> {
             final EngineRuntime current = engine;
             return isRunningOrRebalancing() && current != null ? current.aliveThreads() : 0;
@@ -518,7 +508,7 @@ public class KafkaStreams implements AutoCloseable {
         try {
             final String name = current.addThread();
             log.info("Added stream thread {}", name);
-            supervisorWakeUps.release();
+            supervisor.wakeUp();
             return Optional.of(name);
         } catch (final IllegalStateException closedMeanwhile) {
             log.warn("Cannot add a stream thread: the client is shutting down");
@@ -558,7 +548,7 @@ public class KafkaStreams implements AutoCloseable {
             final Optional<String> removed = current.removeThread(Duration.ofMillis(timeoutMs));
             removed.ifPresentOrElse(name -> log.info("Removed stream thread {}", name),
                 () -> log.warn("There are no threads eligible for removal"));
-            supervisorWakeUps.release();
+            supervisor.wakeUp();
             return removed;
         } catch (final IllegalStateException closedMeanwhile) {
             log.warn("Cannot remove a stream thread: the client is shutting down");
@@ -585,12 +575,10 @@ public class KafkaStreams implements AutoCloseable {
             closeToError();
             throw e;
         }
-        final Thread supervisor = new Thread(this::supervise, clientId + "-SluiceSupervisor");
-        supervisor.setDaemon(true);
-        supervisor.start();
+        supervisor.start(clientId + "-SluiceSupervisor");
     }
 
-    /** The client's engine, started; its threads' failures land in {@link #threadFailures}. */
+    /** The client's engine, started; its threads' failures go to the {@link #supervisor}. */
     private EngineRuntime startedEngine() {
         final EngineRuntime fresh = new EngineRuntime(topologyMetadata, applicationConfigs, time, new EngineListener(),
             streamsMetrics, stateDirectory, processId);
@@ -605,11 +593,9 @@ public class KafkaStreams implements AutoCloseable {
         @Override
         public void onThreadFailure(final String threadName, final Throwable error) {
             log.error("Engine thread {} failed", threadName, error);
-            if (threadFailures.putIfAbsent(threadName, error) == null
-                    && !(error instanceof ApplicationShutdownRequestedException)) {
+            if (supervisor.threadFailed(threadName, error) && !(error instanceof ApplicationShutdownRequestedException)) {
                 failedStreamThreads.record();
             }
-            supervisorWakeUps.release();
         }
 
         @Override
@@ -630,7 +616,7 @@ public class KafkaStreams implements AutoCloseable {
         @Override
         public void onRebalanceStatusChanged() {
             groupMetadata.markStale();
-            supervisorWakeUps.release();
+            supervisor.wakeUp();
         }
     }
 
@@ -638,142 +624,41 @@ public class KafkaStreams implements AutoCloseable {
         return engine;
     }
 
-    /**
-     * Runs until the client shuts down: applies the uncaught exception handler to engine threads that
-     * failed, once they have stopped, and follows the engine threads' rebalances to move between
-     * REBALANCING and RUNNING.
-     */
-    private void supervise() {
-        try {
-            while (!hasStartedOrFinishedShuttingDown()) {
-                supervisorWakeUps.tryAcquire(SUPERVISION_INTERVAL_MS, TimeUnit.MILLISECONDS);
-                supervisorWakeUps.drainPermits();
-                final EngineRuntime current = currentEngine();
-                // In this order: a stream thread that stops between the two looks is found by the second.
-                final boolean failed = current.hasFailed();
-                final Optional<String> stopped = current.stoppedThread();
-                if (stopped.isPresent()) {
-                    handleStoppedThread(current, stopped.get());
-                } else if (failed) {
-                    // Not a stream thread but the engine's global thread, which is never replaced: the
-                    // handler gets what its global state threw, else the error the engine stopped with.
-                    final Throwable engineError = closeFailedEngine(current);
-                    final Throwable thrownByGlobalState = threadFailures.remove(current.globalThreadName());
-                    handleThreadFailure(thrownByGlobalState != null ? thrownByGlobalState : engineError, Optional.empty());
-                } else {
-                    followRebalances(current);
-                }
-            }
-        } catch (final InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (final RuntimeException e) {
-            log.error("The supervisor of the engine failed", e);
-            closeToError();
+    /** What the {@link #supervisor} may do to this client. */
+    private final class SupervisedClient implements ClientSupervisor.Client {
+        @Override
+        public State state() {
+            return state;
         }
-    }
 
-    private static Throwable closeFailedEngine(final EngineRuntime failed) {
-        try {
-            failed.close();
-            return new StreamsException("An engine thread stopped");
-        } catch (final RuntimeException error) {
-            return error;
+        @Override
+        public void transitionTo(final State newState) {
+            setState(newState);
         }
-    }
 
-    /**
-     * Kafka Streams' client follows its stream threads: REBALANCING while one is in a rebalance, RUNNING
-     * once every one has its assignment and runs all its tasks (also when it was assigned none). A
-     * rebalance that began and ended between two looks still shows as REBALANCING, then RUNNING, as Kafka
-     * Streams would have shown it.
-     */
-    private void followRebalances(final EngineRuntime current) {
-        taskThreads.keySet().retainAll(current.localTasks().keySet());
-        final EngineRuntime.RebalanceStatus status = current.rebalanceStatus();
-        final boolean rebalanced = status.rebalancesStarted() != rebalancesSeen;
-        rebalancesSeen = status.rebalancesStarted();
-        if (state == State.RUNNING && (rebalanced || !status.allAssignedTasksRunning())) {
-            setState(State.REBALANCING);
+        @Override
+        public EngineRuntime engine() {
+            return currentEngine();
         }
-        if (state == State.REBALANCING && status.allAssignedTasksRunning()) {
-            setState(State.RUNNING);
-        }
-    }
 
-    /**
-     * Takes the stopped thread out of the engine and hands what it failed with to the uncaught exception
-     * handler: the exception its task threw when there is one, else the engine's error.
-     */
-    private void handleStoppedThread(final EngineRuntime current, final String thread) {
-        Throwable failure;
-        try {
-            current.takeStoppedThread(thread);
-            failure = new StreamsException("Stream thread " + thread + " stopped");
-        } catch (final RuntimeException engineError) {
-            failure = engineError;
+        @Override
+        public void closeToError() {
+            KafkaStreams.this.closeToError();
         }
-        final Throwable thrownByTask = threadFailures.remove(thread);
-        if (thrownByTask instanceof ApplicationShutdownRequestedException) {
-            log.warn("Detected that shutdown was requested. All clients in this app will now begin to shutdown");
-            closeToError();
-            return;
-        }
-        handleThreadFailure(thrownByTask != null ? thrownByTask : failure, Optional.of(current));
-    }
 
-    /**
-     * Applies the uncaught exception handler's answer to {@code failure}; {@code replaceIn} is the engine
-     * whose failed stream thread a replacement would take over from, empty when there is nothing to replace.
-     */
-    private void handleThreadFailure(final Throwable failure, final Optional<EngineRuntime> replaceIn) {
-        StreamThreadExceptionResponse response;
-        try {
-            response = uncaughtExceptionHandler.handle(failure);
-        } catch (final RuntimeException handlerError) {
-            log.error("The uncaught exception handler threw; shutting the client down", handlerError);
-            response = StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        @Override
+        public StreamThreadExceptionResponse handle(final Throwable failure) {
+            return uncaughtExceptionHandler.handle(failure);
         }
-        if (response == StreamThreadExceptionResponse.REPLACE_THREAD && failure instanceof Error) {
-            log.error("The uncaught exception handler chose REPLACE_THREAD for an Error; the JVM is not in a "
-                + "well-defined state, so the client shuts down instead", failure);
-            response = StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
-        }
-        if (response == StreamThreadExceptionResponse.REPLACE_THREAD && replaceIn.isEmpty()) {
-            log.error("The uncaught exception handler chose REPLACE_THREAD for the global thread, which cannot be "
-                + "replaced; the client shuts down instead", failure);
-            response = StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
-        }
-        switch (response) {
-            case REPLACE_THREAD:
-                log.error("Replacing the failed thread as the uncaught exception handler chose", failure);
-                replaceThread(replaceIn.get());
-                break;
-            case SHUTDOWN_APPLICATION:
-                log.error("Encountered the following exception during processing and the registered exception handler "
-                    + "opted to {}. The streams client is going to shut down now.", response, failure);
-                try {
-                    instances.requestShutdown();
-                } catch (final StreamsException e) {
-                    log.error("Could not ask the other instances to shut down; this one shuts down", e);
-                }
-                closeToError();
-                break;
-            case SHUTDOWN_CLIENT:
-            default:
-                log.error("Encountered the following exception during processing and the registered exception handler "
-                    + "opted to {}. The streams client is going to shut down now.", response, failure);
-                closeToError();
-                break;
-        }
-    }
 
-    /** Starts a thread in place of the failed one, which took its tasks out dirty; the others run on. */
-    private void replaceThread(final EngineRuntime current) {
-        try {
-            log.info("Started stream thread {} in place of the failed one", current.addThread());
-        } catch (final RuntimeException e) {
-            log.error("The replacement thread could not start; shutting the client down", e);
-            closeToError();
+        @Override
+        public void requestApplicationShutdown() {
+            instances.requestShutdown();
+        }
+
+        @Override
+        public void retainTasks(final Set<TaskId> local) {
+            taskThreads.keySet().retainAll(local);
         }
     }
 

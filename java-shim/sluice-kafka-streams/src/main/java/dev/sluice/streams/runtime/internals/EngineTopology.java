@@ -24,13 +24,12 @@ import org.apache.kafka.streams.processor.internals.TopologyMetadata;
  * The topology as Sluice's engine reads it (rust-core/src/engine/topology.rs), taken from Kafka Streams'
  * own {@link InternalTopologyBuilder} after it was rewritten with the application's config: per
  * sub-topology its user and repartition topics, its stores with their changelog topic configs, and the
- * co-partitioned topic groups, and the global stores with their topics. Repartition topics are named without
- * the application id prefix and the {@code -repartition} suffix, which the engine adds. The task processors,
- * and the global runner, keep the stores ({@code processor_keeps_stores}).
+ * co-partitioned topic groups, and the global stores with their topics. Repartition topics are named as
+ * {@link org.apache.kafka.streams.Topology#describe()} shows them, without the {@code <application.id>-}
+ * prefix, which the engine adds: most end in {@code -repartition}, a foreign-key join's in {@code -topic}. The task runners and
+ * the global runner keep the stores.
  */
 final class EngineTopology {
-
-    private static final String REPARTITION_SUFFIX = "-repartition";
 
     private final String applicationId;
     private final Map<String, Object> description = new LinkedHashMap<>();
@@ -133,7 +132,6 @@ final class EngineTopology {
         }
         description.put("copartition_groups", copartitionGroups);
         description.put("global_stores", globalStores(topologyMetadata));
-        description.put("processor_keeps_stores", true);
     }
 
     /** Each global store with the topic it is loaded from; the JVM's global runner keeps them. */
@@ -211,10 +209,9 @@ final class EngineTopology {
 
     private String unprefixedRepartition(final String fullName) {
         final String prefix = applicationId + "-";
-        if (!fullName.startsWith(prefix) || !fullName.endsWith(REPARTITION_SUFFIX)) {
-            throw new IllegalStateException("Repartition topic " + fullName + " is not named <application.id>-<name>"
-                + REPARTITION_SUFFIX);
+        if (!fullName.startsWith(prefix)) {
+            throw new IllegalStateException("Repartition topic " + fullName + " is not named <application.id>-<name>");
         }
-        return fullName.substring(prefix.length(), fullName.length() - REPARTITION_SUFFIX.length());
+        return fullName.substring(prefix.length());
     }
 }

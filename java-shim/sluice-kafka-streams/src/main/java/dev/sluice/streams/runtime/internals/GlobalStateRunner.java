@@ -1,5 +1,6 @@
 package dev.sluice.streams.runtime.internals;
 
+import dev.sluice.streams.internals.OffsetFraming;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -87,7 +88,7 @@ final class GlobalStateRunner implements GlobalRunner {
             // The state manager's offsets are the next offset to read; the engine wants the last one in the store.
             final Map<TopicPartition, Long> committed = new LinkedHashMap<>();
             stateManager.changelogOffsets().forEach((partition, next) -> committed.put(partition, next - 1));
-            return RuntimeFraming.offsets(committed);
+            return OffsetFraming.write(committed);
         });
     }
 

@@ -1,5 +1,6 @@
 package dev.sluice.streams.runtime.internals;
 
+import dev.sluice.streams.internals.OffsetFraming;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -21,7 +22,7 @@ import org.apache.kafka.common.record.TimestampType;
  * costs one call. All integers are big-endian, strings UTF-8, lengths in bytes; a length of -1 is null.
  * <ul>
  *   <li><b>Properties</b>: repeated {@code int keyLength, key, int valueLength, value}.</li>
- *   <li><b>Offsets</b>: repeated {@code int topicLength, topic, int partition, long offset}, -1 for none.</li>
+ *   <li><b>Offsets</b>: as {@link OffsetFraming} frames them.</li>
  *   <li><b>Inputs</b>: repeated {@code int topicLength, topic, int partition, long committedOffset (-1 none),
  *       int metadataLength (-1 none), metadata}.</li>
  *   <li><b>Consumed records</b>: {@code int count}, then per record {@code int topicLength, topic,
@@ -58,28 +59,6 @@ final class RuntimeFraming {
             properties.put(readString(in), readString(in));
         }
         return properties;
-    }
-
-    /** Offsets; a null offset is written as -1 (none). */
-    static byte[] offsets(final Map<TopicPartition, Long> offsets) {
-        final Writer out = new Writer();
-        for (final Map.Entry<TopicPartition, Long> entry : offsets.entrySet()) {
-            out.partition(entry.getKey());
-            out.buffer(Long.BYTES).putLong(entry.getValue() == null ? NO_OFFSET : entry.getValue());
-        }
-        return out.toBytes();
-    }
-
-    /** Offsets in their framed order; -1 is read as null (none). */
-    static Map<TopicPartition, Long> readOffsets(final byte[] framed) {
-        final ByteBuffer in = ByteBuffer.wrap(framed);
-        final Map<TopicPartition, Long> offsets = new LinkedHashMap<>();
-        while (in.hasRemaining()) {
-            final TopicPartition partition = readPartition(in);
-            final long offset = in.getLong();
-            offsets.put(partition, offset == NO_OFFSET ? null : offset);
-        }
-        return offsets;
     }
 
     /** Input partitions with their committed offset and metadata; a null value has neither. */

@@ -1,5 +1,6 @@
 package dev.sluice.streams.runtime.internals;
 
+import dev.sluice.streams.internals.OffsetFraming;
 import dev.sluice.streams.state.internals.StoreDirectoryCorruptedException;
 import java.io.File;
 import java.io.IOException;
@@ -117,7 +118,7 @@ final class StreamTaskRunner implements TaskRunner {
             // the last one in the store, -1 for none.
             final Map<TopicPartition, Long> committed = new LinkedHashMap<>();
             stateManager.changelogOffsets().forEach((changelog, next) -> committed.put(changelog, next - 1));
-            return RuntimeFraming.offsets(committed);
+            return OffsetFraming.write(committed);
         });
     }
 
@@ -183,7 +184,7 @@ final class StreamTaskRunner implements TaskRunner {
     @Override
     public void updateLags(final byte[] lags) {
         guarded(() -> {
-            consumer.lags(RuntimeFraming.readOffsets(lags));
+            consumer.lags(OffsetFraming.read(lags));
             return null;
         });
     }
@@ -253,7 +254,7 @@ final class StreamTaskRunner implements TaskRunner {
         guarded(() -> {
             final Set<TopicPartition> changelogs = task.changelogPartitions();
             final Map<TopicPartition, Long> written = new HashMap<>();
-            RuntimeFraming.readOffsets(deliveredOffsets).forEach((partition, offset) -> {
+            OffsetFraming.read(deliveredOffsets).forEach((partition, offset) -> {
                 if (offset != null && changelogs.contains(partition)) {
                     written.put(partition, offset);
                 }

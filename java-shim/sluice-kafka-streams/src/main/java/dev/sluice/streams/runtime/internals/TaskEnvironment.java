@@ -1,5 +1,6 @@
 package dev.sluice.streams.runtime.internals;
 
+import dev.sluice.streams.internals.OffsetFraming;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -116,11 +117,11 @@ final class TaskEnvironment implements TaskFactory {
         }
     }
 
-    /** Creates the runner of the global stores on the engine's global thread; {@code logStarts} as {@link RuntimeFraming#readOffsets}. */
+    /** Creates the runner of the global stores on the engine's global thread; {@code logStarts} as {@link OffsetFraming#read}. */
     @Override
     public GlobalStateRunner createGlobal(final byte[] logStarts) {
         try {
-            globalRunner = new GlobalStateRunner(this, RuntimeFraming.readOffsets(logStarts));
+            globalRunner = new GlobalStateRunner(this, OffsetFraming.read(logStarts));
             return globalRunner;
         } catch (final RuntimeException | Error e) {
             reportFailure(e);

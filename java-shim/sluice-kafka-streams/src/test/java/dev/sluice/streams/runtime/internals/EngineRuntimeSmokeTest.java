@@ -18,6 +18,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -104,9 +105,11 @@ class EngineRuntimeSmokeTest {
                     runtime.start();
                     counts = readCounts(output, expected);
                     assertFalse(runtime.hasFailed(), () -> "engine failed: " + failures);
-                    assertEquals(Set.of(new TaskId(0, 0), new TaskId(0, 1), new TaskId(1, 0), new TaskId(1, 1)),
-                        runtime.localTasks().keySet());
-                    assertEquals(Set.of(0, 1), runtime.localStores("counts").keySet());
+                    // The two engine threads may still be rebalancing when the counts are complete: a
+                    // thread that joins late takes tasks over from the other, which hosts them meanwhile.
+                    awaitEquals(Set.of(new TaskId(0, 0), new TaskId(0, 1), new TaskId(1, 0), new TaskId(1, 1)),
+                        () -> runtime.localTasks().keySet(), "the local tasks");
+                    awaitEquals(Set.of(0, 1), () -> runtime.localStores("counts").keySet(), "the local stores");
                 } finally {
                     runtime.close();
                 }
@@ -292,6 +295,16 @@ class EngineRuntimeSmokeTest {
         long batched() {
             return batched.get();
         }
+    }
+
+    /** Waits until {@code actual} gives {@code expected}, then asserts it (a minute at most). */
+    private static <T> void awaitEquals(final T expected, final Supplier<T> actual, final String what)
+        throws InterruptedException {
+        final long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+        while (!expected.equals(actual.get()) && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertEquals(expected, actual.get(), what);
     }
 
     private static EngineRuntime runtime(final String guarantee, final String suffix, final String input,

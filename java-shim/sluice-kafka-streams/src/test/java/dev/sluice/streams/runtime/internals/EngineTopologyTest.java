@@ -21,6 +21,7 @@ import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.GlobalKTable;
 import org.apache.kafka.streams.kstream.JoinWindows;
 import org.apache.kafka.streams.kstream.KStream;
+import org.apache.kafka.streams.kstream.KTable;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Repartitioned;
 import org.apache.kafka.streams.kstream.StreamJoined;
@@ -40,7 +41,6 @@ class EngineTopologyTest {
     void wordCount() throws Exception {
         final Topology topology = StreamTaskRunnerTest.wordCount();
         final Map<String, Object> description = describe(topology, new Properties());
-        assertEquals(Boolean.TRUE, description.get("processor_keeps_stores"));
         assertEquals(List.of(), description.get("copartition_groups"));
         final List<Map<String, Object>> subtopologies = subtopologies(description);
         assertEquals(2, subtopologies.size());
@@ -50,13 +50,13 @@ class EngineTopologyTest {
         assertEquals(List.of("input"), split.get("source_topics"));
         assertEquals(List.of(), split.get("repartition_source_topics"));
         assertEquals(List.of(), split.get("sink_topics"));
-        assertEquals(List.of("words"), split.get("repartition_sink_topics"));
+        assertEquals(List.of("words-repartition"), split.get("repartition_sink_topics"));
         assertEquals(List.of(), split.get("stores"));
 
         final Map<String, Object> count = subtopologies.get(1);
         assertEquals(1, count.get("id"));
         assertEquals(List.of(), count.get("source_topics"));
-        assertEquals(List.of(Map.of("name", "words")), namesAndPartitions(count.get("repartition_source_topics")));
+        assertEquals(List.of(Map.of("name", "words-repartition")), namesAndPartitions(count.get("repartition_source_topics")));
         assertEquals(List.of("output"), count.get("sink_topics"));
         assertEquals(List.of(), count.get("repartition_sink_topics"));
         final List<Map<String, Object>> stores = maps(count.get("stores"));
@@ -91,7 +91,7 @@ class EngineTopologyTest {
 
         final Map<String, Object> join = subtopologyReading(description, "right");
         final String leftRepartition = single(maps(join.get("repartition_source_topics"))).get("name").toString();
-        assertTrue(leftRepartition.endsWith("-left"), leftRepartition);
+        assertTrue(leftRepartition.endsWith("-left-repartition"), leftRepartition);
         assertEquals(List.of("joined"), join.get("sink_topics"));
         assertTrue(list(description.get("copartition_groups")).contains(new ArrayList<>(new TreeSet<>(Set.of(leftRepartition, "right")))),
             "the join's inputs are co-partitioned: " + description.get("copartition_groups"));
@@ -108,8 +108,8 @@ class EngineTopologyTest {
             assertEquals("2", configs.get("min.insync.replicas"), "topic.* configs apply to changelogs");
         }
 
-        final Map<String, Object> fixed = subtopologyReadingRepartition(description, "fixed");
-        assertEquals(List.of(Map.of("name", "fixed", "partitions", 4)), namesAndPartitions(fixed.get("repartition_source_topics")));
+        final Map<String, Object> fixed = subtopologyReadingRepartition(description, "fixed-repartition");
+        assertEquals(List.of(Map.of("name", "fixed-repartition", "partitions", 4)), namesAndPartitions(fixed.get("repartition_source_topics")));
         final Map<String, Object> fixedConfigs = map(single(maps(fixed.get("repartition_source_topics"))).get("configs"));
         assertEquals("delete", fixedConfigs.get("cleanup.policy"));
         assertEquals("2", fixedConfigs.get("min.insync.replicas"), "topic.* configs apply to repartition topics");
@@ -117,6 +117,29 @@ class EngineTopologyTest {
         assertEquals("unlogged", unlogged.get("name"));
         assertEquals(false, unlogged.get("logged"));
         assertEquals(Map.of(), unlogged.get("changelog_configs"));
+    }
+
+    @Test
+    void foreignKeyJoinTopicsKeepKafkaStreamsNames() {
+        final StreamsBuilder builder = new StreamsBuilder();
+        final KTable<String, String> orders = builder.table("orders", Consumed.with(Serdes.String(), Serdes.String()));
+        final KTable<String, String> customers = builder.table("customers", Consumed.with(Serdes.String(), Serdes.String()));
+        orders.join(customers, order -> order.split(":")[0], (order, customer) -> order + "/" + customer)
+            .toStream().to("enriched");
+        final Topology topology = builder.build();
+        final Map<String, Object> description = describe(topology, new Properties());
+        assertSameTopicsAsKafkaStreamsDescribes(topology, description);
+        final Set<String> repartitions = new TreeSet<>();
+        for (final Map<String, Object> subtopology : subtopologies(description)) {
+            for (final Map<String, Object> repartition : maps(subtopology.get("repartition_source_topics"))) {
+                repartitions.add(repartition.get("name").toString());
+            }
+        }
+        assertEquals(2, repartitions.size(), repartitions::toString);
+        assertTrue(repartitions.stream().anyMatch(name -> name.startsWith("KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-")
+            && name.endsWith("-topic")), repartitions::toString);
+        assertTrue(repartitions.stream().anyMatch(name -> name.startsWith("KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-")
+            && name.endsWith("-topic")), repartitions::toString);
     }
 
     @Test
@@ -137,7 +160,7 @@ class EngineTopologyTest {
     }
 
     @Test
-    void globalStoresAreDescribedWithTheirTopicsAndKeptByTheJvm() {
+    void globalStoresAreDescribedWithTheirTopics() {
         final StreamsBuilder builder = new StreamsBuilder();
         final GlobalKTable<String, String> countries = builder.globalTable("countries", Consumed.with(Serdes.String(), Serdes.String()));
         builder.stream("input", Consumed.with(Serdes.String(), Serdes.String()))
@@ -150,7 +173,6 @@ class EngineTopologyTest {
         final Map<String, Object> global = Map.of(
             "name", "countries-STATE-STORE-0000000000", "topic", "countries", "persistent", true);
         assertEquals(List.of(global), description.get("global_stores"));
-        assertEquals(true, description.get("processor_keeps_stores"), "the JVM keeps them, as the tasks' stores");
     }
 
     @Test
@@ -197,7 +219,7 @@ class EngineTopologyTest {
     void jsonIsWhatTheEngineParses() throws Exception {
         final TopologyMetadata metadata = metadata(StreamTaskRunnerTest.wordCount(), new Properties());
         final Map<?, ?> parsed = new ObjectMapper().readValue(EngineTopology.json(metadata, config(new Properties())), Map.class);
-        assertEquals(Set.of("subtopologies", "copartition_groups", "global_stores", "processor_keeps_stores"), parsed.keySet());
+        assertEquals(Set.of("subtopologies", "copartition_groups", "global_stores"), parsed.keySet());
     }
 
     /** Every topic the described sub-topologies read or write, by the full name Kafka Streams gives it. */
@@ -220,10 +242,10 @@ class EngineTopologyTest {
             topics.addAll(strings(subtopology.get("source_topics")));
             topics.addAll(strings(subtopology.get("sink_topics")));
             for (final Map<String, Object> repartition : maps(subtopology.get("repartition_source_topics"))) {
-                topics.add(repartition.get("name") + "-repartition");
+                topics.add(repartition.get("name").toString());
             }
             for (final String repartition : strings(subtopology.get("repartition_sink_topics"))) {
-                topics.add(repartition + "-repartition");
+                topics.add(repartition);
             }
             actual.put((Integer) subtopology.get("id"), topics);
         }

@@ -42,21 +42,6 @@ class RuntimeFramingTest {
     }
 
     @Test
-    void offsetsRoundTripWithNone() {
-        final Map<TopicPartition, Long> offsets = new LinkedHashMap<>();
-        offsets.put(new TopicPartition("app-counts-changelog", 3), 41L);
-        offsets.put(new TopicPartition("app-other-changelog", 0), null);
-        offsets.put(new TopicPartition("big", Integer.MAX_VALUE), Long.MAX_VALUE);
-        final byte[] framed = RuntimeFraming.offsets(offsets);
-        assertEquals(offsets, RuntimeFraming.readOffsets(framed));
-        final ByteBuffer second = ByteBuffer.wrap(framed, 4 + "app-counts-changelog".length() + 12, framed.length
-            - 4 - "app-counts-changelog".length() - 12);
-        second.position(second.position() + 4 + "app-other-changelog".length() + 4);
-        assertEquals(-1L, second.getLong(), "none is written as -1");
-        assertEquals(Map.of(), RuntimeFraming.readOffsets(new byte[0]));
-    }
-
-    @Test
     void inputsRoundTripWithAndWithoutCommittedOffsetAndMetadata() {
         final Map<TopicPartition, OffsetAndMetadata> inputs = new LinkedHashMap<>();
         inputs.put(new TopicPartition("input", 0), new OffsetAndMetadata(17L, Optional.empty(), "AgAAAAAAAAPo"));

@@ -13,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.streams.internals.OffsetFraming;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -310,7 +311,7 @@ class StreamTaskRunnerTest {
         final Map<TopicPartition, Long> lags = new LinkedHashMap<>();
         lags.put(new TopicPartition("left", 1), left);
         lags.put(new TopicPartition("right", 1), right);
-        return RuntimeFraming.offsets(lags);
+        return OffsetFraming.write(lags);
     }
 
     @Test
@@ -462,11 +463,11 @@ class StreamTaskRunnerTest {
     }
 
     private static Map<TopicPartition, Long> offsetsOrNone(final byte[] framed) {
-        return new LinkedHashMap<>(RuntimeFraming.readOffsets(framed));
+        return new LinkedHashMap<>(OffsetFraming.read(framed));
     }
 
     private static byte[] deliveredOffsets(final Map<TopicPartition, Long> offsets) {
-        return RuntimeFraming.offsets(offsets);
+        return OffsetFraming.write(offsets);
     }
 
     private static List<ProducerRecord<byte[], byte[]>> only(final List<ProducerRecord<byte[], byte[]>> records, final String topic) {

@@ -29,9 +29,8 @@ import org.apache.kafka.streams.state.VersionedRecord;
  *   <li><b>Versioned records</b> (versioned reads): {@code long timestamp, long validTo, value}, a valid-to
  *       of -1 meaning none; several of them (multi-version reads) as a sequence of {@code int length,
  *       versioned record}.</li>
- *   <li><b>Offsets</b> (commit): a sequence of {@code int topicLength, topic (UTF-8), int partition,
- *       long offset}; a negative offset removes the partition's stored offset.</li>
  * </ul>
+ * The changelog offsets of a commit are framed by {@link dev.sluice.streams.internals.OffsetFraming}.
  */
 final class EntryFraming {
 
@@ -63,21 +62,6 @@ final class EntryFraming {
         } else {
             batch.putInt(value.length).put(value);
         }
-    }
-
-    /** The offsets of a commit; a null offset removes the partition's stored offset. */
-    static byte[] offsets(final Map<TopicPartition, Long> offsets) {
-        int size = 0;
-        for (final TopicPartition partition : offsets.keySet()) {
-            size += 16 + partition.topic().getBytes(StandardCharsets.UTF_8).length;
-        }
-        final ByteBuffer frame = ByteBuffer.allocate(size);
-        for (final Map.Entry<TopicPartition, Long> entry : offsets.entrySet()) {
-            final byte[] topic = entry.getKey().topic().getBytes(StandardCharsets.UTF_8);
-            frame.putInt(topic.length).put(topic).putInt(entry.getKey().partition());
-            frame.putLong(entry.getValue() == null ? -1L : entry.getValue());
-        }
-        return frame.array();
     }
 
     /** A changelog restore batch: record keys and values (null deletes) as entries. */

@@ -1,5 +1,6 @@
 package dev.sluice.streams.state.internals;
 
+import dev.sluice.streams.internals.OffsetFraming;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -39,7 +40,7 @@ import org.apache.kafka.streams.state.internals.StoreQueryUtils;
 public abstract class SluiceStateStore<N extends NativeTransactionalStore> implements StateStore, AutoCloseable {
 
     /** The framing of no offsets: a commit with it removes every stored offset. */
-    private static final byte[] NO_OFFSETS = EntryFraming.offsets(Map.of());
+    private static final byte[] NO_OFFSETS = OffsetFraming.write(Map.of());
 
     private final String name;
     private final KeyValueBackend backend;
@@ -106,7 +107,7 @@ public abstract class SluiceStateStore<N extends NativeTransactionalStore> imple
 
     @Override
     public void commit(final Map<TopicPartition, Long> changelogOffsets) {
-        open().commit(EntryFraming.offsets(changelogOffsets), position.toCommit());
+        open().commit(OffsetFraming.write(changelogOffsets), position.toCommit());
         position.committed();
     }
 
