@@ -15,7 +15,7 @@
 //! ([`Recovery::RolledBack`]); a fenced producer is replaced and the thread must give its
 //! tasks up ([`Recovery::Fenced`]); anything else stops the thread.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -267,11 +267,7 @@ impl CommitBarrier {
 
     /// Deletes the repartition records below what was committed, when due; `owned` are the
     /// input partitions of the running tasks.
-    pub fn maybe_purge(
-        &mut self,
-        admin: &Admin,
-        owned: &std::collections::BTreeSet<TopicPartition>,
-    ) {
+    pub fn maybe_purge(&mut self, admin: &Admin, owned: &BTreeSet<TopicPartition>) {
         self.purge
             .maybe_purge(admin, owned, &self.metrics, Instant::now());
     }
