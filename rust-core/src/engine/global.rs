@@ -22,7 +22,9 @@ use crate::engine::error::{joined, Error, Result};
 use crate::engine::internal_topics::ResolvedGlobalStore;
 use crate::engine::processor::{GlobalProcessor, ProcessorFactory};
 use crate::engine::restore::RestoreListener;
-use crate::kafka::{AssignedConsumer, ChangelogEvent, ChangelogReader, ConsumedRecord};
+use crate::kafka::{
+    AssignedConsumer, ChangelogEvent, ChangelogReader, ConsumedRecord, RestoreConsumer,
+};
 use crate::store::TopicPartition;
 
 /// Longest wait of one poll of the global thread; bounds how late a stop is noticed.

@@ -10,15 +10,18 @@
 //! - [`task`]: a task, the changelogs of its stores and its consumed offsets.
 //! - [`restore`]: bringing the tasks' stores to the end of their changelogs.
 //! - [`global`]: the global thread, which restores and updates the global stores.
-//! - `thread`: one group member — poll loop, commit barrier, rebalance handling.
+//! - `thread`: one group member's poll loop; `task_manager`: its tasks, assignment and
+//!   pause state; `commit`: its commit barrier and how a failed transaction is recovered
+//!   from; `clients`: its Kafka clients on rdkafka, behind [`crate::kafka::clients`]'s traits.
 //! - `purge`: deleting the repartition records that tasks committed.
 //! - [`runtime`]: the [`Engine`] instance and its threads.
 //! - `budget`: the uncommitted-bytes budget's shares.
 //! - [`metrics`], [`error`], `process_id`.
 //!
 //! Imports between these modules run one way, each using only modules later in this order:
-//! `runtime`; `thread`; `global`, `purge`; `restore`; `task`; `internal_topics`, `config`;
-//! `error`; `processor`; `topology`, `budget`, `metrics`, `process_id`.
+//! `runtime`; `thread`; `task_manager`; `commit`, `clients`; `global`, `purge`; `restore`;
+//! `task`; `internal_topics`, `config`; `error`; `processor`; `topology`, `budget`, `metrics`,
+//! `process_id`.
 
 pub mod config;
 pub mod error;
@@ -32,9 +35,15 @@ pub mod task;
 pub mod topology;
 
 mod budget;
+mod clients;
+mod commit;
 mod process_id;
 mod purge;
+mod task_manager;
 mod thread;
+
+#[cfg(test)]
+mod fault_tests;
 
 pub use config::{EngineConfig, ProcessingGuarantee};
 pub use error::{Error, Result};

@@ -14,11 +14,11 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use rdkafka::error::KafkaError;
-
 use crate::engine::topology::TaskId;
-use crate::kafka::{ConsumedRecord, DeliveredOffsets, ProducedRecord};
+use crate::kafka::{ClientError, ConsumedRecord, DeliveredOffsets, ProducedRecord};
 use crate::store::TopicPartition;
+
+pub use crate::kafka::InputOffset;
 
 /// A boxed error a processor may fail with.
 pub type ProcessorError = Box<dyn std::error::Error + Send + Sync>;
@@ -112,7 +112,7 @@ pub trait TaskProcessor: Send {
         &mut self,
         index: u64,
         record: &ProducedRecord,
-        error: &KafkaError,
+        error: &ClientError,
     ) -> Result<Vec<ProducedRecord>, ProcessorError> {
         let _ = (index, record);
         Err(Box::new(error.clone()))
@@ -174,16 +174,6 @@ pub trait GlobalProcessor: Send {
     fn uncommitted_bytes(&self) -> u64 {
         0
     }
-}
-
-/// A consumed position to commit: the next offset to read, and the metadata Kafka Streams
-/// keeps with it (the partition's stream time).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InputOffset {
-    /// Next offset to read.
-    pub offset: i64,
-    /// Commit metadata.
-    pub metadata: Option<String>,
 }
 
 /// An input partition of a new task and what the group committed for it.

@@ -19,7 +19,7 @@ use std::time::Duration;
 use crate::engine::error::Result;
 use crate::engine::task::Task;
 use crate::engine::topology::TaskId;
-use crate::kafka::{ChangelogEvent, ChangelogReader, ConsumedRecord};
+use crate::kafka::{ChangelogEvent, ConsumedRecord, RestoreConsumer};
 use crate::store::TopicPartition;
 
 /// Records one restore step reads at most, so that the thread keeps polling its group
@@ -76,14 +76,17 @@ struct Restoration {
 
 /// Restores the stores of one thread's tasks.
 pub struct Restorer {
-    reader: ChangelogReader,
+    reader: Box<dyn RestoreConsumer>,
     active: BTreeMap<TopicPartition, Restoration>,
     listener: Option<Arc<dyn RestoreListener>>,
 }
 
 impl Restorer {
     /// A restorer reading with `reader`, reporting to `listener`.
-    pub fn new(reader: ChangelogReader, listener: Option<Arc<dyn RestoreListener>>) -> Self {
+    pub fn new(
+        reader: Box<dyn RestoreConsumer>,
+        listener: Option<Arc<dyn RestoreListener>>,
+    ) -> Self {
         Restorer {
             reader,
             active: BTreeMap::new(),

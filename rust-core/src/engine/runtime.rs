@@ -12,6 +12,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use crate::engine::budget::UncommittedBytesBudget;
+use crate::engine::clients::KafkaThreadClients;
 use crate::engine::config::EngineConfig;
 use crate::engine::error::{joined, Error, Result};
 use crate::engine::global::{self, GlobalThreadSetup};
@@ -20,7 +21,8 @@ use crate::engine::metrics::{EngineMetrics, MetricsSnapshot};
 use crate::engine::process_id;
 use crate::engine::processor::ProcessorFactory;
 use crate::engine::restore::RestoreListener;
-use crate::engine::thread::{self as stream_thread, ThreadShared};
+use crate::engine::task_manager::ThreadShared;
+use crate::engine::thread as stream_thread;
 use crate::engine::topology::TopologyDescription;
 use crate::kafka::Admin;
 
@@ -89,6 +91,7 @@ impl Engine {
             },
             Arc::clone(&global_stop),
         )?;
+        let clients = Arc::new(KafkaThreadClients(Arc::clone(&config)));
         let shared = Arc::new(ThreadShared {
             config,
             topology: Arc::new(resolved),
@@ -98,6 +101,7 @@ impl Engine {
             process_id,
             uncommitted_bytes,
             admin,
+            clients,
             paused: AtomicBool::new(paused),
         });
         let mut engine = Engine {

@@ -4,13 +4,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use rdkafka::error::KafkaError;
-
 use crate::engine::error::{Error, Result};
 use crate::engine::internal_topics::ResolvedSubtopology;
 use crate::engine::processor::{InputOffset, ProcessorError, TaskProcessor};
 use crate::engine::topology::TaskId;
-use crate::kafka::{ConsumedRecord, DeliveredOffsets, ProducedRecord};
+use crate::kafka::{ClientError, ConsumedRecord, DeliveredOffsets, ProducedRecord};
 use crate::store::TopicPartition;
 
 /// The changelog of a store a task's processor keeps.
@@ -118,7 +116,7 @@ impl Task {
         &mut self,
         index: u64,
         record: &ProducedRecord,
-        error: &KafkaError,
+        error: &ClientError,
     ) -> Result<Outputs> {
         let outputs = self.processor.send_failed(index, record, error);
         self.outputs(outputs)

@@ -24,7 +24,6 @@ use jni::signature::MethodSignature;
 use jni::strings::{JNIStr, JNIString};
 use jni::sys::{jint, jlong};
 use jni::{jni_sig, jni_str, AttachConfig, Env, JavaVM};
-use rdkafka::error::KafkaError;
 
 use super::arrays::{new_byte_array, read_bytes};
 use super::errors::NativeError;
@@ -34,7 +33,7 @@ use crate::engine::{
     CommittedInput, GlobalProcessor, InputOffset, KeptStateCorrupted, LoopTurn, ProcessorError,
     ProcessorFactory, RestoreListener, TaskId, TaskProcessor,
 };
-use crate::kafka::{protocol_error_code, ConsumedRecord, DeliveredOffsets, ProducedRecord};
+use crate::kafka::{ClientError, ConsumedRecord, DeliveredOffsets, ProducedRecord};
 use crate::store::TopicPartition;
 
 /// Asks the Java `TaskFactory` for each task's runner.
@@ -299,7 +298,7 @@ impl TaskProcessor for JvmTaskProcessor {
         &mut self,
         index: u64,
         record: &ProducedRecord,
-        error: &KafkaError,
+        error: &ClientError,
     ) -> Result<Vec<ProducedRecord>, ProcessorError> {
         let framed = record_framing::produced_record(record);
         let produced = upcall(&self.0.vm, |env| {
@@ -313,7 +312,7 @@ impl TaskProcessor for JvmTaskProcessor {
                     &[
                         JValue::Long(index as jlong),
                         JValue::Object(&record),
-                        JValue::Int(jint::from(protocol_error_code(error))),
+                        JValue::Int(jint::from(error.protocol_code())),
                         JValue::Object(&message),
                     ],
                 )?

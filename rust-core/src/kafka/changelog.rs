@@ -14,6 +14,7 @@ use rdkafka::error::KafkaError;
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
 
+use crate::kafka::clients::RestoreConsumer;
 use crate::kafka::error::KafkaFailure;
 use crate::kafka::group::partition_list;
 use crate::kafka::records::ConsumedRecord;
@@ -121,8 +122,27 @@ impl ChangelogReader {
         }
     }
 
+    fn topic_reader(&mut self, topic: &str) -> Result<&mut TopicReader, KafkaFailure> {
+        if !self.topics.contains_key(topic) {
+            let consumer = self
+                .config
+                .create()
+                .map_err(|e| KafkaFailure::new("creating the restore consumer", e))?;
+            self.topics.insert(
+                topic.to_string(),
+                TopicReader {
+                    consumer,
+                    readings: BTreeMap::new(),
+                },
+            );
+        }
+        Ok(self.topics.get_mut(topic).expect("inserted above"))
+    }
+}
+
+impl RestoreConsumer for ChangelogReader {
     /// The log start offset and the end (high watermark) of `partition`.
-    pub fn watermarks(&mut self, partition: &TopicPartition) -> Result<(i64, i64), KafkaFailure> {
+    fn watermarks(&mut self, partition: &TopicPartition) -> Result<(i64, i64), KafkaFailure> {
         let timeout = self.timeout;
         let reader = self.topic_reader(&partition.topic)?;
         reader
@@ -134,7 +154,7 @@ impl ChangelogReader {
     /// Starts reading `partition` at `offset`, up to its end or, with `until`, up to that
     /// offset (exclusive): a source topic serving as a changelog is read only as far as the
     /// group committed.
-    pub fn start(
+    fn start(
         &mut self,
         partition: &TopicPartition,
         offset: i64,
@@ -146,10 +166,19 @@ impl ChangelogReader {
             next: offset,
             until,
         };
-        if reader.readings.insert(partition.partition, reading).is_some() {
+        if reader
+            .readings
+            .insert(partition.partition, reading)
+            .is_some()
+        {
             return reader
                 .consumer
-                .seek(&partition.topic, partition.partition, Offset::Offset(offset), timeout)
+                .seek(
+                    &partition.topic,
+                    partition.partition,
+                    Offset::Offset(offset),
+                    timeout,
+                )
                 .map_err(|e| KafkaFailure::new(format!("rewinding changelog {partition}"), e));
         }
         reader.add(&partition.topic, partition.partition, offset, paused)
@@ -157,7 +186,7 @@ impl ChangelogReader {
 
     /// Stops fetching every partition being read, and those started from now on, until
     /// called with `paused` false.
-    pub fn set_paused(&mut self, paused: bool) -> Result<(), KafkaFailure> {
+    fn set_paused(&mut self, paused: bool) -> Result<(), KafkaFailure> {
         self.paused = paused;
         for (topic, reader) in &self.topics {
             let partitions: Vec<TopicPartition> = reader
@@ -166,14 +195,17 @@ impl ChangelogReader {
                 .map(|partition| TopicPartition::new(topic.clone(), *partition))
                 .collect();
             if !partitions.is_empty() {
-                reader.set_paused(&partition_list(partitions.iter().map(|p| (p, None))), paused)?;
+                reader.set_paused(
+                    &partition_list(partitions.iter().map(|p| (p, None))),
+                    paused,
+                )?;
             }
         }
         Ok(())
     }
 
     /// Stops reading `partition` (finished, or its task went away).
-    pub fn stop(&mut self, partition: &TopicPartition) -> Result<(), KafkaFailure> {
+    fn stop(&mut self, partition: &TopicPartition) -> Result<(), KafkaFailure> {
         let Some(reader) = self.topics.get_mut(&partition.topic) else {
             return Ok(());
         };
@@ -184,14 +216,14 @@ impl ChangelogReader {
     }
 
     /// True when no partition is being read.
-    pub fn is_idle(&self) -> bool {
+    fn is_idle(&self) -> bool {
         self.topics.values().all(|r| r.readings.is_empty())
     }
 
     /// Up to about `max_records` events, waiting at most `max_wait` in total. A partition
     /// that reaches its end (or the offset it is read until) is reported once and no longer
     /// read.
-    pub fn poll(
+    fn poll(
         &mut self,
         max_records: usize,
         max_wait: Duration,
@@ -244,22 +276,5 @@ impl ChangelogReader {
             }
         }
         Ok(events)
-    }
-
-    fn topic_reader(&mut self, topic: &str) -> Result<&mut TopicReader, KafkaFailure> {
-        if !self.topics.contains_key(topic) {
-            let consumer = self
-                .config
-                .create()
-                .map_err(|e| KafkaFailure::new("creating the restore consumer", e))?;
-            self.topics.insert(
-                topic.to_string(),
-                TopicReader {
-                    consumer,
-                    readings: BTreeMap::new(),
-                },
-            );
-        }
-        Ok(self.topics.get_mut(topic).expect("inserted above"))
     }
 }

@@ -1,5 +1,6 @@
-//! Classification of Kafka failures into what the engine does about them, following
-//! Kafka Streams: a fenced producer means the thread lost its tasks (close them dirty and
+//! Kafka failures as the engine sees them: [`ClientError`], the client's error owned by the
+//! engine, and its classification into what the engine does about it, following Kafka
+//! Streams: a fenced producer means the thread lost its tasks (close them dirty and
 //! rejoin); an abortable transaction error means abort, roll back and resume from the
 //! committed offsets; anything else is fatal for the thread.
 
@@ -7,21 +8,76 @@ use std::fmt;
 
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 
+/// A Kafka client's error: what the client said, and the Kafka protocol error code that
+/// stands for it, as Kafka's Java clients would report the same failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientError {
+    message: String,
+    protocol_code: i16,
+}
+
+impl ClientError {
+    /// The protocol code of a failure no other code describes (`UNKNOWN_SERVER_ERROR`).
+    pub const UNKNOWN_SERVER_ERROR: i16 = -1;
+    /// The protocol code of a record's topic or partition that does not exist.
+    pub const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
+    /// The protocol code of a request (or a record's delivery) that timed out.
+    pub const REQUEST_TIMED_OUT: i16 = 7;
+
+    /// An error saying `message`, standing for protocol error `protocol_code`.
+    pub fn new(protocol_code: i16, message: impl Into<String>) -> Self {
+        ClientError {
+            message: message.into(),
+            protocol_code,
+        }
+    }
+
+    /// The Kafka protocol error code that stands for this error.
+    pub fn protocol_code(&self) -> i16 {
+        self.protocol_code
+    }
+}
+
+/// librdkafka's broker errors are the protocol's codes; its local ones are mapped to what
+/// Kafka's Java producer reports for the same failure, anything else to
+/// `UNKNOWN_SERVER_ERROR`.
+impl From<KafkaError> for ClientError {
+    fn from(error: KafkaError) -> Self {
+        let protocol_code = match error.rdkafka_error_code() {
+            Some(RDKafkaErrorCode::MessageTimedOut) => ClientError::REQUEST_TIMED_OUT,
+            Some(RDKafkaErrorCode::UnknownTopic | RDKafkaErrorCode::UnknownPartition) => {
+                ClientError::UNKNOWN_TOPIC_OR_PARTITION
+            }
+            Some(code) if (code as i32) > 0 && (code as i32) <= i16::MAX as i32 => code as i16,
+            _ => ClientError::UNKNOWN_SERVER_ERROR,
+        };
+        ClientError::new(protocol_code, error.to_string())
+    }
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ClientError {}
+
 /// What a failed transactional operation requires.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TransactionFailure {
     /// Another producer with the same transactional id, or a newer group generation, took
     /// over: the tasks now belong to someone else (Kafka Streams' `TaskMigratedException`).
-    Fenced(KafkaError),
+    Fenced(ClientError),
     /// The transaction must be aborted; the producer stays usable.
-    Abortable(KafkaError),
+    Abortable(ClientError),
     /// The producer is unusable for another reason.
-    Fatal(KafkaError),
+    Fatal(ClientError),
 }
 
 impl TransactionFailure {
-    /// Classifies an error returned by a producer operation.
-    pub fn classify(error: KafkaError) -> Self {
+    /// Classifies an error returned by an rdkafka producer operation.
+    pub(crate) fn classify(error: KafkaError) -> Self {
         let code = error.rdkafka_error_code();
         let fenced = matches!(
             code,
@@ -34,38 +90,20 @@ impl TransactionFailure {
                 | Some(RDKafkaErrorCode::RebalanceInProgress)
         );
         if fenced {
-            return TransactionFailure::Fenced(error);
+            return TransactionFailure::Fenced(error.into());
         }
         match &error {
-            KafkaError::Transaction(e) if e.is_fatal() => TransactionFailure::Fatal(error),
+            KafkaError::Transaction(e) if e.is_fatal() => TransactionFailure::Fatal(error.into()),
             KafkaError::Transaction(e) if e.txn_requires_abort() || e.is_retriable() => {
-                TransactionFailure::Abortable(error)
+                TransactionFailure::Abortable(error.into())
             }
             // Delivery failures and flush timeouts leave the transaction incomplete: it
             // must be aborted, after which the producer can be used again.
             KafkaError::MessageProduction(_) | KafkaError::Flush(_) => {
-                TransactionFailure::Abortable(error)
+                TransactionFailure::Abortable(error.into())
             }
-            _ => TransactionFailure::Fatal(error),
+            _ => TransactionFailure::Fatal(error.into()),
         }
-    }
-}
-
-/// The Kafka protocol error code that stands for `error` when a record failed to be
-/// produced: librdkafka's broker errors are the protocol's codes; its local ones are mapped
-/// to what Kafka's Java producer reports for the same failure, anything else to
-/// `UNKNOWN_SERVER_ERROR` (-1).
-pub fn protocol_error_code(error: &KafkaError) -> i16 {
-    const UNKNOWN_SERVER_ERROR: i16 = -1;
-    const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
-    const REQUEST_TIMED_OUT: i16 = 7;
-    match error.rdkafka_error_code() {
-        Some(RDKafkaErrorCode::MessageTimedOut) => REQUEST_TIMED_OUT,
-        Some(RDKafkaErrorCode::UnknownTopic | RDKafkaErrorCode::UnknownPartition) => {
-            UNKNOWN_TOPIC_OR_PARTITION
-        }
-        Some(code) if (code as i32) > 0 && (code as i32) <= i16::MAX as i32 => code as i16,
-        _ => UNKNOWN_SERVER_ERROR,
     }
 }
 
@@ -85,15 +123,15 @@ pub struct KafkaFailure {
     /// What was being done, for the operator.
     pub context: String,
     /// The client's error.
-    pub error: KafkaError,
+    pub error: ClientError,
 }
 
 impl KafkaFailure {
     /// Wraps `error` with `context`.
-    pub fn new(context: impl Into<String>, error: KafkaError) -> Self {
+    pub fn new(context: impl Into<String>, error: impl Into<ClientError>) -> Self {
         KafkaFailure {
             context: context.into(),
-            error,
+            error: error.into(),
         }
     }
 }
@@ -107,5 +145,52 @@ impl fmt::Display for KafkaFailure {
 impl std::error::Error for KafkaFailure {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         Some(&self.error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_client_error_keeps_rdkafkas_message_and_maps_its_code() {
+        let too_large = KafkaError::MessageProduction(RDKafkaErrorCode::MessageSizeTooLarge);
+        let error = ClientError::from(too_large.clone());
+        assert_eq!(error.to_string(), too_large.to_string());
+        assert_eq!(error.protocol_code(), 10);
+        let timed_out = KafkaError::MessageProduction(RDKafkaErrorCode::MessageTimedOut);
+        assert_eq!(
+            ClientError::from(timed_out).protocol_code(),
+            ClientError::REQUEST_TIMED_OUT
+        );
+        let unknown = KafkaError::MessageProduction(RDKafkaErrorCode::UnknownPartition);
+        assert_eq!(
+            ClientError::from(unknown).protocol_code(),
+            ClientError::UNKNOWN_TOPIC_OR_PARTITION
+        );
+        let local = KafkaError::MessageProduction(RDKafkaErrorCode::Fail);
+        assert_eq!(
+            ClientError::from(local).protocol_code(),
+            ClientError::UNKNOWN_SERVER_ERROR
+        );
+    }
+
+    #[test]
+    fn producer_errors_are_classified_as_kafka_streams_classifies_them() {
+        let fenced = KafkaError::ConsumerCommit(RDKafkaErrorCode::UnknownMemberId);
+        assert!(matches!(
+            TransactionFailure::classify(fenced),
+            TransactionFailure::Fenced(_)
+        ));
+        let flush_timeout = KafkaError::Flush(RDKafkaErrorCode::OperationTimedOut);
+        assert!(matches!(
+            TransactionFailure::classify(flush_timeout),
+            TransactionFailure::Abortable(_)
+        ));
+        let creation = KafkaError::ClientCreation("no".into());
+        assert!(matches!(
+            TransactionFailure::classify(creation),
+            TransactionFailure::Fatal(_)
+        ));
     }
 }

@@ -4,17 +4,23 @@
 //!   bootstrap servers and the user's prefixed overrides.
 //! - [`records`]: records as the engine sees them, owned and independent of rdkafka.
 //! - [`admin`]: topic metadata, creation of internal topics, deletion of consumed records.
-//! - [`group`]: the group consumer and its rebalance callbacks.
-//! - [`producer`]: the (transactional) producer, which learns from delivery reports where
-//!   each record landed.
-//! - [`changelog`]: the restore consumer, reading changelog partitions up to their end.
+//! - [`clients`]: the seam: the traits by which an engine thread uses its clients (group
+//!   consumer, producer, restore consumer) and creates them; the engine names no rdkafka
+//!   type.
+//! - [`group`]: the group consumer on rdkafka and its rebalance callbacks.
+//! - [`producer`]: the (transactional) producer on rdkafka, which learns from delivery
+//!   reports where each record landed.
+//! - [`changelog`]: the restore consumer on rdkafka, reading changelog partitions up to their
+//!   end.
 //! - [`assigned`]: a consumer reading given partitions indefinitely (global stores).
-//! - [`error`]: how a Kafka failure is classified (fenced, abortable, fatal).
+//! - [`error`]: the clients' error as the engine owns it, and how a failure is classified
+//!   (fenced, abortable, fatal).
 
 pub mod admin;
 pub mod assigned;
 pub mod changelog;
 pub mod client_config;
+pub mod clients;
 pub mod error;
 pub mod group;
 pub mod producer;
@@ -24,7 +30,11 @@ pub use admin::{Admin, RecordDeletion, TopicSpec};
 pub use assigned::AssignedConsumer;
 pub use changelog::{ChangelogEvent, ChangelogReader};
 pub use client_config::{ClientProperties, ClientRole};
-pub use error::{protocol_error_code, KafkaFailure, TransactionFailure};
-pub use group::{GroupConsumer, GroupContext, RebalanceListener};
-pub use producer::{DeliveredOffsets, FailedSend, StreamsProducer};
-pub use records::{ConsumedRecord, ProducedRecord};
+pub use clients::{
+    DeliveredOffsets, FailedSend, GroupConsumer, GroupMetadata, RebalanceListener, RestoreConsumer,
+    StreamsProducer, ThreadClients,
+};
+pub use error::{ClientError, KafkaFailure, TransactionFailure};
+pub use group::KafkaGroupConsumer;
+pub use producer::KafkaStreamsProducer;
+pub use records::{ConsumedRecord, InputOffset, ProducedRecord};

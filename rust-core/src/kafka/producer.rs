@@ -1,7 +1,5 @@
-//! The producer of an engine thread: transactional under exactly-once, plain under
-//! at-least-once. Delivery reports tell where each record landed, which is how a commit
-//! learns the changelog offsets its stores must record, and which records failed: those
-//! are kept, with the id the caller sent them under, for the caller to decide about.
+//! The [`StreamsProducer`] of an engine thread on rdkafka. Delivery reports tell where each
+//! record landed and which records failed.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -11,15 +9,13 @@ use rdkafka::consumer::ConsumerGroupMetadata;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::Message;
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
-use rdkafka::topic_partition_list::TopicPartitionList;
 use rdkafka::{ClientConfig, ClientContext};
 
+use crate::kafka::clients::{DeliveredOffsets, FailedSend, GroupMetadata, StreamsProducer};
 use crate::kafka::error::TransactionFailure;
-use crate::kafka::records::{copied_headers, ProducedRecord};
+use crate::kafka::group::commit_list;
+use crate::kafka::records::{copied_headers, InputOffset, ProducedRecord};
 use crate::store::TopicPartition;
-
-/// The offset of the last record delivered to each partition since the last commit.
-pub type DeliveredOffsets = BTreeMap<TopicPartition, i64>;
 
 /// Serving delivery reports this often keeps their queue short between commits.
 const SENDS_PER_POLL: u32 = 256;
@@ -32,21 +28,11 @@ pub struct DeliveryTracker {
     state: Mutex<Deliveries>,
 }
 
-/// A record the producer could not write.
-#[derive(Debug)]
-pub struct FailedSend {
-    /// The id it was sent under.
-    pub id: usize,
-    /// The record, as it was to be written.
-    pub record: ProducedRecord,
-    /// Why it was not.
-    pub error: KafkaError,
-}
-
 #[derive(Default)]
 struct Deliveries {
     last_offsets: DeliveredOffsets,
-    failed: Vec<FailedSend>,
+    /// Each failed record with its id, and rdkafka's error, which a commit classifies.
+    failed: Vec<(FailedSend, KafkaError)>,
 }
 
 impl DeliveryTracker {
@@ -85,11 +71,12 @@ impl ProducerContext for DeliveryTracker {
                     timestamp: message.timestamp().to_millis().unwrap_or(-1),
                     headers,
                 };
-                state.failed.push(FailedSend {
+                let failed = FailedSend {
                     id,
                     record,
-                    error: error.clone(),
-                });
+                    error: error.clone().into(),
+                };
+                state.failed.push((failed, error.clone()));
             }
         }
     }
@@ -111,7 +98,7 @@ fn rejects_only_the_record(error: &KafkaError) -> bool {
 }
 
 /// One engine thread's producer.
-pub struct StreamsProducer {
+pub struct KafkaStreamsProducer {
     producer: BaseProducer<DeliveryTracker>,
     transactional: bool,
     in_transaction: bool,
@@ -119,7 +106,7 @@ pub struct StreamsProducer {
     timeout: Duration,
 }
 
-impl StreamsProducer {
+impl KafkaStreamsProducer {
     /// Creates the producer; with a `transactional.id` in `config` it is transactional and
     /// `init_transactions` fences older producers with that id and aborts their open
     /// transaction.
@@ -127,13 +114,13 @@ impl StreamsProducer {
         let transactional = config.get("transactional.id").is_some();
         let producer: BaseProducer<DeliveryTracker> = config
             .create_with_context(DeliveryTracker::default())
-            .map_err(TransactionFailure::Fatal)?;
+            .map_err(|e| TransactionFailure::Fatal(e.into()))?;
         if transactional {
             producer
                 .init_transactions(timeout)
                 .map_err(TransactionFailure::classify)?;
         }
-        Ok(StreamsProducer {
+        Ok(KafkaStreamsProducer {
             producer,
             transactional,
             in_transaction: false,
@@ -142,15 +129,24 @@ impl StreamsProducer {
         })
     }
 
-    /// True for an exactly-once producer.
-    pub fn is_transactional(&self) -> bool {
+    fn begin_if_needed(&mut self) -> Result<(), TransactionFailure> {
+        if self.transactional && !self.in_transaction {
+            self.producer
+                .begin_transaction()
+                .map_err(TransactionFailure::classify)?;
+            self.in_transaction = true;
+        }
+        Ok(())
+    }
+}
+
+impl StreamsProducer for KafkaStreamsProducer {
+    fn is_transactional(&self) -> bool {
         self.transactional
     }
 
-    /// Queues `record` under `id`, beginning a transaction first if none is open. Waits
-    /// while librdkafka's queue is full. A record the producer rejects at once is kept as
-    /// failed, as one that fails later is.
-    pub fn send(&mut self, record: &ProducedRecord, id: usize) -> Result<(), TransactionFailure> {
+    /// Waits while librdkafka's queue is full.
+    fn send(&mut self, record: &ProducedRecord, id: usize) -> Result<(), TransactionFailure> {
         self.begin_if_needed()?;
         let mut base: BaseRecord<'_, [u8], [u8], usize> =
             BaseRecord::with_opaque_to(&record.topic, id);
@@ -177,11 +173,12 @@ impl StreamsProducer {
                     base = returned;
                 }
                 Err((error, _)) if rejects_only_the_record(&error) => {
-                    self.producer.context().lock().failed.push(FailedSend {
+                    let failed = FailedSend {
                         id,
                         record: record.clone(),
-                        error,
-                    });
+                        error: error.clone().into(),
+                    };
+                    self.producer.context().lock().failed.push((failed, error));
                     return Ok(());
                 }
                 Err((error, _)) => return Err(TransactionFailure::classify(error)),
@@ -195,39 +192,35 @@ impl StreamsProducer {
         Ok(())
     }
 
-    /// The records that failed since the last call, in the order their failures came.
-    pub fn take_failed(&self) -> Vec<FailedSend> {
-        std::mem::take(&mut self.producer.context().lock().failed)
+    fn take_failed(&mut self) -> Vec<FailedSend> {
+        let failed = std::mem::take(&mut self.producer.context().lock().failed);
+        failed.into_iter().map(|(failed, _)| failed).collect()
     }
 
-    /// Makes everything sent since the last commit durable and returns where it landed.
-    /// A failed record left untaken fails the commit.
-    ///
-    /// Exactly-once: commits the transaction with `consumed` (next offsets to read) as the
-    /// group's offsets, fenced by `group`'s generation. At-least-once: flushes only; the
-    /// caller commits `consumed` through the consumer.
-    pub fn commit(
+    fn commit(
         &mut self,
-        consumed: &TopicPartitionList,
-        group: Option<&ConsumerGroupMetadata>,
+        consumed: &BTreeMap<TopicPartition, InputOffset>,
+        group: Option<&GroupMetadata>,
     ) -> Result<DeliveredOffsets, TransactionFailure> {
         self.flush()?;
         let deliveries = self.producer.context().take();
-        if let Some(failed) = deliveries.failed.into_iter().next() {
-            return Err(TransactionFailure::classify(failed.error));
+        if let Some((_, error)) = deliveries.failed.into_iter().next() {
+            return Err(TransactionFailure::classify(error));
         }
-        if self.transactional && (self.in_transaction || consumed.count() > 0) {
+        if self.transactional && (self.in_transaction || !consumed.is_empty()) {
             self.begin_if_needed()?;
-            if consumed.count() > 0 {
+            if !consumed.is_empty() {
                 // Without group metadata the consumer is not a member: the offsets are not
                 // this thread's to commit.
-                let group = group.ok_or_else(|| {
-                    TransactionFailure::classify(KafkaError::ConsumerCommit(
-                        RDKafkaErrorCode::UnknownMemberId,
-                    ))
-                })?;
+                let group = group
+                    .and_then(GroupMetadata::get::<ConsumerGroupMetadata>)
+                    .ok_or_else(|| {
+                        TransactionFailure::classify(KafkaError::ConsumerCommit(
+                            RDKafkaErrorCode::UnknownMemberId,
+                        ))
+                    })?;
                 self.producer
-                    .send_offsets_to_transaction(consumed, group, self.timeout)
+                    .send_offsets_to_transaction(&commit_list(consumed), group, self.timeout)
                     .map_err(TransactionFailure::classify)?;
             }
             self.producer
@@ -238,8 +231,7 @@ impl StreamsProducer {
         Ok(deliveries.last_offsets)
     }
 
-    /// Aborts the open transaction, if any, and forgets what was sent in it.
-    pub fn abort(&mut self) -> Result<(), TransactionFailure> {
+    fn abort(&mut self) -> Result<(), TransactionFailure> {
         if self.transactional && self.in_transaction {
             self.producer
                 .abort_transaction(self.timeout)
@@ -252,13 +244,12 @@ impl StreamsProducer {
         Ok(())
     }
 
-    /// Waits until every sent record is acknowledged and its delivery report served.
-    /// Failed records are kept for [`take_failed`](Self::take_failed).
+    /// Waits until every delivery report is served.
     ///
     /// rdkafka's own `flush` serves reports in 100 ms slices that always run to their end,
     /// which would put a 100 ms floor under every commit (Kafka Streams' whole commit
     /// interval under exactly-once); short slices end the wait within a millisecond.
-    pub fn flush(&self) -> Result<(), TransactionFailure> {
+    fn flush(&mut self) -> Result<(), TransactionFailure> {
         let deadline = Instant::now() + self.timeout;
         while self.producer.in_flight_count() > 0 {
             if Instant::now() >= deadline {
@@ -267,16 +258,6 @@ impl StreamsProducer {
                 )));
             }
             self.producer.poll(FLUSH_SLICE);
-        }
-        Ok(())
-    }
-
-    fn begin_if_needed(&mut self) -> Result<(), TransactionFailure> {
-        if self.transactional && !self.in_transaction {
-            self.producer
-                .begin_transaction()
-                .map_err(TransactionFailure::classify)?;
-            self.in_transaction = true;
         }
         Ok(())
     }

@@ -22,6 +22,16 @@ pub(crate) fn copied_headers<M: Message>(message: &M) -> Vec<Header> {
         .unwrap_or_default()
 }
 
+/// A consumed position to commit: the next offset to read, and the metadata Kafka Streams
+/// keeps with it (the partition's stream time).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputOffset {
+    /// Next offset to read.
+    pub offset: i64,
+    /// Commit metadata.
+    pub metadata: Option<String>,
+}
+
 /// A record read from a source, repartition or changelog topic.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConsumedRecord {

@@ -1,0 +1,346 @@
+//! The commit barrier of an engine thread (exactly-once v2): flush the producer, send the
+//! consumed offsets to the transaction with the group's metadata, commit the transaction,
+//! and only then commit each store with the offsets its changelog records got in that
+//! transaction. At-least-once takes the same path without the transaction, committing the
+//! consumed offsets through the consumer after the stores.
+//!
+//! The barrier keeps the ledger of what was sent since the last commit, so that a record
+//! the producer fails to write goes back to the task that returned it, which decides
+//! (Kafka Streams' production exception handler) whether the thread goes on without it;
+//! under exactly-once the transaction holding it cannot commit, so the thread stops once
+//! the task was asked.
+//!
+//! A failed transaction is handled as Kafka Streams handles it: an abortable one is aborted,
+//! every task rolls back its overlays and rewinds to the committed offsets
+//! ([`Recovery::RolledBack`]); a fenced producer is replaced and the thread must give its
+//! tasks up ([`Recovery::Fenced`]); anything else stops the thread.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::ControlFlow;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::engine::error::{Error, Result};
+use crate::engine::metrics::{CommitTrigger, EngineMetrics};
+use crate::engine::purge::RepartitionPurge;
+use crate::engine::task::{Outputs, Task};
+use crate::engine::topology::TaskId;
+use crate::kafka::{
+    Admin, GroupConsumer, InputOffset, StreamsProducer, ThreadClients, TransactionFailure,
+};
+use crate::store::TopicPartition;
+
+/// What became of the work since the last commit when it could not go through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Recovery {
+    /// The transaction was aborted: every task rolled back and the consumer is back at the
+    /// committed offsets. The thread goes on.
+    RolledBack,
+    /// The producer was fenced, and replaced: the tasks belong to another member now and
+    /// the thread must give them up and rejoin the group.
+    Fenced,
+}
+
+/// Whether work went through, or was recovered from as [`Recovery`] says.
+pub(crate) type Flow<T = ()> = ControlFlow<Recovery, T>;
+
+/// The tasks of a thread, by id.
+pub(crate) type Tasks = BTreeMap<TaskId, Task>;
+
+/// Records of one task sent in a row.
+#[derive(Clone, Copy)]
+struct SentBatch {
+    first_id: usize,
+    task: TaskId,
+    /// The task's number of the first record.
+    first_index: u64,
+}
+
+/// Where the producer of an engine thread comes from, and its transactional id.
+pub(crate) struct ProducerSource {
+    pub clients: Arc<dyn ThreadClients>,
+    pub thread: usize,
+    pub transactional_id: Option<String>,
+}
+
+impl ProducerSource {
+    fn create(&self) -> Result<Box<dyn StreamsProducer>> {
+        self.clients
+            .producer(self.thread, self.transactional_id.as_deref())
+            .map_err(Error::Producer)
+    }
+}
+
+/// The producer of a thread, what it sent since the last commit, and when that was.
+pub(crate) struct CommitBarrier {
+    source: ProducerSource,
+    producer: Box<dyn StreamsProducer>,
+    metrics: Arc<EngineMetrics>,
+    commit_interval: Duration,
+    last_commit: Instant,
+    /// The batches sent since the last commit or abort, in sending order: where a failed
+    /// record's producer id leads back to its task.
+    sent: Vec<SentBatch>,
+    /// The producer id of the next record sent.
+    next_send_id: usize,
+    purge: RepartitionPurge,
+}
+
+impl CommitBarrier {
+    /// A barrier committing every `commit_interval` with a producer from `source`.
+    pub fn new(
+        source: ProducerSource,
+        metrics: Arc<EngineMetrics>,
+        commit_interval: Duration,
+        purge: RepartitionPurge,
+    ) -> Result<Self> {
+        Ok(CommitBarrier {
+            producer: source.create()?,
+            source,
+            metrics,
+            commit_interval,
+            last_commit: Instant::now(),
+            sent: Vec::new(),
+            next_send_id: 0,
+            purge,
+        })
+    }
+
+    /// How long until the commit interval is over.
+    pub fn time_to_commit(&self) -> Duration {
+        self.commit_interval
+            .saturating_sub(self.last_commit.elapsed())
+    }
+
+    /// Sends the `outputs` of task `task` in the open transaction, then settles the records
+    /// that failed so far.
+    pub fn send(
+        &mut self,
+        consumer: &dyn GroupConsumer,
+        tasks: &mut Tasks,
+        task: TaskId,
+        outputs: Outputs,
+    ) -> Result<Flow> {
+        if let ControlFlow::Break(recovery) = self.queue(consumer, tasks, task, outputs)? {
+            return Ok(ControlFlow::Break(recovery));
+        }
+        Ok(match self.settle_failed(consumer, tasks)? {
+            ControlFlow::Break(recovery) => ControlFlow::Break(recovery),
+            ControlFlow::Continue(_) => ControlFlow::Continue(()),
+        })
+    }
+
+    /// Hands the `outputs` of task `task` to the producer.
+    fn queue(
+        &mut self,
+        consumer: &dyn GroupConsumer,
+        tasks: &mut Tasks,
+        task: TaskId,
+        outputs: Outputs,
+    ) -> Result<Flow> {
+        if outputs.records.is_empty() {
+            return Ok(ControlFlow::Continue(()));
+        }
+        self.sent.push(SentBatch {
+            first_id: self.next_send_id,
+            task,
+            first_index: outputs.first_index,
+        });
+        for record in &outputs.records {
+            let id = self.next_send_id;
+            self.next_send_id += 1;
+            if let Err(failure) = self.producer.send(record, id) {
+                return self
+                    .recover(consumer, tasks, failure)
+                    .map(ControlFlow::Break);
+            }
+        }
+        Ok(ControlFlow::Continue(()))
+    }
+
+    /// Asks the task of every record the producer failed to write what to do about it, and
+    /// sends what it answers, until no failure is left. Kafka's Java producer must abort a
+    /// transaction in which a record failed, so under exactly-once a Kafka Streams thread
+    /// fails its next commit whatever the handler answered; here the thread stops as soon
+    /// as the tasks were asked. Continues with how many failures there were.
+    fn settle_failed(
+        &mut self,
+        consumer: &dyn GroupConsumer,
+        tasks: &mut Tasks,
+    ) -> Result<Flow<usize>> {
+        let mut settled = 0;
+        let mut doomed = None;
+        loop {
+            let failed = self.producer.take_failed();
+            if failed.is_empty() {
+                break;
+            }
+            for failure in failed {
+                settled += 1;
+                let batch_index = self.sent.partition_point(|b| b.first_id <= failure.id);
+                let batch = self.sent[batch_index - 1];
+                let Some(task) = tasks.get_mut(&batch.task) else {
+                    return Err(Error::Producer(TransactionFailure::Fatal(failure.error)));
+                };
+                let index = batch.first_index + (failure.id - batch.first_id) as u64;
+                let outputs = task.send_failed(index, &failure.record, &failure.error)?;
+                if self.producer.is_transactional() {
+                    doomed.get_or_insert(failure.error);
+                } else if let ControlFlow::Break(recovery) =
+                    self.queue(consumer, tasks, batch.task, outputs)?
+                {
+                    return Ok(ControlFlow::Break(recovery));
+                }
+            }
+        }
+        match doomed {
+            Some(error) => Err(Error::Producer(TransactionFailure::Fatal(error))),
+            None => Ok(ControlFlow::Continue(settled)),
+        }
+    }
+
+    /// The producer dropped everything it was sent: no failure can come back.
+    fn forget_sent(&mut self) {
+        self.sent.clear();
+        self.next_send_id = 0;
+    }
+
+    /// Commits the work of the `running` tasks: what flushing them produces, the input
+    /// offsets they consumed (past the transaction markers after the records
+    /// `handed_out`), and their stores.
+    pub fn commit(
+        &mut self,
+        consumer: &dyn GroupConsumer,
+        tasks: &mut Tasks,
+        running: &[TaskId],
+        handed_out: &BTreeMap<TopicPartition, i64>,
+        trigger: CommitTrigger,
+    ) -> Result<Flow> {
+        self.last_commit = Instant::now();
+        let mut consumed: BTreeMap<TopicPartition, InputOffset> = BTreeMap::new();
+        for id in running {
+            let task = tasks.get_mut(id).expect("running tasks are tasks");
+            let outputs = task.flush()?;
+            consumed.extend(task.committable_offsets()?);
+            if let ControlFlow::Break(recovery) = self.queue(consumer, tasks, *id, outputs)? {
+                return Ok(ControlFlow::Break(recovery));
+            }
+        }
+        skip_trailing_markers(consumer, handed_out, &mut consumed);
+        // Records the tasks send for failed ones may fail as well.
+        loop {
+            if let Err(failure) = self.producer.flush() {
+                return self
+                    .recover(consumer, tasks, failure)
+                    .map(ControlFlow::Break);
+            }
+            match self.settle_failed(consumer, tasks)? {
+                ControlFlow::Break(recovery) => return Ok(ControlFlow::Break(recovery)),
+                ControlFlow::Continue(0) => break,
+                ControlFlow::Continue(_) => {}
+            }
+        }
+        let group = consumer.group_metadata();
+        let delivered = match self.producer.commit(&consumed, group.as_ref()) {
+            Ok(delivered) => delivered,
+            Err(failure) => {
+                return self
+                    .recover(consumer, tasks, failure)
+                    .map(ControlFlow::Break)
+            }
+        };
+        self.forget_sent();
+        for task in tasks.values_mut() {
+            task.commit_stores(&delivered)?;
+        }
+        if !self.producer.is_transactional() && !consumed.is_empty() {
+            consumer.commit_offsets(&consumed)?;
+        }
+        self.purge.committed(
+            consumed
+                .iter()
+                .map(|(partition, position)| (partition, position.offset)),
+        );
+        self.metrics.committed(trigger);
+        Ok(ControlFlow::Continue(()))
+    }
+
+    /// Deletes the repartition records below what was committed, when due; `owned` are the
+    /// input partitions of the running tasks.
+    pub fn maybe_purge(&mut self, admin: &Admin, owned: &BTreeSet<TopicPartition>) {
+        self.purge
+            .maybe_purge(admin, owned, &self.metrics, Instant::now());
+    }
+
+    /// Aborts the open transaction: every task rolls back and rewinds to the committed
+    /// offsets. An abort that fails abortably is fatal.
+    pub fn abort(&mut self, consumer: &dyn GroupConsumer, tasks: &mut Tasks) -> Result<Recovery> {
+        match self.producer.abort() {
+            Ok(()) => {
+                self.forget_sent();
+                self.metrics.aborted();
+                for task in tasks.values_mut() {
+                    task.rollback()?;
+                }
+                rewind_to_committed(consumer)?;
+                Ok(Recovery::RolledBack)
+            }
+            Err(TransactionFailure::Abortable(error)) => {
+                self.recover(consumer, tasks, TransactionFailure::Fatal(error))
+            }
+            Err(other) => self.recover(consumer, tasks, other),
+        }
+    }
+
+    /// Aborts the open transaction for the tasks closing dirty; nothing of it may become
+    /// visible, and the thread ends whatever the abort answers.
+    pub fn abort_on_close(&mut self) {
+        let _ = self.producer.abort();
+    }
+
+    /// Handles a failed send or commit the way Kafka Streams does.
+    fn recover(
+        &mut self,
+        consumer: &dyn GroupConsumer,
+        tasks: &mut Tasks,
+        failure: TransactionFailure,
+    ) -> Result<Recovery> {
+        match failure {
+            TransactionFailure::Abortable(_) => self.abort(consumer, tasks),
+            TransactionFailure::Fenced(_) => {
+                self.metrics.aborted();
+                self.producer = self.source.create()?;
+                self.forget_sent();
+                Ok(Recovery::Fenced)
+            }
+            TransactionFailure::Fatal(_) => Err(Error::Producer(failure)),
+        }
+    }
+}
+
+/// Moves each input offset to commit past the transaction markers that follow it when its
+/// task processed every record `handed_out` to it, as Kafka Streams commits the consumer's
+/// next offset then: a transactional input's committed offset reaches its end and its lag 0.
+fn skip_trailing_markers(
+    consumer: &dyn GroupConsumer,
+    handed_out: &BTreeMap<TopicPartition, i64>,
+    consumed: &mut BTreeMap<TopicPartition, InputOffset>,
+) {
+    let positions = consumer.next_offsets();
+    for (partition, input) in consumed.iter_mut() {
+        let all_processed = handed_out.get(partition) == Some(&(input.offset - 1));
+        if let (true, Some(&next)) = (all_processed, positions.get(partition)) {
+            input.offset = input.offset.max(next);
+        }
+    }
+}
+
+/// Moves every assigned partition back to the group's committed offset (its start when
+/// nothing was committed).
+fn rewind_to_committed(consumer: &dyn GroupConsumer) -> Result<()> {
+    let assigned = consumer.assigned_partitions()?;
+    for (partition, committed) in consumer.committed_offsets(&assigned)? {
+        consumer.seek_to(&partition, committed.map(|c| c.offset))?;
+    }
+    Ok(())
+}

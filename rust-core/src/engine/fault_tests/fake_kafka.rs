@@ -1,0 +1,559 @@
+//! An in-process Kafka for one engine thread, behind the clients' traits: a group of one
+//! member whose polls follow a script, and a producer whose operations fail as a test
+//! injects. Everything runs on the calling thread, so a test is deterministic.
+//!
+//! The fake broker answers a produce request when the next one goes out (or at a flush),
+//! as librdkafka serves delivery reports on later calls: a failed record is reported after
+//! the send that queued it. Under exactly-once the records become visible when their
+//! transaction commits, under at-least-once once delivered.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use crate::kafka::{
+    ChangelogEvent, ClientError, ConsumedRecord, DeliveredOffsets, FailedSend, GroupConsumer,
+    GroupMetadata, InputOffset, KafkaFailure, ProducedRecord, RebalanceListener, RestoreConsumer,
+    StreamsProducer, ThreadClients, TransactionFailure,
+};
+use crate::store::TopicPartition;
+
+/// What one poll of the group consumer does.
+#[derive(Debug, Clone)]
+pub enum Poll {
+    /// The group assigns these partitions (a new generation).
+    Assign(Vec<TopicPartition>),
+    /// The group takes these partitions away; `lost` when another member has them already.
+    Revoke {
+        partitions: Vec<TopicPartition>,
+        lost: bool,
+    },
+    /// Returns the records after the consumer's positions, of every partition not paused.
+    Fetch,
+    /// Returns the records after the consumer's position in this partition only.
+    FetchFrom(TopicPartition),
+    /// The poll fails.
+    Fail(ClientError),
+}
+
+/// A producer operation a test makes fail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProducerOp {
+    /// Queueing a record for this topic.
+    SendTo(String),
+    /// Waiting for the records in flight.
+    Flush,
+    /// Committing a transaction (exactly-once).
+    Commit,
+    Abort,
+}
+
+/// What happened in the cluster, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    ProducerCreated,
+    Committed,
+    Aborted,
+    Rejoined,
+}
+
+/// A commit of the group's offsets, and what was visible once it was made.
+#[derive(Debug, Clone)]
+pub struct GroupCommit {
+    pub offsets: BTreeMap<TopicPartition, i64>,
+    /// The values visible in every topic then.
+    pub visible: Vec<String>,
+}
+
+/// The group generation the fake consumer puts into its [`GroupMetadata`].
+struct Generation(u32);
+
+#[derive(Default)]
+struct Cluster {
+    /// The records of the input partitions.
+    inputs: BTreeMap<TopicPartition, Vec<ConsumedRecord>>,
+    /// The group's committed positions.
+    committed: BTreeMap<TopicPartition, InputOffset>,
+    /// The records written, as a read-committed reader sees them, in order.
+    visible: Vec<ProducedRecord>,
+    /// The next offset of each partition written to.
+    log_ends: BTreeMap<TopicPartition, i64>,
+    polls: VecDeque<Poll>,
+    faults: Vec<(ProducerOp, TransactionFailure)>,
+    /// Record values the broker rejects, with the error it answers.
+    rejected: BTreeMap<Vec<u8>, ClientError>,
+    generation: u32,
+    events: Vec<Event>,
+    commits: Vec<GroupCommit>,
+}
+
+impl Cluster {
+    /// The first failure injected for `op`, taken.
+    fn fault(&mut self, op: &ProducerOp) -> Result<(), TransactionFailure> {
+        match self.faults.iter().position(|(o, _)| o == op) {
+            Some(index) => Err(self.faults.remove(index).1),
+            None => Ok(()),
+        }
+    }
+
+    /// Commits `consumed` as the group's offsets.
+    fn commit_offsets(&mut self, consumed: &BTreeMap<TopicPartition, InputOffset>) {
+        self.committed.extend(consumed.clone());
+        self.events.push(Event::Committed);
+        self.commits.push(GroupCommit {
+            offsets: consumed
+                .iter()
+                .map(|(p, o)| (p.clone(), o.offset))
+                .collect(),
+            visible: self.visible.iter().map(value_of).collect(),
+        });
+    }
+
+    /// Appends `record` to its partition (0 when it names none); returns where it landed.
+    fn append(&mut self, record: &ProducedRecord) -> (TopicPartition, i64) {
+        let partition = TopicPartition::new(record.topic.clone(), record.partition.unwrap_or(0));
+        let end = self.log_ends.entry(partition.clone()).or_insert(0);
+        let offset = *end;
+        *end += 1;
+        (partition, offset)
+    }
+}
+
+fn value_of(record: &ProducedRecord) -> String {
+    String::from_utf8_lossy(record.value.as_deref().unwrap_or_default()).into_owned()
+}
+
+/// One engine thread's Kafka, as its clients see it.
+pub struct FakeKafka {
+    cluster: Mutex<Cluster>,
+    /// Set when the script of polls is over: the thread then stops.
+    stop: Arc<AtomicBool>,
+}
+
+impl FakeKafka {
+    /// A cluster whose input partitions hold `inputs` (values, in offset order); the thread
+    /// stops, through `stop`, once the polls scripted are done.
+    pub fn new(inputs: &[(TopicPartition, Vec<&str>)], stop: Arc<AtomicBool>) -> Arc<Self> {
+        let mut cluster = Cluster::default();
+        for (partition, values) in inputs {
+            let records = values
+                .iter()
+                .enumerate()
+                .map(|(offset, value)| ConsumedRecord {
+                    topic: partition.topic.clone(),
+                    partition: partition.partition,
+                    offset: offset as i64,
+                    timestamp: 0,
+                    key: None,
+                    value: Some(value.as_bytes().to_vec()),
+                    headers: Vec::new(),
+                })
+                .collect();
+            cluster.inputs.insert(partition.clone(), records);
+        }
+        Arc::new(FakeKafka {
+            cluster: Mutex::new(cluster),
+            stop,
+        })
+    }
+
+    fn cluster(&self) -> MutexGuard<'_, Cluster> {
+        self.cluster.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The consumer's polls, in order, after those scripted already.
+    pub fn script(&self, polls: impl IntoIterator<Item = Poll>) {
+        self.cluster().polls.extend(polls);
+    }
+
+    /// The next `op` fails with `failure`.
+    pub fn fail_next(&self, op: ProducerOp, failure: TransactionFailure) {
+        self.cluster().faults.push((op, failure));
+    }
+
+    /// Every record with `value` is rejected by the broker with `error`.
+    pub fn reject(&self, value: &str, error: ClientError) {
+        self.cluster()
+            .rejected
+            .insert(value.as_bytes().to_vec(), error);
+    }
+
+    /// The values of the records visible in `topic`, in the order they were written.
+    pub fn visible(&self, topic: &str) -> Vec<String> {
+        self.cluster()
+            .visible
+            .iter()
+            .filter(|r| r.topic == topic)
+            .map(value_of)
+            .collect()
+    }
+
+    /// The group's committed offset of each partition.
+    pub fn committed(&self) -> BTreeMap<TopicPartition, i64> {
+        self.cluster()
+            .committed
+            .iter()
+            .map(|(p, o)| (p.clone(), o.offset))
+            .collect()
+    }
+
+    /// Every commit of the group's offsets, in order.
+    pub fn commits(&self) -> Vec<GroupCommit> {
+        self.cluster().commits.clone()
+    }
+
+    /// How often `event` happened.
+    pub fn count(&self, event: &Event) -> usize {
+        self.cluster().events.iter().filter(|e| *e == event).count()
+    }
+}
+
+impl ThreadClients for Arc<FakeKafka> {
+    fn group_consumer(
+        &self,
+        _thread: usize,
+        listener: Arc<dyn RebalanceListener>,
+        _topics: &[String],
+    ) -> Result<Box<dyn GroupConsumer>, KafkaFailure> {
+        Ok(Box::new(FakeConsumer {
+            kafka: Arc::clone(self),
+            listener,
+            state: Mutex::new(ConsumerState::default()),
+        }))
+    }
+
+    fn producer(
+        &self,
+        _thread: usize,
+        transactional_id: Option<&str>,
+    ) -> Result<Box<dyn StreamsProducer>, TransactionFailure> {
+        self.cluster().events.push(Event::ProducerCreated);
+        Ok(Box::new(FakeProducer {
+            kafka: Arc::clone(self),
+            transactional: transactional_id.is_some(),
+            in_transaction: false,
+            in_flight: Vec::new(),
+            uncommitted: Vec::new(),
+            delivered: DeliveredOffsets::new(),
+            failed: Vec::new(),
+        }))
+    }
+
+    fn restore_consumer(&self, _thread: usize) -> Box<dyn RestoreConsumer> {
+        Box::new(NoChangelogs)
+    }
+}
+
+#[derive(Default)]
+struct ConsumerState {
+    assignment: Vec<TopicPartition>,
+    positions: BTreeMap<TopicPartition, i64>,
+    paused: BTreeSet<TopicPartition>,
+}
+
+struct FakeConsumer {
+    kafka: Arc<FakeKafka>,
+    listener: Arc<dyn RebalanceListener>,
+    /// Never held while the listener runs, which calls back into the consumer.
+    state: Mutex<ConsumerState>,
+}
+
+impl FakeConsumer {
+    fn state(&self) -> MutexGuard<'_, ConsumerState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn fetch(&self, partitions: &[TopicPartition], max: usize) -> Vec<ConsumedRecord> {
+        let cluster = self.kafka.cluster();
+        let mut state = self.state();
+        let mut records = Vec::new();
+        for partition in partitions {
+            if state.paused.contains(partition) || !state.assignment.contains(partition) {
+                continue;
+            }
+            let position = state.positions.get(partition).copied().unwrap_or(0);
+            let log = cluster.inputs.get(partition).map_or(&[][..], Vec::as_slice);
+            let fetched: Vec<ConsumedRecord> = log
+                .iter()
+                .skip(position as usize)
+                .take(max - records.len())
+                .cloned()
+                .collect();
+            state
+                .positions
+                .insert(partition.clone(), position + fetched.len() as i64);
+            records.extend(fetched);
+        }
+        records
+    }
+}
+
+impl GroupConsumer for FakeConsumer {
+    fn poll_records(
+        &self,
+        max: usize,
+        _wait: Duration,
+    ) -> Result<Vec<ConsumedRecord>, KafkaFailure> {
+        let next = self.kafka.cluster().polls.pop_front();
+        match next {
+            None => {
+                self.kafka.stop.store(true, Ordering::Relaxed);
+                Ok(Vec::new())
+            }
+            Some(Poll::Assign(partitions)) => {
+                self.kafka.cluster().generation += 1;
+                let committed = self.kafka.cluster().committed.clone();
+                {
+                    let mut state = self.state();
+                    for partition in &partitions {
+                        let start = committed.get(partition).map_or(0, |c| c.offset);
+                        state.positions.insert(partition.clone(), start);
+                        state.assignment.push(partition.clone());
+                    }
+                }
+                self.listener.partitions_assigned(self, &partitions);
+                Ok(Vec::new())
+            }
+            Some(Poll::Revoke { partitions, lost }) => {
+                self.listener.partitions_revoked(self, &partitions, lost);
+                self.kafka.cluster().generation += 1;
+                let mut state = self.state();
+                state.assignment.retain(|p| !partitions.contains(p));
+                for partition in &partitions {
+                    state.positions.remove(partition);
+                    state.paused.remove(partition);
+                }
+                Ok(Vec::new())
+            }
+            Some(Poll::Fetch) => {
+                let assignment = self.state().assignment.clone();
+                Ok(self.fetch(&assignment, max))
+            }
+            Some(Poll::FetchFrom(partition)) => Ok(self.fetch(&[partition], max)),
+            Some(Poll::Fail(error)) => Err(KafkaFailure::new("polling the source topics", error)),
+        }
+    }
+
+    fn rejoin(&self) -> Result<(), KafkaFailure> {
+        let assignment = self.state().assignment.clone();
+        let mut cluster = self.kafka.cluster();
+        cluster.events.push(Event::Rejoined);
+        cluster.polls.push_front(Poll::Assign(assignment.clone()));
+        cluster.polls.push_front(Poll::Revoke {
+            partitions: assignment,
+            lost: false,
+        });
+        Ok(())
+    }
+
+    fn assigned_partitions(&self) -> Result<Vec<TopicPartition>, KafkaFailure> {
+        Ok(self.state().assignment.clone())
+    }
+
+    fn pause_partitions(&self, partitions: &[TopicPartition]) -> Result<(), KafkaFailure> {
+        self.state().paused.extend(partitions.iter().cloned());
+        Ok(())
+    }
+
+    fn resume_partitions(&self, partitions: &[TopicPartition]) -> Result<(), KafkaFailure> {
+        let mut state = self.state();
+        for partition in partitions {
+            state.paused.remove(partition);
+        }
+        Ok(())
+    }
+
+    fn seek_to(&self, partition: &TopicPartition, offset: Option<i64>) -> Result<(), KafkaFailure> {
+        self.state()
+            .positions
+            .insert(partition.clone(), offset.unwrap_or(0));
+        Ok(())
+    }
+
+    fn committed_offsets(
+        &self,
+        partitions: &[TopicPartition],
+    ) -> Result<Vec<(TopicPartition, Option<InputOffset>)>, KafkaFailure> {
+        let cluster = self.kafka.cluster();
+        Ok(partitions
+            .iter()
+            .map(|p| (p.clone(), cluster.committed.get(p).cloned()))
+            .collect())
+    }
+
+    fn commit_offsets(
+        &self,
+        consumed: &BTreeMap<TopicPartition, InputOffset>,
+    ) -> Result<(), KafkaFailure> {
+        self.kafka.cluster().commit_offsets(consumed);
+        Ok(())
+    }
+
+    fn next_offsets(&self) -> BTreeMap<TopicPartition, i64> {
+        self.state().positions.clone()
+    }
+
+    fn fetched_watermarks(&self, partition: &TopicPartition) -> Option<(i64, i64)> {
+        let cluster = self.kafka.cluster();
+        let end = cluster.inputs.get(partition).map_or(0, Vec::len);
+        Some((0, end as i64))
+    }
+
+    fn group_metadata(&self) -> Option<GroupMetadata> {
+        let member = !self.state().assignment.is_empty();
+        member.then(|| GroupMetadata::new(Generation(self.kafka.cluster().generation)))
+    }
+
+    fn member_id(&self) -> Option<String> {
+        Some("fake-member".into())
+    }
+}
+
+struct FakeProducer {
+    kafka: Arc<FakeKafka>,
+    transactional: bool,
+    in_transaction: bool,
+    /// Sent, not answered yet: the id each was sent under, and the record.
+    in_flight: Vec<(usize, ProducedRecord)>,
+    /// Delivered in the open transaction, visible once it commits.
+    uncommitted: Vec<ProducedRecord>,
+    delivered: DeliveredOffsets,
+    failed: Vec<FailedSend>,
+}
+
+impl FakeProducer {
+    /// The broker answers every request in flight.
+    fn answer_in_flight(&mut self) {
+        let mut cluster = self.kafka.cluster();
+        for (id, record) in std::mem::take(&mut self.in_flight) {
+            let rejected = record.value.as_ref().and_then(|v| cluster.rejected.get(v));
+            if let Some(error) = rejected {
+                self.failed.push(FailedSend {
+                    id,
+                    record,
+                    error: error.clone(),
+                });
+                continue;
+            }
+            let (partition, offset) = cluster.append(&record);
+            self.delivered.insert(partition, offset);
+            if self.transactional {
+                self.uncommitted.push(record);
+            } else {
+                cluster.visible.push(record);
+            }
+        }
+    }
+}
+
+impl StreamsProducer for FakeProducer {
+    fn is_transactional(&self) -> bool {
+        self.transactional
+    }
+
+    fn send(&mut self, record: &ProducedRecord, id: usize) -> Result<(), TransactionFailure> {
+        self.kafka
+            .cluster()
+            .fault(&ProducerOp::SendTo(record.topic.clone()))?;
+        self.answer_in_flight();
+        self.in_transaction = self.transactional;
+        self.in_flight.push((id, record.clone()));
+        Ok(())
+    }
+
+    fn take_failed(&mut self) -> Vec<FailedSend> {
+        std::mem::take(&mut self.failed)
+    }
+
+    fn flush(&mut self) -> Result<(), TransactionFailure> {
+        // Only a flush that waits for the broker can time out.
+        if !self.in_flight.is_empty() {
+            self.kafka.cluster().fault(&ProducerOp::Flush)?;
+        }
+        self.answer_in_flight();
+        Ok(())
+    }
+
+    fn commit(
+        &mut self,
+        consumed: &BTreeMap<TopicPartition, InputOffset>,
+        group: Option<&GroupMetadata>,
+    ) -> Result<DeliveredOffsets, TransactionFailure> {
+        self.flush()?;
+        if let Some(failed) = self.failed.first() {
+            return Err(TransactionFailure::Abortable(failed.error.clone()));
+        }
+        if self.transactional && (self.in_transaction || !consumed.is_empty()) {
+            let mut cluster = self.kafka.cluster();
+            cluster.fault(&ProducerOp::Commit)?;
+            let generation = group.and_then(GroupMetadata::get::<Generation>);
+            if !consumed.is_empty() && generation.map(|g| g.0) != Some(cluster.generation) {
+                return Err(TransactionFailure::Fenced(ClientError::new(
+                    25,
+                    "the group generation is not the current one",
+                )));
+            }
+            cluster.visible.append(&mut self.uncommitted);
+            cluster.commit_offsets(consumed);
+            self.in_transaction = false;
+        }
+        Ok(std::mem::take(&mut self.delivered))
+    }
+
+    fn abort(&mut self) -> Result<(), TransactionFailure> {
+        let mut cluster = self.kafka.cluster();
+        cluster.fault(&ProducerOp::Abort)?;
+        cluster.events.push(Event::Aborted);
+        self.in_transaction = false;
+        self.in_flight.clear();
+        self.uncommitted.clear();
+        self.delivered.clear();
+        self.failed.clear();
+        Ok(())
+    }
+}
+
+/// The restore consumer of a topology without changelogs: it never has anything to read.
+struct NoChangelogs;
+
+impl RestoreConsumer for NoChangelogs {
+    fn watermarks(&mut self, partition: &TopicPartition) -> Result<(i64, i64), KafkaFailure> {
+        Err(KafkaFailure::new(
+            format!("reading the offsets of {partition}"),
+            ClientError::new(
+                ClientError::UNKNOWN_TOPIC_OR_PARTITION,
+                "no changelogs here",
+            ),
+        ))
+    }
+
+    fn start(
+        &mut self,
+        partition: &TopicPartition,
+        _offset: i64,
+        _until: Option<i64>,
+    ) -> Result<(), KafkaFailure> {
+        self.watermarks(partition).map(|_| ())
+    }
+
+    fn set_paused(&mut self, _paused: bool) -> Result<(), KafkaFailure> {
+        Ok(())
+    }
+
+    fn stop(&mut self, _partition: &TopicPartition) -> Result<(), KafkaFailure> {
+        Ok(())
+    }
+
+    fn is_idle(&self) -> bool {
+        true
+    }
+
+    fn poll(
+        &mut self,
+        _max_records: usize,
+        _max_wait: Duration,
+    ) -> Result<Vec<ChangelogEvent>, KafkaFailure> {
+        Ok(Vec::new())
+    }
+}

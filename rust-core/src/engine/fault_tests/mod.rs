@@ -1,0 +1,619 @@
+//! The failure paths of an engine thread, driven deterministically through the Kafka
+//! clients' traits: the real thread loop, task manager and commit barrier run on the test's
+//! thread against [`fake_kafka`], which fails the operations each test asks it to.
+//!
+//! Every test starts one thread of an echo topology (each record of `in` goes to the same
+//! partition of `out`) on two input partitions, commits on every turn of the loop, and
+//! stops when the polls scripted are done.
+
+mod fake_kafka;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use fake_kafka::{Event, FakeKafka, Poll, ProducerOp};
+
+use crate::engine::budget::UncommittedBytesBudget;
+use crate::engine::config::EngineConfig;
+use crate::engine::error::{Error, Result};
+use crate::engine::internal_topics::{ResolvedSubtopology, ResolvedTopology};
+use crate::engine::metrics::EngineMetrics;
+use crate::engine::processor::{CommittedInput, ProcessorError, ProcessorFactory, TaskProcessor};
+use crate::engine::task_manager::ThreadShared;
+use crate::engine::thread;
+use crate::engine::topology::TaskId;
+use crate::kafka::{Admin, ClientError, ConsumedRecord, ProducedRecord, TransactionFailure};
+use crate::store::TopicPartition;
+
+const INPUT: &str = "in";
+const OUTPUT: &str = "out";
+const DEAD_LETTERS: &str = "dead-letters";
+
+/// What the processors were asked, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Call {
+    RolledBack(TaskId),
+    Closed { task: TaskId, clean: bool },
+    SendFailed { task: TaskId, index: u64, code: i16 },
+}
+
+/// What a processor answers for a record the producer could not write.
+#[derive(Clone, Copy)]
+enum OnSendFailed {
+    /// Fails, as Kafka Streams' handler answering FAIL.
+    Fail,
+    /// Goes on, producing the record to the dead-letter topic instead.
+    DeadLetter,
+}
+
+#[derive(Default)]
+struct Journal(Mutex<Vec<Call>>);
+
+impl Journal {
+    fn calls(&self) -> MutexGuard<'_, Vec<Call>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn count(&self, matches: impl Fn(&Call) -> bool) -> usize {
+        self.calls().iter().filter(|call| matches(call)).count()
+    }
+
+    fn send_failures(&self) -> Vec<Call> {
+        self.calls()
+            .iter()
+            .filter(|call| matches!(call, Call::SendFailed { .. }))
+            .cloned()
+            .collect()
+    }
+}
+
+struct EchoProcessor {
+    task: TaskId,
+    journal: Arc<Journal>,
+    on_send_failed: OnSendFailed,
+}
+
+impl TaskProcessor for EchoProcessor {
+    fn process(
+        &mut self,
+        records: Vec<ConsumedRecord>,
+    ) -> std::result::Result<Vec<ProducedRecord>, ProcessorError> {
+        Ok(records
+            .into_iter()
+            .map(|r| ProducedRecord::new(OUTPUT, Some(r.partition), None, r.value, r.timestamp))
+            .collect())
+    }
+
+    fn send_failed(
+        &mut self,
+        index: u64,
+        record: &ProducedRecord,
+        error: &ClientError,
+    ) -> std::result::Result<Vec<ProducedRecord>, ProcessorError> {
+        self.journal.calls().push(Call::SendFailed {
+            task: self.task,
+            index,
+            code: error.protocol_code(),
+        });
+        match self.on_send_failed {
+            OnSendFailed::Fail => Err(Box::new(error.clone())),
+            OnSendFailed::DeadLetter => {
+                let value = format!(
+                    "dead:{}",
+                    String::from_utf8_lossy(record.value.as_deref().unwrap_or_default())
+                );
+                Ok(vec![ProducedRecord::new(
+                    DEAD_LETTERS,
+                    Some(0),
+                    None,
+                    Some(value.into_bytes()),
+                    0,
+                )])
+            }
+        }
+    }
+
+    fn rolled_back(&mut self) -> std::result::Result<(), ProcessorError> {
+        self.journal.calls().push(Call::RolledBack(self.task));
+        Ok(())
+    }
+
+    fn close(&mut self, clean: bool) -> std::result::Result<(), ProcessorError> {
+        self.journal.calls().push(Call::Closed {
+            task: self.task,
+            clean,
+        });
+        Ok(())
+    }
+}
+
+struct EchoFactory {
+    journal: Arc<Journal>,
+    on_send_failed: OnSendFailed,
+}
+
+impl ProcessorFactory for EchoFactory {
+    fn create(
+        &self,
+        task: TaskId,
+        _inputs: &[CommittedInput],
+    ) -> std::result::Result<Box<dyn TaskProcessor>, ProcessorError> {
+        Ok(Box::new(EchoProcessor {
+            task,
+            journal: Arc::clone(&self.journal),
+            on_send_failed: self.on_send_failed,
+        }))
+    }
+}
+
+fn input(partition: i32) -> TopicPartition {
+    TopicPartition::new(INPUT, partition)
+}
+
+fn task(partition: i32) -> TaskId {
+    TaskId {
+        subtopology: 0,
+        partition,
+    }
+}
+
+/// One engine thread on a fake Kafka whose `in-0` holds a0 a1 a2 and `in-1` b0 b1 b2.
+struct Harness {
+    kafka: Arc<FakeKafka>,
+    journal: Arc<Journal>,
+    metrics: Arc<EngineMetrics>,
+    shared: Arc<ThreadShared>,
+    stop: Arc<AtomicBool>,
+    _state: tempfile::TempDir,
+}
+
+impl Harness {
+    fn new(guarantee: &str, on_send_failed: OnSendFailed, extra: &[(&str, &str)]) -> Self {
+        let state = tempfile::tempdir().unwrap();
+        let mut properties: BTreeMap<String, String> = [
+            ("application.id", "faults"),
+            // Nothing listens there: only the admin client is real, and it is never used
+            // (the topology has no repartition topics to purge).
+            ("bootstrap.servers", "127.0.0.1:9"),
+            ("processing.guarantee", guarantee),
+            ("commit.interval.ms", "0"),
+        ]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        properties.insert("state.dir".into(), state.path().display().to_string());
+        let config = Arc::new(EngineConfig::from_properties(&properties).unwrap());
+        let stop = Arc::new(AtomicBool::new(false));
+        let kafka = FakeKafka::new(
+            &[
+                (input(0), vec!["a0", "a1", "a2"]),
+                (input(1), vec!["b0", "b1", "b2"]),
+            ],
+            Arc::clone(&stop),
+        );
+        let journal = Arc::new(Journal::default());
+        let metrics = Arc::new(EngineMetrics::default());
+        let topology = ResolvedTopology {
+            subtopologies: vec![ResolvedSubtopology {
+                id: 0,
+                source_topics: vec![INPUT.into()],
+                task_count: 2,
+                stores: Vec::new(),
+            }],
+            global_stores: Vec::new(),
+            repartition_topics: BTreeSet::new(),
+        };
+        let shared = Arc::new(ThreadShared {
+            admin: Admin::new(&config.admin_config(), config.client_timeout).unwrap(),
+            uncommitted_bytes: Arc::new(UncommittedBytesBudget::new(None, false)),
+            config,
+            topology: Arc::new(topology),
+            factory: Arc::new(EchoFactory {
+                journal: Arc::clone(&journal),
+                on_send_failed,
+            }),
+            restore_listener: None,
+            metrics: Arc::clone(&metrics),
+            process_id: "process".into(),
+            clients: Arc::new(Arc::clone(&kafka)),
+            paused: AtomicBool::new(false),
+        });
+        Harness {
+            kafka,
+            journal,
+            metrics,
+            shared,
+            stop,
+            _state: state,
+        }
+    }
+
+    fn exactly_once() -> Self {
+        Harness::new("exactly_once_v2", OnSendFailed::Fail, &[])
+    }
+
+    /// Runs the thread until the script is done or it fails.
+    fn run(&self) -> Result<()> {
+        thread::run(Arc::clone(&self.shared), 1, Arc::clone(&self.stop))
+    }
+
+    fn output(&self) -> Vec<String> {
+        sorted(self.kafka.visible(OUTPUT))
+    }
+
+    fn dirty_closes(&self) -> usize {
+        self.journal
+            .count(|call| matches!(call, Call::Closed { clean: false, .. }))
+    }
+
+    fn rollbacks(&self) -> usize {
+        self.journal
+            .count(|call| matches!(call, Call::RolledBack(_)))
+    }
+}
+
+fn sorted(mut values: Vec<String>) -> Vec<String> {
+    values.sort();
+    values
+}
+
+fn every_input() -> Vec<String> {
+    sorted(
+        ["a0", "a1", "a2", "b0", "b1", "b2"]
+            .map(String::from)
+            .to_vec(),
+    )
+}
+
+fn both_inputs() -> Poll {
+    Poll::Assign(vec![input(0), input(1)])
+}
+
+fn every_input_committed() -> BTreeMap<TopicPartition, i64> {
+    BTreeMap::from([(input(0), 3), (input(1), 3)])
+}
+
+fn abortable(message: &str) -> TransactionFailure {
+    TransactionFailure::Abortable(ClientError::new(ClientError::UNKNOWN_SERVER_ERROR, message))
+}
+
+fn timed_out(operation: &str) -> TransactionFailure {
+    TransactionFailure::Abortable(ClientError::new(
+        ClientError::REQUEST_TIMED_OUT,
+        format!("{operation} timed out"),
+    ))
+}
+
+fn fenced() -> TransactionFailure {
+    TransactionFailure::Fenced(ClientError::new(90, "producer fenced by a newer epoch"))
+}
+
+fn fatal(message: &str) -> TransactionFailure {
+    TransactionFailure::Fatal(ClientError::new(ClientError::UNKNOWN_SERVER_ERROR, message))
+}
+
+fn too_large() -> ClientError {
+    ClientError::new(10, "Broker: Message size too large")
+}
+
+#[test]
+fn everything_polled_is_written_and_committed_once() {
+    let harness = Harness::exactly_once();
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(harness.output(), every_input());
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+    assert_eq!(harness.dirty_closes(), 0);
+}
+
+#[test]
+fn an_abortable_commit_error_rolls_back_rewinds_and_goes_on() {
+    let harness = Harness::exactly_once();
+    harness
+        .kafka
+        .fail_next(ProducerOp::Commit, abortable("transaction must abort"));
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(harness.kafka.count(&Event::Aborted), 1);
+    assert_eq!(harness.rollbacks(), 2, "both tasks roll back");
+    assert_eq!(
+        harness.output(),
+        every_input(),
+        "read again from the committed offsets"
+    );
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+    assert_eq!(harness.metrics.snapshot().aborted_transactions, 1);
+}
+
+#[test]
+fn a_fenced_commit_gives_the_tasks_up_and_rejoins_with_a_new_producer() {
+    let harness = Harness::exactly_once();
+    harness.kafka.fail_next(ProducerOp::Commit, fenced());
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(harness.dirty_closes(), 2, "both tasks close dirty");
+    assert_eq!(harness.kafka.count(&Event::ProducerCreated), 2);
+    assert_eq!(harness.kafka.count(&Event::Rejoined), 1);
+    assert_eq!(harness.metrics.snapshot().rejoins, 1);
+    assert_eq!(
+        harness.output(),
+        every_input(),
+        "the tasks run again once reassigned"
+    );
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+}
+
+#[test]
+fn a_fatal_commit_error_stops_the_thread_with_nothing_visible() {
+    let harness = Harness::exactly_once();
+    harness
+        .kafka
+        .fail_next(ProducerOp::Commit, fatal("broker says no"));
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch]);
+    let error = harness.run().unwrap_err();
+    assert!(
+        matches!(&error, Error::Producer(TransactionFailure::Fatal(e)) if e.to_string() == "broker says no"),
+        "{error}"
+    );
+    assert_eq!(harness.output(), Vec::<String>::new());
+    assert!(harness.kafka.committed().is_empty());
+    assert_eq!(harness.dirty_closes(), 2);
+    assert_eq!(
+        harness.kafka.count(&Event::Aborted),
+        1,
+        "closing aborts the transaction"
+    );
+}
+
+#[test]
+fn a_broker_gone_mid_commit_fails_the_thread_once_the_abort_times_out_too() {
+    let harness = Harness::exactly_once();
+    harness
+        .kafka
+        .fail_next(ProducerOp::Commit, timed_out("committing the transaction"));
+    harness
+        .kafka
+        .fail_next(ProducerOp::Abort, timed_out("aborting the transaction"));
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch]);
+    let error = harness.run().unwrap_err();
+    assert!(
+        matches!(&error, Error::Producer(TransactionFailure::Fatal(e))
+            if e.protocol_code() == ClientError::REQUEST_TIMED_OUT
+                && e.to_string() == "aborting the transaction timed out"),
+        "{error}"
+    );
+    assert_eq!(harness.output(), Vec::<String>::new());
+    assert!(harness.kafka.committed().is_empty());
+    assert_eq!(harness.rollbacks(), 2, "the tasks close dirty, rolled back");
+}
+
+#[test]
+fn an_abort_fenced_after_an_abortable_commit_gives_the_tasks_up() {
+    let harness = Harness::exactly_once();
+    harness
+        .kafka
+        .fail_next(ProducerOp::Commit, abortable("transaction must abort"));
+    harness.kafka.fail_next(ProducerOp::Abort, fenced());
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(harness.dirty_closes(), 2);
+    assert_eq!(harness.kafka.count(&Event::ProducerCreated), 2);
+    assert_eq!(harness.kafka.count(&Event::Rejoined), 1);
+    assert_eq!(harness.output(), every_input());
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+}
+
+#[test]
+fn a_send_failing_abortably_rolls_back_and_goes_on() {
+    let harness = Harness::exactly_once();
+    harness.kafka.fail_next(
+        ProducerOp::SendTo(OUTPUT.into()),
+        abortable("send must abort"),
+    );
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(harness.kafka.count(&Event::Aborted), 1);
+    assert_eq!(harness.rollbacks(), 2);
+    assert_eq!(harness.output(), every_input());
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+}
+
+#[test]
+fn a_flush_timing_out_rolls_back_and_goes_on() {
+    let harness = Harness::exactly_once();
+    harness
+        .kafka
+        .fail_next(ProducerOp::Flush, timed_out("flushing"));
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(harness.kafka.count(&Event::Aborted), 1);
+    assert_eq!(harness.rollbacks(), 2);
+    assert_eq!(harness.output(), every_input());
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+}
+
+#[test]
+fn a_poll_failing_for_less_than_the_client_timeout_is_retried() {
+    let harness = Harness::exactly_once();
+    let failure = ClientError::new(
+        ClientError::UNKNOWN_SERVER_ERROR,
+        "broker transport failure",
+    );
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fail(failure), Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(harness.output(), every_input());
+}
+
+#[test]
+fn a_poll_failing_beyond_the_client_timeout_stops_the_thread() {
+    let harness = Harness::new(
+        "exactly_once_v2",
+        OnSendFailed::Fail,
+        &[("default.api.timeout.ms", "0")],
+    );
+    let failure = ClientError::new(
+        ClientError::UNKNOWN_SERVER_ERROR,
+        "broker transport failure",
+    );
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fail(failure), Poll::Fetch]);
+    let error = harness.run().unwrap_err();
+    assert!(
+        matches!(&error, Error::Kafka(f) if f.error.to_string() == "broker transport failure"),
+        "{error}"
+    );
+    assert_eq!(harness.output(), Vec::<String>::new());
+}
+
+#[test]
+fn under_exactly_once_a_record_that_fails_stops_the_thread_once_its_task_was_asked() {
+    let harness = Harness::new("exactly_once_v2", OnSendFailed::DeadLetter, &[]);
+    harness.kafka.reject("a1", too_large());
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch]);
+    let error = harness.run().unwrap_err();
+    assert!(
+        matches!(&error, Error::Producer(TransactionFailure::Fatal(e)) if *e == too_large()),
+        "{error}"
+    );
+    assert_eq!(
+        harness.journal.send_failures(),
+        vec![Call::SendFailed {
+            task: task(0),
+            index: 1,
+            code: 10
+        }]
+    );
+    assert_eq!(harness.kafka.visible(DEAD_LETTERS), Vec::<String>::new());
+    assert_eq!(harness.output(), Vec::<String>::new());
+}
+
+#[test]
+fn under_at_least_once_a_record_that_fails_is_replaced_by_what_its_task_answers() {
+    let harness = Harness::new("at_least_once", OnSendFailed::DeadLetter, &[]);
+    harness.kafka.reject("b2", too_large());
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(
+        harness.journal.send_failures(),
+        vec![Call::SendFailed {
+            task: task(1),
+            index: 2,
+            code: 10
+        }]
+    );
+    assert_eq!(
+        harness.kafka.visible(DEAD_LETTERS),
+        vec!["dead:b2".to_string()]
+    );
+    assert_eq!(
+        harness.output(),
+        sorted(["a0", "a1", "a2", "b0", "b1"].map(String::from).to_vec())
+    );
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+}
+
+#[test]
+fn a_task_failing_for_a_record_that_failed_stops_the_thread() {
+    let harness = Harness::new("at_least_once", OnSendFailed::Fail, &[]);
+    harness.kafka.reject("b2", too_large());
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch]);
+    let error = harness.run().unwrap_err();
+    assert!(
+        matches!(&error, Error::Processor { task, .. } if task == "0_1"),
+        "{error}"
+    );
+    assert_eq!(harness.journal.send_failures().len(), 1);
+    assert!(harness.kafka.committed().is_empty());
+}
+
+#[test]
+fn a_replacement_record_failing_to_send_rolls_back_and_goes_on() {
+    let harness = Harness::new("at_least_once", OnSendFailed::DeadLetter, &[]);
+    harness.kafka.reject("b2", too_large());
+    harness.kafka.fail_next(
+        ProducerOp::SendTo(DEAD_LETTERS.into()),
+        abortable("dead letter rejected"),
+    );
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(harness.kafka.count(&Event::Aborted), 1);
+    assert_eq!(harness.rollbacks(), 2);
+    assert_eq!(
+        harness.journal.send_failures().len(),
+        2,
+        "asked again after the rewind"
+    );
+    assert_eq!(
+        harness.kafka.visible(DEAD_LETTERS),
+        vec!["dead:b2".to_string()]
+    );
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+    // At least once: no offset past b2 is committed before what replaces it is written.
+    for commit in harness.kafka.commits() {
+        if commit.offsets.get(&input(1)) == Some(&3) {
+            assert!(
+                commit.visible.contains(&"dead:b2".to_string()),
+                "{commit:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_record_failing_after_its_task_was_lost_stops_the_thread() {
+    // No commit while the script runs: the record's failure comes back only once the next
+    // record goes out, after its task is gone.
+    let harness = Harness::new(
+        "at_least_once",
+        OnSendFailed::DeadLetter,
+        &[("commit.interval.ms", "600000")],
+    );
+    harness.kafka.reject("b2", too_large());
+    harness.kafka.script([
+        both_inputs(),
+        Poll::FetchFrom(input(1)),
+        Poll::Revoke {
+            partitions: vec![input(1)],
+            lost: true,
+        },
+        Poll::FetchFrom(input(0)),
+    ]);
+    let error = harness.run().unwrap_err();
+    assert!(
+        matches!(&error, Error::Producer(TransactionFailure::Fatal(e)) if *e == too_large()),
+        "{error}"
+    );
+    assert!(
+        harness.journal.send_failures().is_empty(),
+        "no task is left to ask"
+    );
+}

@@ -1,0 +1,580 @@
+//! The tasks of an engine thread: which it owns (its assignment), their input partitions
+//! and which of those are paused, opening, closing and reviving tasks, and handing their
+//! records, punctuations and commits to the [`CommitBarrier`].
+//!
+//! While the instance is paused (`KafkaStreams.pause`) the tasks neither process, punctuate
+//! nor restore: their inputs are paused on the consumer, which goes on polling so that the
+//! thread stays in the group, and what was processed before the pause is still committed.
+//! Records fetched before the pause took effect are read again once processing resumes. A
+//! task with changelogs assigned while paused is held, unopened, until processing resumes,
+//! as Kafka Streams holds it with its paused restoring tasks.
+//!
+//! A task whose processor finds its state corrupt while it processes is wiped and
+//! restored, the other tasks rewinding to the last commit.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::ControlFlow;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::engine::budget::UncommittedBytesBudget;
+use crate::engine::commit::{CommitBarrier, Flow, ProducerSource, Recovery, Tasks};
+use crate::engine::config::EngineConfig;
+use crate::engine::error::{Error, Result};
+use crate::engine::internal_topics::ResolvedTopology;
+use crate::engine::metrics::{CommitTrigger, EngineMetrics};
+use crate::engine::processor::{CommittedInput, ProcessorFactory};
+use crate::engine::purge::RepartitionPurge;
+use crate::engine::restore::{RestoreListener, Restorer};
+use crate::engine::task::{Outputs, Task};
+use crate::engine::topology::TaskId;
+use crate::kafka::{Admin, ConsumedRecord, GroupConsumer, ThreadClients};
+use crate::store::TopicPartition;
+
+/// Longest a restore step may block the loop.
+const RESTORE_STEP_WAIT: Duration = Duration::from_millis(50);
+
+/// What every thread of an instance shares.
+pub(crate) struct ThreadShared {
+    pub config: Arc<EngineConfig>,
+    pub topology: Arc<ResolvedTopology>,
+    pub factory: Arc<dyn ProcessorFactory>,
+    pub restore_listener: Option<Arc<dyn RestoreListener>>,
+    pub metrics: Arc<EngineMetrics>,
+    pub process_id: String,
+    /// `statestore.uncommitted.max.bytes`, of which each thread keeps to its share.
+    pub uncommitted_bytes: Arc<UncommittedBytesBudget>,
+    /// The instance's admin client, as in Kafka Streams.
+    pub admin: Admin,
+    /// Creates each thread's Kafka clients.
+    pub clients: Arc<dyn ThreadClients>,
+    /// Set while the instance is paused; each thread follows it before it polls and before it
+    /// processes what it polled.
+    pub paused: AtomicBool,
+}
+
+/// The tasks of a thread and the barrier that commits them.
+pub(crate) struct TaskManager {
+    shared: Arc<ThreadShared>,
+    tasks: Tasks,
+    /// Input partitions of each task.
+    inputs: BTreeMap<TaskId, Vec<TopicPartition>>,
+    /// Tasks whose inputs are paused on the consumer: until they are restored, and every
+    /// task while processing is paused.
+    paused: BTreeSet<TaskId>,
+    /// Processing is paused (the instance is): no task processes, punctuates or restores.
+    processing_paused: bool,
+    /// Tasks with changelogs assigned while processing was paused, their inputs paused: they
+    /// are opened, and restore, once it resumes.
+    held: BTreeSet<TaskId>,
+    /// The group's committed offset of input partitions, where their tasks' consumption began.
+    committed_starts: BTreeMap<TopicPartition, i64>,
+    /// The offset of the last record handed to its task, per input partition.
+    handed_out: BTreeMap<TopicPartition, i64>,
+    restorer: Restorer,
+    barrier: CommitBarrier,
+    /// Set by a failed rebalance callback; the loop raises it.
+    pub failure: Option<Error>,
+    /// Set when fenced: the loop leaves and rejoins the group.
+    pub rejoin: bool,
+}
+
+impl TaskManager {
+    /// The task manager of thread `index` (1-based).
+    pub fn new(shared: Arc<ThreadShared>, index: usize) -> Result<Self> {
+        let config = &shared.config;
+        let reader = shared.clients.restore_consumer(index);
+        // Kafka Streams' exactly-once v2 scheme: <application.id>-<process id>-<thread index>.
+        let transactional_id = config
+            .exactly_once()
+            .then(|| format!("{}-{}-{index}", config.application_id, shared.process_id));
+        let source = ProducerSource {
+            clients: Arc::clone(&shared.clients),
+            thread: index,
+            transactional_id,
+        };
+        let purge = RepartitionPurge::new(
+            shared.topology.repartition_topics.clone(),
+            config.repartition_purge_interval,
+            Instant::now(),
+        );
+        let barrier = CommitBarrier::new(
+            source,
+            Arc::clone(&shared.metrics),
+            config.commit_interval,
+            purge,
+        )?;
+        Ok(TaskManager {
+            restorer: Restorer::new(reader, shared.restore_listener.clone()),
+            shared,
+            tasks: BTreeMap::new(),
+            inputs: BTreeMap::new(),
+            paused: BTreeSet::new(),
+            processing_paused: false,
+            held: BTreeSet::new(),
+            committed_starts: BTreeMap::new(),
+            handed_out: BTreeMap::new(),
+            barrier,
+            failure: None,
+            rejoin: false,
+        })
+    }
+
+    /// Raises the failure a rebalance callback left.
+    pub fn take_failure(&mut self) -> Result<()> {
+        self.failure.take().map_or(Ok(()), Err)
+    }
+
+    /// Opens the tasks of the `partitions` just assigned.
+    pub fn on_assigned(
+        &mut self,
+        consumer: &dyn GroupConsumer,
+        partitions: &[TopicPartition],
+    ) -> Result<()> {
+        for partition in partitions {
+            let Some(id) = self.shared.topology.task_of(partition) else {
+                continue;
+            };
+            self.inputs.entry(id).or_default().push(partition.clone());
+        }
+        let new: Vec<TaskId> = self
+            .inputs
+            .keys()
+            .filter(|id| !self.tasks.contains_key(id))
+            .copied()
+            .collect();
+        for id in new {
+            if self.processing_paused && self.has_changelogs(id) {
+                self.pause(consumer, id)?;
+                self.held.insert(id);
+            } else {
+                self.open_task(consumer, id, false)?;
+            }
+        }
+        let owned: Vec<TaskId> = self.tasks.keys().chain(&self.held).copied().collect();
+        let member_id = consumer.member_id().unwrap_or_default();
+        self.shared
+            .factory
+            .assigned(&owned, &member_id)
+            .map_err(Error::Assignment)
+    }
+
+    /// Opens task `id` and starts restoring its stores; its inputs wait until they are. With
+    /// `wipe_kept_stores`, the state its processor keeps is dropped first and restored in full.
+    fn open_task(
+        &mut self,
+        consumer: &dyn GroupConsumer,
+        id: TaskId,
+        wipe_kept_stores: bool,
+    ) -> Result<()> {
+        let topology = Arc::clone(&self.shared.topology);
+        let subtopology = topology
+            .subtopology(id.subtopology)
+            .expect("tasks come from the topology");
+        let inputs = self.committed_inputs(consumer, id)?;
+        let processor =
+            self.shared
+                .factory
+                .create(id, &inputs)
+                .map_err(|source| Error::Processor {
+                    task: id.to_string(),
+                    source,
+                })?;
+        let mut task = Task::open(id, subtopology, processor);
+        if wipe_kept_stores {
+            task.wipe_kept_stores()?;
+        }
+        self.restorer.begin(&mut task, &self.committed_starts)?;
+        if !self.can_process(&task) {
+            self.pause(consumer, id)?;
+        }
+        self.tasks.insert(id, task);
+        Ok(())
+    }
+
+    /// The input partitions of task `id` with the group's committed positions, which the
+    /// processor reads its stream time from.
+    fn committed_inputs(
+        &mut self,
+        consumer: &dyn GroupConsumer,
+        id: TaskId,
+    ) -> Result<Vec<CommittedInput>> {
+        let positions = consumer.committed_offsets(&self.inputs[&id])?;
+        for (partition, position) in &positions {
+            match position {
+                Some(position) => self
+                    .committed_starts
+                    .insert(partition.clone(), position.offset),
+                None => self.committed_starts.remove(partition),
+            };
+        }
+        Ok(positions
+            .into_iter()
+            .map(|(partition, committed)| CommittedInput {
+                partition,
+                committed,
+            })
+            .collect())
+    }
+
+    /// Kafka Streams' answer to a `TaskCorruptedException` from task `id`: the task closes
+    /// dirty, its state is wiped, the open transaction, which holds unfinished work of every
+    /// task, is aborted and every task rewinds to the last commit; then the task opens again
+    /// and restores its state in full before it processes again. The thread goes on.
+    fn revive_corrupted(&mut self, consumer: &dyn GroupConsumer, id: TaskId) -> Result<()> {
+        self.shared.metrics.store_corrupted();
+        let mut task = self.tasks.remove(&id).expect("the task that just failed");
+        self.restorer.forget(&mut task)?;
+        task.rollback()?;
+        task.close(false)?;
+        match self.barrier.abort(consumer, &mut self.tasks)? {
+            Recovery::RolledBack => self.open_task(consumer, id, true),
+            Recovery::Fenced => self.give_up_tasks(),
+        }
+    }
+
+    /// Commits, then closes the tasks of the `partitions` about to be revoked; dirty when
+    /// they are `lost`.
+    pub fn on_revoked(
+        &mut self,
+        consumer: &dyn GroupConsumer,
+        partitions: &[TopicPartition],
+        lost: bool,
+    ) -> Result<()> {
+        self.shared
+            .factory
+            .assignment_started()
+            .map_err(Error::Assignment)?;
+        let revoked: BTreeSet<TaskId> = partitions
+            .iter()
+            .filter_map(|p| self.shared.topology.task_of(p))
+            .collect();
+        // Lost partitions belong to someone else already: committing them would be wrong.
+        let clean = !lost && self.commit(consumer, CommitTrigger::TaskHandover)?;
+        for id in revoked {
+            if let Some(mut task) = self.tasks.remove(&id) {
+                self.restorer.forget(&mut task)?;
+                if !clean {
+                    task.rollback()?;
+                }
+                task.close(clean)?;
+            }
+            if let Some(inputs) = self.inputs.remove(&id) {
+                for partition in inputs {
+                    self.handed_out.remove(&partition);
+                }
+            }
+            self.paused.remove(&id);
+            self.held.remove(&id);
+        }
+        // A rebalance is under way: it is the rejoin a fenced commit asked for.
+        self.rejoin = false;
+        Ok(())
+    }
+
+    /// The tasks belong to another member now (the producer was fenced): closes them dirty,
+    /// until the group assigns them again, and asks for the group to be rejoined.
+    fn give_up_tasks(&mut self) -> Result<()> {
+        self.shared
+            .factory
+            .assignment_started()
+            .map_err(Error::Assignment)?;
+        for (_, mut task) in std::mem::take(&mut self.tasks) {
+            self.restorer.forget(&mut task)?;
+            task.rollback()?;
+            task.close(false)?;
+        }
+        self.inputs.clear();
+        self.paused.clear();
+        self.held.clear();
+        self.rejoin = true;
+        Ok(())
+    }
+
+    /// Takes what the barrier did: true when the work went through; the tasks are given up
+    /// when it was fenced.
+    fn went_through(&mut self, flow: Flow) -> Result<bool> {
+        match flow {
+            ControlFlow::Continue(()) => Ok(true),
+            ControlFlow::Break(Recovery::RolledBack) => Ok(false),
+            ControlFlow::Break(Recovery::Fenced) => {
+                self.give_up_tasks()?;
+                Ok(false)
+            }
+        }
+    }
+
+    fn pause(&mut self, consumer: &dyn GroupConsumer, id: TaskId) -> Result<()> {
+        consumer.pause_partitions(&self.inputs[&id])?;
+        self.paused.insert(id);
+        Ok(())
+    }
+
+    fn resume(&mut self, consumer: &dyn GroupConsumer, id: TaskId) -> Result<()> {
+        consumer.resume_partitions(&self.inputs[&id])?;
+        self.paused.remove(&id);
+        Ok(())
+    }
+
+    /// Pauses or resumes processing, restoration included, as the instance asks, and opens
+    /// the tasks held meanwhile once it resumes; the inputs follow in
+    /// [`update_paused_inputs`](Self::update_paused_inputs).
+    pub fn follow_pause(&mut self, consumer: &dyn GroupConsumer, paused: bool) -> Result<()> {
+        if paused == self.processing_paused {
+            return Ok(());
+        }
+        self.processing_paused = paused;
+        self.restorer.set_paused(paused)?;
+        if !paused {
+            for id in std::mem::take(&mut self.held) {
+                self.open_task(consumer, id, false)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// True when task `id` has stores with changelogs, which it restores when it opens.
+    fn has_changelogs(&self, id: TaskId) -> bool {
+        self.shared
+            .topology
+            .subtopology(id.subtopology)
+            .is_some_and(|s| s.stores.iter().any(|store| store.changelog_topic.is_some()))
+    }
+
+    /// True when `task` may process and punctuate: it is restored and processing is not
+    /// paused.
+    fn can_process(&self, task: &Task) -> bool {
+        task.is_running() && !self.processing_paused
+    }
+
+    /// True while some store is being restored and processing is not paused.
+    pub fn is_restoring(&self) -> bool {
+        self.restorer.is_active() && !self.processing_paused
+    }
+
+    /// Restores for a bounded time, unless processing is paused.
+    pub fn restore_step(&mut self) -> Result<()> {
+        if self.is_restoring() {
+            self.restorer.step(&mut self.tasks, RESTORE_STEP_WAIT)?;
+        }
+        Ok(())
+    }
+
+    /// Pauses the inputs of the tasks that cannot process and resumes those of the tasks
+    /// that can again (restored, or processing resumed).
+    pub fn update_paused_inputs(&mut self, consumer: &dyn GroupConsumer) -> Result<()> {
+        let (to_resume, to_pause): (Vec<TaskId>, Vec<TaskId>) = self
+            .tasks
+            .iter()
+            .filter(|(id, task)| self.paused.contains(id) == self.can_process(task))
+            .map(|(id, _)| *id)
+            .partition(|id| self.paused.contains(id));
+        for id in to_resume {
+            self.resume(consumer, id)?;
+        }
+        for id in to_pause {
+            self.pause(consumer, id)?;
+        }
+        Ok(())
+    }
+
+    /// Hands each task its polled `records` and sends what it produces.
+    pub fn process(
+        &mut self,
+        consumer: &dyn GroupConsumer,
+        records: Vec<ConsumedRecord>,
+    ) -> Result<()> {
+        let mut batches: BTreeMap<TaskId, Vec<ConsumedRecord>> = BTreeMap::new();
+        for record in records {
+            if let Some(id) = self.shared.topology.task_of(&record.topic_partition()) {
+                batches.entry(id).or_default().push(record);
+            }
+        }
+        for (id, batch) in batches {
+            let Some(task) = self.tasks.get(&id) else {
+                if self.held.contains(&id) {
+                    // Fetched before its inputs were paused: read these again once it opens.
+                    rewind_to_first(consumer, &batch)?;
+                }
+                continue;
+            };
+            if !self.can_process(task) {
+                // Fetched before the pause took effect: read these again once it can process.
+                rewind_to_first(consumer, &batch)?;
+                continue;
+            }
+            let task = self.tasks.get_mut(&id).expect("found above");
+            for record in &batch {
+                self.handed_out
+                    .insert(record.topic_partition(), record.offset);
+            }
+            self.shared.metrics.processed(batch.len() as u64);
+            let outputs = match task.process(batch) {
+                Ok(outputs) => outputs,
+                Err(error) if error.kept_state_corrupted() => {
+                    return self.revive_corrupted(consumer, id)
+                }
+                Err(error) => return Err(error),
+            };
+            if !self.send(consumer, id, outputs)? {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// The tasks that finished restoring.
+    fn running_tasks(&self) -> Vec<TaskId> {
+        self.tasks
+            .iter()
+            .filter(|(_, task)| task.is_running())
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
+    /// Runs the wall-clock punctuation of the running tasks, telling them first how far behind
+    /// their inputs' ends they are.
+    pub fn punctuate(&mut self, consumer: &dyn GroupConsumer) -> Result<()> {
+        if self.processing_paused {
+            return Ok(());
+        }
+        let running = self.running_tasks();
+        for id in running {
+            let lags = lags(consumer, &self.inputs[&id], &self.committed_starts);
+            let task = self.tasks.get_mut(&id).expect("listed above");
+            task.update_lags(&lags)?;
+            let outputs = task.punctuate()?;
+            if !self.send(consumer, id, outputs)? {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends the `outputs` of task `task`. Returns false when sending failed and the work
+    /// was rolled back (or the tasks were given up) instead.
+    fn send(
+        &mut self,
+        consumer: &dyn GroupConsumer,
+        task: TaskId,
+        outputs: Outputs,
+    ) -> Result<bool> {
+        let flow = self
+            .barrier
+            .send(consumer, &mut self.tasks, task, outputs)?;
+        self.went_through(flow)
+    }
+
+    /// How long until the next commit is due.
+    pub fn time_to_commit(&self) -> Duration {
+        self.barrier.time_to_commit()
+    }
+
+    /// Commits when the commit interval is over, or early when the tasks hold more
+    /// uncommitted bytes than the thread's share of the budget.
+    pub fn maybe_commit(&mut self, consumer: &dyn GroupConsumer) -> Result<()> {
+        let due = self.time_to_commit().is_zero();
+        let over_budget = self.shared.uncommitted_bytes.share().is_some_and(|share| {
+            self.tasks
+                .values()
+                .map(Task::uncommitted_bytes)
+                .sum::<u64>()
+                > share
+        });
+        let committed = if due {
+            self.commit(consumer, CommitTrigger::Interval)?
+        } else if over_budget {
+            self.commit(consumer, CommitTrigger::Budget)?
+        } else {
+            false
+        };
+        if committed {
+            let owned: BTreeSet<TopicPartition> = self
+                .running_tasks()
+                .iter()
+                .flat_map(|id| self.inputs[id].iter().cloned())
+                .collect();
+            self.barrier.maybe_purge(&self.shared.admin, &owned);
+        }
+        Ok(())
+    }
+
+    /// Commits the running tasks. Returns false when the work was rolled back (or the tasks
+    /// were given up) instead.
+    fn commit(&mut self, consumer: &dyn GroupConsumer, trigger: CommitTrigger) -> Result<bool> {
+        let running = self.running_tasks();
+        let flow = self.barrier.commit(
+            consumer,
+            &mut self.tasks,
+            &running,
+            &self.handed_out,
+            trigger,
+        )?;
+        self.went_through(flow)
+    }
+
+    /// Closes every task: committed first when `clean`, rolled back otherwise.
+    pub fn close_all(&mut self, consumer: &dyn GroupConsumer, clean: bool) -> Result<()> {
+        let committed = clean && self.commit(consumer, CommitTrigger::TaskHandover)?;
+        let mut first_error = None;
+        for (_, mut task) in std::mem::take(&mut self.tasks) {
+            let closed = self
+                .restorer
+                .forget(&mut task)
+                .and_then(|()| if committed { Ok(()) } else { task.rollback() })
+                .and_then(|()| task.close(committed));
+            if let Err(error) = closed {
+                first_error.get_or_insert(error);
+            }
+        }
+        self.inputs.clear();
+        self.paused.clear();
+        self.held.clear();
+        if !committed {
+            // Nothing of the open transaction may become visible.
+            self.barrier.abort_on_close();
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+}
+
+/// How far behind the end of each of `partitions` the consumer is: the high watermark its
+/// last fetch saw, minus the next offset it hands out. Before it handed out anything, the
+/// next offset is the one `starts` gives (the group's committed offset), else the log's start
+/// (`auto.offset.reset=earliest`). `None` while unknown (nothing fetched yet). Answered from
+/// what the consumer already knows, without asking the broker.
+fn lags(
+    consumer: &dyn GroupConsumer,
+    partitions: &[TopicPartition],
+    starts: &BTreeMap<TopicPartition, i64>,
+) -> Vec<(TopicPartition, Option<i64>)> {
+    let positions = consumer.next_offsets();
+    partitions
+        .iter()
+        .map(|partition| {
+            let handed_out = positions.get(partition).copied();
+            let lag = consumer.fetched_watermarks(partition).map(|(low, high)| {
+                let next = handed_out
+                    .or_else(|| starts.get(partition).copied())
+                    .unwrap_or(low);
+                (high - next).max(0)
+            });
+            (partition.clone(), lag)
+        })
+        .collect()
+}
+
+/// Rewinds each partition of `batch` to its first record, to read the batch again.
+fn rewind_to_first(consumer: &dyn GroupConsumer, batch: &[ConsumedRecord]) -> Result<()> {
+    let mut first: BTreeMap<TopicPartition, i64> = BTreeMap::new();
+    for record in batch {
+        first
+            .entry(record.topic_partition())
+            .or_insert(record.offset);
+    }
+    for (partition, offset) in first {
+        consumer.seek_to(&partition, Some(offset))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,202 @@
+//! What an engine thread asks of its Kafka clients: the seam between the engine and the
+//! client library. [`ThreadClients`] creates a thread's [`GroupConsumer`], its
+//! [`StreamsProducer`] and its [`RestoreConsumer`]; the engine knows them only through these
+//! traits, which the rdkafka clients of this module's siblings implement.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::kafka::changelog::ChangelogEvent;
+use crate::kafka::error::{ClientError, KafkaFailure, TransactionFailure};
+use crate::kafka::records::{ConsumedRecord, InputOffset, ProducedRecord};
+use crate::store::TopicPartition;
+
+/// The offset of the last record delivered to each partition since the last commit.
+pub type DeliveredOffsets = BTreeMap<TopicPartition, i64>;
+
+/// Creates the clients of engine thread `thread` (1-based, as Kafka Streams counts).
+pub trait ThreadClients: Send + Sync {
+    /// A member of the application's group, subscribed to `topics`, whose rebalances reach
+    /// `listener`.
+    fn group_consumer(
+        &self,
+        thread: usize,
+        listener: Arc<dyn RebalanceListener>,
+        topics: &[String],
+    ) -> Result<Box<dyn GroupConsumer>, KafkaFailure>;
+
+    /// The thread's producer: transactional with `transactional_id`, which fences the older
+    /// producers with that id and aborts their open transaction.
+    fn producer(
+        &self,
+        thread: usize,
+        transactional_id: Option<&str>,
+    ) -> Result<Box<dyn StreamsProducer>, TransactionFailure>;
+
+    /// The consumer that reads the thread's changelogs to restore its stores.
+    fn restore_consumer(&self, thread: usize) -> Box<dyn RestoreConsumer>;
+}
+
+/// Reacts to partitions moving in and out of a group member. Called inside
+/// [`GroupConsumer::poll_records`], on the polling thread, before the change applies: on
+/// revocation the listener can still commit the partitions it is losing, with the group
+/// generation that owns them.
+pub trait RebalanceListener: Send + Sync {
+    /// `partitions` are about to be taken away. `lost` is true when the group already
+    /// gave them to another member (the session expired): nothing may be committed then.
+    fn partitions_revoked(
+        &self,
+        consumer: &dyn GroupConsumer,
+        partitions: &[TopicPartition],
+        lost: bool,
+    );
+
+    /// `partitions` were just assigned to this member.
+    fn partitions_assigned(&self, consumer: &dyn GroupConsumer, partitions: &[TopicPartition]);
+}
+
+/// The group generation a consumer is a member of, for a transaction to commit the consumed
+/// offsets under. Opaque: only a producer of the same client library reads it.
+pub struct GroupMetadata(Box<dyn Any + Send>);
+
+impl GroupMetadata {
+    /// Wraps a client library's own group metadata.
+    pub fn new(metadata: impl Any + Send) -> Self {
+        GroupMetadata(Box::new(metadata))
+    }
+
+    /// The client library's metadata, when it is of type `T`.
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        self.0.downcast_ref()
+    }
+}
+
+/// A member of the application's consumer group, as an engine thread uses it.
+pub trait GroupConsumer {
+    /// Up to `max` records: waits up to `wait` for the first, then takes what is already
+    /// fetched. Rebalances happen in here.
+    fn poll_records(&self, max: usize, wait: Duration)
+        -> Result<Vec<ConsumedRecord>, KafkaFailure>;
+
+    /// Leaves the group and joins it again, subscribed to the same topics.
+    fn rejoin(&self) -> Result<(), KafkaFailure>;
+
+    /// The partitions assigned to this member.
+    fn assigned_partitions(&self) -> Result<Vec<TopicPartition>, KafkaFailure>;
+
+    /// Stops fetching `partitions` until they are resumed.
+    fn pause_partitions(&self, partitions: &[TopicPartition]) -> Result<(), KafkaFailure>;
+
+    /// Fetches `partitions` again.
+    fn resume_partitions(&self, partitions: &[TopicPartition]) -> Result<(), KafkaFailure>;
+
+    /// Reads `partition` from `offset` on (`None`: from the log's start).
+    fn seek_to(&self, partition: &TopicPartition, offset: Option<i64>) -> Result<(), KafkaFailure>;
+
+    /// The group's committed position of each of `partitions`, `None` for one without.
+    fn committed_offsets(
+        &self,
+        partitions: &[TopicPartition],
+    ) -> Result<Vec<(TopicPartition, Option<InputOffset>)>, KafkaFailure>;
+
+    /// Commits `consumed` as the group's positions, outside any transaction.
+    fn commit_offsets(
+        &self,
+        consumed: &BTreeMap<TopicPartition, InputOffset>,
+    ) -> Result<(), KafkaFailure>;
+
+    /// The next offset the consumer hands out of each assigned partition that it has a
+    /// position for: past the last record it handed out, and past the transaction markers
+    /// after it.
+    fn next_offsets(&self) -> BTreeMap<TopicPartition, i64>;
+
+    /// The low and high watermarks of `partition` as the consumer's last fetch saw them,
+    /// without asking the broker; `None` before it fetched any.
+    fn fetched_watermarks(&self, partition: &TopicPartition) -> Option<(i64, i64)>;
+
+    /// The group generation this member belongs to; `None` while it is not a member.
+    fn group_metadata(&self) -> Option<GroupMetadata>;
+
+    /// The member id the group coordinator gave the consumer, once it joined the group.
+    fn member_id(&self) -> Option<String>;
+}
+
+/// A record the producer could not write.
+#[derive(Debug, Clone)]
+pub struct FailedSend {
+    /// The id it was sent under.
+    pub id: usize,
+    /// The record, as it was to be written.
+    pub record: ProducedRecord,
+    /// Why it was not.
+    pub error: ClientError,
+}
+
+/// The producer of an engine thread: transactional under exactly-once, plain under
+/// at-least-once. It learns where each record landed, which is how a commit learns the
+/// changelog offsets its stores must record, and which records failed: those are kept,
+/// with the id the caller sent them under, for the caller to decide about.
+pub trait StreamsProducer: Send {
+    /// True for an exactly-once producer.
+    fn is_transactional(&self) -> bool;
+
+    /// Queues `record` under `id`, beginning a transaction first if none is open. A record
+    /// the producer rejects at once is kept as failed, as one that fails later is.
+    fn send(&mut self, record: &ProducedRecord, id: usize) -> Result<(), TransactionFailure>;
+
+    /// The records that failed since the last call, in the order their failures came.
+    fn take_failed(&mut self) -> Vec<FailedSend>;
+
+    /// Waits until every sent record is acknowledged or failed; failed records are kept for
+    /// [`take_failed`](Self::take_failed).
+    fn flush(&mut self) -> Result<(), TransactionFailure>;
+
+    /// Makes everything sent since the last commit durable and returns where it landed.
+    /// A failed record left untaken fails the commit.
+    ///
+    /// Exactly-once: commits the transaction with `consumed` (next offsets to read) as the
+    /// group's offsets, fenced by `group`'s generation. At-least-once: flushes only; the
+    /// caller commits `consumed` through the consumer.
+    fn commit(
+        &mut self,
+        consumed: &BTreeMap<TopicPartition, InputOffset>,
+        group: Option<&GroupMetadata>,
+    ) -> Result<DeliveredOffsets, TransactionFailure>;
+
+    /// Aborts the open transaction, if any, and forgets what was sent in it.
+    fn abort(&mut self) -> Result<(), TransactionFailure>;
+}
+
+/// Reads changelog partitions up to their end, to restore stores from them.
+pub trait RestoreConsumer: Send {
+    /// The log start offset and the end (high watermark) of `partition`.
+    fn watermarks(&mut self, partition: &TopicPartition) -> Result<(i64, i64), KafkaFailure>;
+
+    /// Starts reading `partition` from `offset`, up to its end, or up to `until`
+    /// (exclusive) when given.
+    fn start(
+        &mut self,
+        partition: &TopicPartition,
+        offset: i64,
+        until: Option<i64>,
+    ) -> Result<(), KafkaFailure>;
+
+    /// Stops (or resumes) reading every partition, those started meanwhile included.
+    fn set_paused(&mut self, paused: bool) -> Result<(), KafkaFailure>;
+
+    /// Stops reading `partition`.
+    fn stop(&mut self, partition: &TopicPartition) -> Result<(), KafkaFailure>;
+
+    /// True when no partition is being read.
+    fn is_idle(&self) -> bool;
+
+    /// Up to about `max_records` events, waiting at most `max_wait` in total. A partition
+    /// that reaches its end is reported once and no longer read.
+    fn poll(
+        &mut self,
+        max_records: usize,
+        max_wait: Duration,
+    ) -> Result<Vec<ChangelogEvent>, KafkaFailure>;
+}
