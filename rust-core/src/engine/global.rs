@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use crate::engine::budget::UncommittedBytesBudget;
 use crate::engine::config::EngineConfig;
 use crate::engine::error::{joined, Error, Result};
-use crate::engine::internal_topics::ResolvedGlobalStore;
+use crate::engine::topology::ResolvedGlobalStore;
 use crate::engine::processor::{GlobalProcessor, ProcessorFactory};
 use crate::engine::restore::RestoreListener;
 use crate::kafka::{

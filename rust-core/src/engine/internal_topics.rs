@@ -16,88 +16,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::error::{Error, Result};
 use crate::engine::topology::{
-    changelog_topic_name, repartition_topic_name, GlobalStoreDescription, StoreDescription,
-    SubtopologyDescription, TaskId, TopologyDescription,
+    changelog_topic_name, repartition_topic_name, ResolvedGlobalStore, ResolvedStore,
+    ResolvedSubtopology, ResolvedTopology, StoreDescription, SubtopologyDescription,
+    TopologyDescription,
 };
 use crate::kafka::{Admin, TopicSpec};
-use crate::store::TopicPartition;
-
-/// The topology with full topic names and partition counts.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResolvedTopology {
-    /// The sub-topologies, in description order.
-    pub subtopologies: Vec<ResolvedSubtopology>,
-    /// The global stores.
-    pub global_stores: Vec<ResolvedGlobalStore>,
-    /// The repartition topics, which the topology both writes and reads.
-    pub repartition_topics: BTreeSet<String>,
-}
-
-/// A global store with the partition count of its topic.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResolvedGlobalStore {
-    /// The store as described.
-    pub description: GlobalStoreDescription,
-    /// Partitions of its topic; the store holds all of them.
-    pub partitions: i32,
-}
-
-/// A sub-topology with full topic names.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResolvedSubtopology {
-    /// Sub-topology id.
-    pub id: u32,
-    /// Every topic it reads, user and repartition, by full name.
-    pub source_topics: Vec<String>,
-    /// Number of tasks (largest source partition count).
-    pub task_count: i32,
-    /// Its stores.
-    pub stores: Vec<ResolvedStore>,
-}
-
-/// A store with its changelog topic.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResolvedStore {
-    /// The store as described.
-    pub description: StoreDescription,
-    /// Its changelog topic, when logged: its own, or the source topic that serves as one.
-    pub changelog_topic: Option<String>,
-}
-
-impl ResolvedStore {
-    /// True when its changelog is a source topic of its sub-topology.
-    pub fn changelog_is_source_topic(&self) -> bool {
-        self.description.source_topic_changelog.is_some()
-    }
-}
-
-impl ResolvedTopology {
-    /// Every topic the group consumer subscribes to.
-    pub fn source_topics(&self) -> Vec<String> {
-        let topics: BTreeSet<&String> = self
-            .subtopologies
-            .iter()
-            .flat_map(|s| &s.source_topics)
-            .collect();
-        topics.into_iter().cloned().collect()
-    }
-
-    /// The sub-topology with `id`.
-    pub fn subtopology(&self, id: u32) -> Option<&ResolvedSubtopology> {
-        self.subtopologies.iter().find(|s| s.id == id)
-    }
-
-    /// The task that reads `partition`.
-    pub fn task_of(&self, partition: &TopicPartition) -> Option<TaskId> {
-        self.subtopologies
-            .iter()
-            .find(|s| s.source_topics.contains(&partition.topic))
-            .map(|s| TaskId {
-                subtopology: s.id,
-                partition: partition.partition,
-            })
-    }
-}
 
 /// Internal topic settings Kafka Streams applies to every internal topic.
 const INTERNAL_TOPIC_CONFIGS: [(&str, &str); 1] = [("message.timestamp.type", "CreateTime")];

@@ -3,9 +3,10 @@
 //! task's stores; a [`GlobalProcessor`] keeps the global stores).
 //!
 //! - [`config`]: `StreamsConfig` keys and defaults.
-//! - [`topology`]: the serde description of sub-topologies, stores and topics.
-//! - [`internal_topics`]: partition counts, co-partitioning, changelog and repartition
-//!   topic creation.
+//! - [`topology`]: the serde description of sub-topologies, stores and topics, and the
+//!   resolved topology (full names, partition counts) that the threads run.
+//! - [`internal_topics`]: resolving the topology against the cluster: partition counts,
+//!   co-partitioning, changelog and repartition topic creation.
 //! - [`processor`]: the [`TaskProcessor`] and [`GlobalProcessor`] contracts.
 //! - [`task`]: a task, the changelogs of its stores and its consumed offsets.
 //! - [`restore`]: bringing the tasks' stores to the end of their changelogs.

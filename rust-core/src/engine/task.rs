@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::error::{Error, Result};
-use crate::engine::internal_topics::ResolvedSubtopology;
+use crate::engine::topology::ResolvedSubtopology;
 use crate::engine::processor::{InputOffset, ProcessorError, TaskProcessor};
 use crate::engine::topology::TaskId;
 use crate::kafka::{ClientError, ConsumedRecord, DeliveredOffsets, ProducedRecord};

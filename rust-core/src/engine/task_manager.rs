@@ -22,7 +22,7 @@ use crate::engine::budget::UncommittedBytesBudget;
 use crate::engine::commit::{CommitBarrier, Flow, ProducerSource, Recovery, Tasks};
 use crate::engine::config::EngineConfig;
 use crate::engine::error::{Error, Result};
-use crate::engine::internal_topics::ResolvedTopology;
+use crate::engine::topology::ResolvedTopology;
 use crate::engine::metrics::{CommitTrigger, EngineMetrics};
 use crate::engine::processor::{CommittedInput, ProcessorFactory};
 use crate::engine::purge::RepartitionPurge;

@@ -6,11 +6,17 @@
 //! the application id (`KSTREAM-AGGREGATE-STATE-STORE-0000000003-repartition`, or a foreign-key
 //! join's `KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-topic`); the engine prefixes them
 //! ([`repartition_topic_name`]).
+//!
+//! [`ResolvedTopology`] is the same topology once resolved against the cluster
+//! ([`internal_topics`](super::internal_topics)): full topic names, partition counts and each
+//! store's changelog topic; it is what the engine's threads run.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+
+use crate::store::TopicPartition;
 
 /// A whole topology.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -127,4 +133,81 @@ pub fn repartition_topic_name(application_id: &str, name: &str) -> String {
 /// `<application.id>-<store>-changelog`.
 pub fn changelog_topic_name(application_id: &str, store: &str) -> String {
     format!("{application_id}-{store}-changelog")
+}
+
+/// The topology with full topic names and partition counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedTopology {
+    /// The sub-topologies, in description order.
+    pub subtopologies: Vec<ResolvedSubtopology>,
+    /// The global stores.
+    pub global_stores: Vec<ResolvedGlobalStore>,
+    /// The repartition topics, which the topology both writes and reads.
+    pub repartition_topics: BTreeSet<String>,
+}
+
+/// A global store with the partition count of its topic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedGlobalStore {
+    /// The store as described.
+    pub description: GlobalStoreDescription,
+    /// Partitions of its topic; the store holds all of them.
+    pub partitions: i32,
+}
+
+/// A sub-topology with full topic names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedSubtopology {
+    /// Sub-topology id.
+    pub id: u32,
+    /// Every topic it reads, user and repartition, by full name.
+    pub source_topics: Vec<String>,
+    /// Number of tasks (largest source partition count).
+    pub task_count: i32,
+    /// Its stores.
+    pub stores: Vec<ResolvedStore>,
+}
+
+/// A store with its changelog topic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedStore {
+    /// The store as described.
+    pub description: StoreDescription,
+    /// Its changelog topic, when logged: its own, or the source topic that serves as one.
+    pub changelog_topic: Option<String>,
+}
+
+impl ResolvedStore {
+    /// True when its changelog is a source topic of its sub-topology.
+    pub fn changelog_is_source_topic(&self) -> bool {
+        self.description.source_topic_changelog.is_some()
+    }
+}
+
+impl ResolvedTopology {
+    /// Every topic the group consumer subscribes to.
+    pub fn source_topics(&self) -> Vec<String> {
+        let topics: BTreeSet<&String> = self
+            .subtopologies
+            .iter()
+            .flat_map(|s| &s.source_topics)
+            .collect();
+        topics.into_iter().cloned().collect()
+    }
+
+    /// The sub-topology with `id`.
+    pub fn subtopology(&self, id: u32) -> Option<&ResolvedSubtopology> {
+        self.subtopologies.iter().find(|s| s.id == id)
+    }
+
+    /// The task that reads `partition`.
+    pub fn task_of(&self, partition: &TopicPartition) -> Option<TaskId> {
+        self.subtopologies
+            .iter()
+            .find(|s| s.source_topics.contains(&partition.topic))
+            .map(|s| TaskId {
+                subtopology: s.id,
+                partition: partition.partition,
+            })
+    }
 }

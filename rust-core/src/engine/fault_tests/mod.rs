@@ -17,7 +17,7 @@ use fake_kafka::{Event, FakeKafka, Poll, ProducerOp};
 use crate::engine::budget::UncommittedBytesBudget;
 use crate::engine::config::EngineConfig;
 use crate::engine::error::{Error, Result};
-use crate::engine::internal_topics::{ResolvedSubtopology, ResolvedTopology};
+use crate::engine::topology::{ResolvedSubtopology, ResolvedTopology};
 use crate::engine::metrics::EngineMetrics;
 use crate::engine::processor::{CommittedInput, ProcessorError, ProcessorFactory, TaskProcessor};
 use crate::engine::task_manager::ThreadShared;
