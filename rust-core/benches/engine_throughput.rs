@@ -248,7 +248,7 @@ fn copy_loop(input: &str, records: u64, transactional: bool) -> (Instant, u64) {
                 }
                 next_offsets.insert(message.partition(), message.offset() + 1);
                 copied += 1;
-                if copied % 256 == 0 {
+                if copied.is_multiple_of(256) {
                     producer.poll(Duration::ZERO);
                 }
             }
