@@ -226,7 +226,10 @@ fn survive_kills(wal: WalMode, kills: u32, seed: u64) {
         recoveries.push((reported, recovered));
         store.close().unwrap();
     }
-    eprintln!("{}: (reported, recovered) per kill: {recoveries:?}", wal_name(wal));
+    eprintln!(
+        "{}: (reported, recovered) per kill: {recoveries:?}",
+        wal_name(wal)
+    );
     assert!(
         floor > 0,
         "{}: no commit ever became durable",

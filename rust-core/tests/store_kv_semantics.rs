@@ -492,7 +492,12 @@ fn rocksdb_store_reopens_at_its_last_commit() {
 #[test]
 fn rocksdb_store_creates_missing_parent_directories() {
     let dir = TempDir::new().unwrap();
-    let nested = dir.path().join("app").join("0_1").join("rocksdb").join("counts");
+    let nested = dir
+        .path()
+        .join("app")
+        .join("0_1")
+        .join("rocksdb")
+        .join("counts");
     let resources = RocksDbResources::new(&RocksDbConfig::default());
     let store = RocksDbKeyValueStore::open("counts", &nested, &resources).unwrap();
     put(&store, "a", "1");
@@ -535,7 +540,10 @@ fn rocksdb_stores_share_one_memory_budget() {
 #[test]
 fn rocksdb_store_without_wal_persists_its_last_commit_on_clean_close() {
     let dir = TempDir::new().unwrap();
-    let resources = RocksDbResources::new(&RocksDbConfig { wal: WalMode::Off, ..Default::default() });
+    let resources = RocksDbResources::new(&RocksDbConfig {
+        wal: WalMode::Off,
+        ..Default::default()
+    });
     let store = RocksDbKeyValueStore::open("rocks", dir.path(), &resources).unwrap();
     put(&store, "a", "1");
     commit_at(&store, 3);

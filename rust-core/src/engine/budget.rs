@@ -55,7 +55,11 @@ mod tests {
         streams_only.share_between(4);
         assert_eq!(streams_only.share(), Some(300));
         streams_only.share_between(0);
-        assert_eq!(streams_only.share(), Some(1200), "no holder keeps the whole budget");
+        assert_eq!(
+            streams_only.share(),
+            Some(1200),
+            "no holder keeps the whole budget"
+        );
     }
 
     #[test]

@@ -353,14 +353,18 @@ mod tests {
     fn a_client_setting_librdkafka_rejects_names_its_key() {
         let base = [("application.id", "app"), ("bootstrap.servers", "b:1")];
         let fine = EngineConfig::from_properties(&props(&base)).unwrap();
-        fine.check_client_settings().expect("the defaults are valid");
+        fine.check_client_settings()
+            .expect("the defaults are valid");
         let mut bad = props(&base);
         bad.insert("producer.linger.ms".into(), "soon".into());
         let err = EngineConfig::from_properties(&bad)
             .unwrap()
             .check_client_settings()
             .unwrap_err();
-        assert!(matches!(&err, Error::Config { key, .. } if key == "linger.ms"), "{err}");
+        assert!(
+            matches!(&err, Error::Config { key, .. } if key == "linger.ms"),
+            "{err}"
+        );
     }
 
     #[test]

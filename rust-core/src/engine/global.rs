@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 use crate::engine::budget::UncommittedBytesBudget;
 use crate::engine::config::EngineConfig;
 use crate::engine::error::{joined, Error, Result};
-use crate::engine::topology::ResolvedGlobalStore;
 use crate::engine::processor::{GlobalProcessor, ProcessorFactory};
 use crate::engine::restore::RestoreListener;
+use crate::engine::topology::ResolvedGlobalStore;
 use crate::kafka::{
     AssignedConsumer, ChangelogEvent, ChangelogReader, ConsumedRecord, RestoreConsumer,
 };

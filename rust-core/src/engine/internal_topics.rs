@@ -562,12 +562,21 @@ mod tests {
             -1,
         )
         .unwrap();
-        let by_name: BTreeMap<_, _> = specs.iter().map(|s| (s.name.as_str(), s.partitions)).collect();
+        let by_name: BTreeMap<_, _> = specs
+            .iter()
+            .map(|s| (s.name.as_str(), s.partitions))
+            .collect();
         assert_eq!(
             by_name,
             BTreeMap::from([
-                ("app-KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-topic", 2),
-                ("app-KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-0000000014-topic", 3),
+                (
+                    "app-KTABLE-FK-JOIN-SUBSCRIPTION-REGISTRATION-0000000006-topic",
+                    2
+                ),
+                (
+                    "app-KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-0000000014-topic",
+                    3
+                ),
             ])
         );
         assert_eq!(resolved.subtopologies[0].task_count, 3);

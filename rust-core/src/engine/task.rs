@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::error::{Error, Result};
-use crate::engine::topology::ResolvedSubtopology;
 use crate::engine::processor::{InputOffset, ProcessorError, TaskProcessor};
+use crate::engine::topology::ResolvedSubtopology;
 use crate::engine::topology::TaskId;
 use crate::kafka::{ClientError, ConsumedRecord, DeliveredOffsets, ProducedRecord};
 use crate::store::TopicPartition;

@@ -97,7 +97,10 @@ pub(crate) fn new_byte_array<'local>(
     let length = jsize::try_from(bytes.len()).map_err(|_| {
         NativeError::new(
             JavaException::ProcessorState,
-            format!("a value of {} bytes does not fit in a Java array", bytes.len()),
+            format!(
+                "a value of {} bytes does not fit in a Java array",
+                bytes.len()
+            ),
         )
     })?;
     let env_ptr = env.get_raw();
@@ -142,7 +145,10 @@ pub(crate) fn write_into(
     if bytes.len() > array_length {
         return Err(NativeError::new(
             JavaException::IllegalArgument,
-            format!("{} bytes do not fit in an array of {array_length}", bytes.len()),
+            format!(
+                "{} bytes do not fit in an array of {array_length}",
+                bytes.len()
+            ),
         ));
     }
     let env_ptr = env.get_raw();

@@ -20,11 +20,12 @@ use super::errors::{JavaException, NativeError, ThrowJavaException};
 use super::handles::HandleTable;
 use super::record_framing;
 use super::upcalls::{JvmProcessorFactory, JvmRestoreListener};
-use crate::engine::{Engine, EngineConfig, Error as EngineError, RestoreListener, TopologyDescription};
+use crate::engine::{
+    Engine, EngineConfig, Error as EngineError, RestoreListener, TopologyDescription,
+};
 
 /// Running engines. `close` takes the engine out, so a second close finds nothing.
-static ENGINES: Lazy<HandleTable<Mutex<Option<Engine>>>> =
-    Lazy::new(|| HandleTable::new("engine"));
+static ENGINES: Lazy<HandleTable<Mutex<Option<Engine>>>> = Lazy::new(|| HandleTable::new("engine"));
 
 /// Starts an engine, its processing paused when `paused`; returns its handle.
 #[unsafe(no_mangle)]
@@ -60,8 +61,14 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_st
             )))
         };
         let factory = JvmProcessorFactory::new(vm, env.new_global_ref(&factory)?);
-        let engine = Engine::start(config, &topology, Arc::new(factory), restore_listener, paused)
-            .map_err(engine_error)?;
+        let engine = Engine::start(
+            config,
+            &topology,
+            Arc::new(factory),
+            restore_listener,
+            paused,
+        )
+        .map_err(engine_error)?;
         Ok(ENGINES.insert(Arc::new(Mutex::new(Some(engine)))))
     })
     .resolve::<ThrowJavaException>()
@@ -70,7 +77,9 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_st
 /// Checks an application config as the engine would start with it, client settings included;
 /// raises `ConfigException` naming the bad key.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_checkConfig<'local>(
+pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_checkConfig<
+    'local,
+>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     properties: JByteArray<'local>,
@@ -106,9 +115,7 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_cl
 
 /// True once an engine thread stopped on its own.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_hasFailed<
-    'local,
->(
+pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_hasFailed<'local>(
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     handle: jlong,
@@ -224,7 +231,10 @@ fn with_engine<T>(
     let mut engine = engine.lock().unwrap_or_else(|p| p.into_inner());
     match engine.as_mut() {
         Some(engine) => operation(engine).map_err(engine_error),
-        None => Err(NativeError::new(JavaException::Streams, "the engine is closed")),
+        None => Err(NativeError::new(
+            JavaException::Streams,
+            "the engine is closed",
+        )),
     }
 }
 
@@ -236,4 +246,3 @@ fn engine_error(error: EngineError) -> NativeError {
     };
     NativeError::new(exception, error.to_string())
 }
-

@@ -44,7 +44,10 @@ impl<T: ?Sized> HandleTable<T> {
 
     /// The object behind `handle`, or `InvalidStateStoreException` once it was removed.
     pub(crate) fn get(&self, handle: jlong) -> Result<Arc<T>, NativeError> {
-        let live = self.live.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let live = self
+            .live
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         live.get(&handle).cloned().ok_or_else(|| {
             NativeError::new(
                 JavaException::InvalidStateStore,
@@ -69,7 +72,9 @@ impl<T: ?Sized> HandleTable<T> {
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<jlong, Arc<T>>> {
         // The map is consistent after any panic (insert and remove are single calls), so
         // a poisoned lock is safe to keep using.
-        self.live.write().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.live
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 

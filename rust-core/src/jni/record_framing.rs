@@ -133,7 +133,9 @@ pub(crate) fn inputs(inputs: &[CommittedInput]) -> Vec<u8> {
 }
 
 /// Decodes the positions a task runner commits.
-pub(crate) fn positions(bytes: &[u8]) -> Result<BTreeMap<TopicPartition, InputOffset>, NativeError> {
+pub(crate) fn positions(
+    bytes: &[u8],
+) -> Result<BTreeMap<TopicPartition, InputOffset>, NativeError> {
     let mut reader = Reader::new(bytes);
     let mut positions = BTreeMap::new();
     while !reader.done() {
@@ -346,10 +348,7 @@ mod tests {
         let decoded = positions(&inputs(&committed)).unwrap();
         assert_eq!(decoded.len(), 2);
         for input in &committed {
-            assert_eq!(
-                Some(&decoded[&input.partition]),
-                input.committed.as_ref()
-            );
+            assert_eq!(Some(&decoded[&input.partition]), input.committed.as_ref());
         }
         let missing = [CommittedInput {
             partition: TopicPartition::new("in", 2),

@@ -26,7 +26,9 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeRocksDbReso
         let length = keys_and_values.len(env)?;
         let mut config = HashMap::with_capacity(length / 2);
         for pair in 0..length / 2 {
-            let key = keys_and_values.get_element(env, 2 * pair)?.try_to_string(env)?;
+            let key = keys_and_values
+                .get_element(env, 2 * pair)?
+                .try_to_string(env)?;
             let value = keys_and_values
                 .get_element(env, 2 * pair + 1)?
                 .try_to_string(env)?;

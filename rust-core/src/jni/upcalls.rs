@@ -102,7 +102,12 @@ impl ProcessorFactory for JvmProcessorFactory {
 
     fn assignment_started(&self) -> Result<(), ProcessorError> {
         upcall(&self.vm, |env| {
-            env.call_method(&*self.factory, jni_str!("assignmentStarted"), jni_sig!("()V"), &[])?;
+            env.call_method(
+                &*self.factory,
+                jni_str!("assignmentStarted"),
+                jni_sig!("()V"),
+                &[],
+            )?;
             Ok(())
         })
     }
@@ -129,8 +134,7 @@ impl ProcessorFactory for JvmProcessorFactory {
     }
 
     fn loop_turned(&self, turn: &LoopTurn) -> Result<(), ProcessorError> {
-        let nanos =
-            |phase: Duration| JValue::Long(phase.as_nanos().min(i64::MAX as u128) as jlong);
+        let nanos = |phase: Duration| JValue::Long(phase.as_nanos().min(i64::MAX as u128) as jlong);
         upcall(&self.vm, |env| {
             env.call_method(
                 &*self.factory,
@@ -431,7 +435,13 @@ impl JvmRestoreListener {
 impl RestoreListener for JvmRestoreListener {
     fn on_restore_start(&self, store: &str, partition: &TopicPartition, start: i64, end: i64) {
         let sig = jni_sig!("(Ljava/lang/String;Ljava/lang/String;IJJ)V");
-        self.report(jni_str!("restoreStarted"), &sig, store, partition, &[start, end]);
+        self.report(
+            jni_str!("restoreStarted"),
+            &sig,
+            store,
+            partition,
+            &[start, end],
+        );
     }
 
     fn on_batch_restored(
@@ -448,12 +458,24 @@ impl RestoreListener for JvmRestoreListener {
 
     fn on_restore_end(&self, store: &str, partition: &TopicPartition, restored: u64) {
         let sig = jni_sig!("(Ljava/lang/String;Ljava/lang/String;IJ)V");
-        self.report(jni_str!("restoreEnded"), &sig, store, partition, &[restored as i64]);
+        self.report(
+            jni_str!("restoreEnded"),
+            &sig,
+            store,
+            partition,
+            &[restored as i64],
+        );
     }
 
     fn on_restore_suspended(&self, store: &str, partition: &TopicPartition, restored: u64) {
         let sig = jni_sig!("(Ljava/lang/String;Ljava/lang/String;IJ)V");
-        self.report(jni_str!("restoreSuspended"), &sig, store, partition, &[restored as i64]);
+        self.report(
+            jni_str!("restoreSuspended"),
+            &sig,
+            store,
+            partition,
+            &[restored as i64],
+        );
     }
 }
 

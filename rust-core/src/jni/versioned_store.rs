@@ -138,7 +138,13 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeVersionedSt
     env.with_env(|env| -> Result<JByteArray<'local>, NativeError> {
         let store = layered::<VersionedStore>(handle)?;
         let key = read_bytes(env, &key, "key")?;
-        let versions = store.get_versions(&key, from_time, to_time, order(reverse), isolation(read_committed))?;
+        let versions = store.get_versions(
+            &key,
+            from_time,
+            to_time,
+            order(reverse),
+            isolation(read_committed),
+        )?;
         new_byte_array(env, &framing::versioned_records(&versions))
     })
     .resolve::<ThrowJavaException>()

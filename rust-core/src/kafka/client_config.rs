@@ -25,8 +25,8 @@
 
 use std::collections::BTreeMap;
 
-use rdkafka::types::RDKafkaConfRes;
 use rdkafka::error::KafkaError;
+use rdkafka::types::RDKafkaConfRes;
 use rdkafka::ClientConfig;
 
 /// Java client keys that librdkafka names differently: (Java, librdkafka).

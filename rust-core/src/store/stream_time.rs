@@ -17,7 +17,10 @@ pub(crate) fn read<S: KeyValueStore + ?Sized>(kv: &S, key: &[u8]) -> Result<i64>
         None => Ok(NO_TIMESTAMP),
         Some(bytes) => match <[u8; 8]>::try_from(bytes.as_slice()) {
             Ok(bytes) => Ok(i64::from_be_bytes(bytes)),
-            Err(_) => Err(corrupt(kv.name(), FormatError::new("stream time", "not 8 bytes"))),
+            Err(_) => Err(corrupt(
+                kv.name(),
+                FormatError::new("stream time", "not 8 bytes"),
+            )),
         },
     }
 }

@@ -17,12 +17,12 @@ use fake_kafka::{Event, FakeKafka, Poll, ProducerOp};
 use crate::engine::budget::UncommittedBytesBudget;
 use crate::engine::config::EngineConfig;
 use crate::engine::error::{Error, Result};
-use crate::engine::topology::{ResolvedSubtopology, ResolvedTopology};
 use crate::engine::metrics::EngineMetrics;
 use crate::engine::processor::{CommittedInput, ProcessorError, ProcessorFactory, TaskProcessor};
 use crate::engine::task_manager::ThreadShared;
 use crate::engine::thread;
 use crate::engine::topology::TaskId;
+use crate::engine::topology::{ResolvedSubtopology, ResolvedTopology};
 use crate::kafka::{Admin, ClientError, ConsumedRecord, ProducedRecord, TransactionFailure};
 use crate::store::TopicPartition;
 

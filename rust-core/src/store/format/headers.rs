@@ -29,12 +29,18 @@ pub struct Header {
 impl Header {
     /// A header with a value.
     pub fn new(key: impl Into<String>, value: impl Into<Vec<u8>>) -> Self {
-        Header { key: key.into(), value: Some(value.into()) }
+        Header {
+            key: key.into(),
+            value: Some(value.into()),
+        }
     }
 
     /// A header whose value is null.
     pub fn null(key: impl Into<String>) -> Self {
-        Header { key: key.into(), value: None }
+        Header {
+            key: key.into(),
+            value: None,
+        }
     }
 }
 
@@ -84,7 +90,10 @@ pub fn decode_header_block(block: &[u8]) -> Result<Vec<Header>, FormatError> {
     if block.is_empty() {
         return Ok(Vec::new());
     }
-    let mut cursor = Cursor { bytes: block, position: 0 };
+    let mut cursor = Cursor {
+        bytes: block,
+        position: 0,
+    };
     let count = cursor.length("header count")?;
     let mut headers = Vec::with_capacity(count.min(block.len()));
     for _ in 0..count {
@@ -93,7 +102,12 @@ pub fn decode_header_block(block: &[u8]) -> Result<Vec<Header>, FormatError> {
             .map_err(|_| FormatError::new(LAYOUT, "header key is not UTF-8"))?;
         let value = match cursor.varint()? {
             -1 => None,
-            len if len < 0 => return Err(FormatError::new(LAYOUT, format!("header value length {len}"))),
+            len if len < 0 => {
+                return Err(FormatError::new(
+                    LAYOUT,
+                    format!("header value length {len}"),
+                ))
+            }
             len => Some(cursor.take(len as usize)?.to_vec()),
         };
         headers.push(Header { key, value });
@@ -113,7 +127,9 @@ pub fn encode_value_timestamp_headers(value: &[u8], timestamp: i64, headers: &[H
 }
 
 /// Decodes a value with timestamp and headers.
-pub fn decode_value_timestamp_headers(bytes: &[u8]) -> Result<ValueTimestampHeaders<'_>, FormatError> {
+pub fn decode_value_timestamp_headers(
+    bytes: &[u8],
+) -> Result<ValueTimestampHeaders<'_>, FormatError> {
     let (headers, rest) = split_header_block(bytes)?;
     if rest.len() < TIMESTAMP_SIZE {
         return Err(FormatError::new(LAYOUT, "no timestamp after the headers"));
@@ -133,7 +149,9 @@ pub fn encode_aggregation_with_headers(aggregate: &[u8], headers: &[Header]) -> 
 }
 
 /// Decodes a session aggregate with headers.
-pub fn decode_aggregation_with_headers(bytes: &[u8]) -> Result<AggregationWithHeaders<'_>, FormatError> {
+pub fn decode_aggregation_with_headers(
+    bytes: &[u8],
+) -> Result<AggregationWithHeaders<'_>, FormatError> {
     let (headers, aggregate) = split_header_block(bytes)?;
     Ok(AggregationWithHeaders { aggregate, headers })
 }
@@ -176,11 +194,15 @@ impl<'a> Cursor<'a> {
 
     fn length(&mut self, what: &str) -> Result<usize, FormatError> {
         let value = self.varint()?;
-        usize::try_from(value).map_err(|_| FormatError::new(LAYOUT, format!("negative {what} {value}")))
+        usize::try_from(value)
+            .map_err(|_| FormatError::new(LAYOUT, format!("negative {what} {value}")))
     }
 
     fn take(&mut self, len: usize) -> Result<&'a [u8], FormatError> {
-        let end = self.position.checked_add(len).filter(|end| *end <= self.bytes.len());
+        let end = self
+            .position
+            .checked_add(len)
+            .filter(|end| *end <= self.bytes.len());
         let end = end.ok_or_else(|| FormatError::new(LAYOUT, "truncated"))?;
         let taken = &self.bytes[self.position..end];
         self.position = end;
@@ -201,7 +223,10 @@ mod tests {
         expected.extend_from_slice(&TS);
         expected.push(b'v');
         assert_eq!(bytes, expected);
-        assert_eq!(encode_aggregation_with_headers(b"agg", &[]), [0x00, b'a', b'g', b'g']);
+        assert_eq!(
+            encode_aggregation_with_headers(b"agg", &[]),
+            [0x00, b'a', b'g', b'g']
+        );
     }
 
     #[test]
@@ -219,16 +244,32 @@ mod tests {
         let bytes = encode_value_timestamp_headers(b"val", 42, &headers);
         assert_eq!(bytes, expected);
         let decoded = decode_value_timestamp_headers(&bytes).unwrap();
-        assert_eq!(decoded, ValueTimestampHeaders { value: b"val", timestamp: 42, headers: headers.to_vec() });
+        assert_eq!(
+            decoded,
+            ValueTimestampHeaders {
+                value: b"val",
+                timestamp: 42,
+                headers: headers.to_vec()
+            }
+        );
     }
 
     #[test]
     fn aggregation_with_headers_has_no_timestamp() {
         let headers = [Header::new("h", vec![0xff])];
         let bytes = encode_aggregation_with_headers(b"agg", &headers);
-        assert_eq!(bytes, [0x0a, 0x02, 0x02, b'h', 0x02, 0xff, b'a', b'g', b'g']);
+        assert_eq!(
+            bytes,
+            [0x0a, 0x02, 0x02, b'h', 0x02, 0xff, b'a', b'g', b'g']
+        );
         let decoded = decode_aggregation_with_headers(&bytes).unwrap();
-        assert_eq!(decoded, AggregationWithHeaders { aggregate: b"agg", headers: headers.to_vec() });
+        assert_eq!(
+            decoded,
+            AggregationWithHeaders {
+                aggregate: b"agg",
+                headers: headers.to_vec()
+            }
+        );
     }
 
     #[test]
@@ -248,10 +289,25 @@ mod tests {
     #[test]
     fn rejects_malformed_values() {
         assert!(decode_value_timestamp_headers(&[]).is_err());
-        assert!(decode_value_timestamp_headers(&[0x00, 1, 2, 3]).is_err(), "timestamp truncated");
-        assert!(decode_value_timestamp_headers(&[0x10, 0x04]).is_err(), "block truncated");
-        assert!(decode_header_block(&[0x02, 0x02, b'a', 0x03]).is_err(), "value length -2");
-        assert!(decode_header_block(&[0x02, 0x02, 0xff, 0x01]).is_err(), "key not UTF-8");
-        assert!(decode_header_block(&[0x02, 0x02, b'a', 0x01, 0x00]).is_err(), "trailing bytes");
+        assert!(
+            decode_value_timestamp_headers(&[0x00, 1, 2, 3]).is_err(),
+            "timestamp truncated"
+        );
+        assert!(
+            decode_value_timestamp_headers(&[0x10, 0x04]).is_err(),
+            "block truncated"
+        );
+        assert!(
+            decode_header_block(&[0x02, 0x02, b'a', 0x03]).is_err(),
+            "value length -2"
+        );
+        assert!(
+            decode_header_block(&[0x02, 0x02, 0xff, 0x01]).is_err(),
+            "key not UTF-8"
+        );
+        assert!(
+            decode_header_block(&[0x02, 0x02, b'a', 0x01, 0x00]).is_err(),
+            "trailing bytes"
+        );
     }
 }

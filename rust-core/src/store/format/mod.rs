@@ -44,11 +44,17 @@ pub struct FormatError {
 
 impl FormatError {
     pub(crate) fn new(layout: &'static str, reason: impl Into<String>) -> Self {
-        FormatError { layout, reason: reason.into() }
+        FormatError {
+            layout,
+            reason: reason.into(),
+        }
     }
 
     pub(crate) fn too_short(layout: &'static str, needed: usize, actual: usize) -> Self {
-        FormatError::new(layout, format!("needs at least {needed} bytes, got {actual}"))
+        FormatError::new(
+            layout,
+            format!("needs at least {needed} bytes, got {actual}"),
+        )
     }
 }
 

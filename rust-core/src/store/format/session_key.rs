@@ -65,7 +65,11 @@ impl SessionKeyLayout {
     pub fn decode(self, bytes: &[u8]) -> Result<SessionKey<'_>, FormatError> {
         let prefix = usize::from(self != SessionKeyLayout::KeyFirst);
         if bytes.len() < prefix + SUFFIX_SIZE {
-            return Err(FormatError::too_short(LAYOUT, prefix + SUFFIX_SIZE, bytes.len()));
+            return Err(FormatError::too_short(
+                LAYOUT,
+                prefix + SUFFIX_SIZE,
+                bytes.len(),
+            ));
         }
         let (key, times_at) = match self {
             SessionKeyLayout::KeyFirst => {
@@ -94,7 +98,10 @@ fn expect_prefix(bytes: &[u8], prefix: u8) -> Result<(), FormatError> {
     if bytes[0] == prefix {
         Ok(())
     } else {
-        Err(FormatError::new(LAYOUT, format!("prefix byte {:#04x}, expected {prefix:#04x}", bytes[0])))
+        Err(FormatError::new(
+            LAYOUT,
+            format!("prefix byte {:#04x}, expected {prefix:#04x}", bytes[0]),
+        ))
     }
 }
 
@@ -112,25 +119,59 @@ mod tests {
         let bytes = SessionKeyLayout::KeyFirst.encode(b"user", START, END);
         assert_eq!(bytes, [&b"user"[..], &END_BYTES, &START_BYTES].concat());
         let decoded = SessionKeyLayout::KeyFirst.decode(&bytes).unwrap();
-        assert_eq!(decoded, SessionKey { key: b"user", start: START, end: END });
+        assert_eq!(
+            decoded,
+            SessionKey {
+                key: b"user",
+                start: START,
+                end: END
+            }
+        );
     }
 
     #[test]
     fn prefixed_layouts() {
         let time_first = SessionKeyLayout::PrefixedTimeFirst.encode(b"u", START, END);
-        assert_eq!(time_first, [&[0x00][..], &END_BYTES, &START_BYTES, b"u"].concat());
+        assert_eq!(
+            time_first,
+            [&[0x00][..], &END_BYTES, &START_BYTES, b"u"].concat()
+        );
         let key_first = SessionKeyLayout::PrefixedKeyFirst.encode(b"u", START, END);
-        assert_eq!(key_first, [&[0x01][..], b"u", &END_BYTES, &START_BYTES].concat());
-        let expected = SessionKey { key: b"u", start: START, end: END };
-        assert_eq!(SessionKeyLayout::PrefixedTimeFirst.decode(&time_first).unwrap(), expected);
-        assert_eq!(SessionKeyLayout::PrefixedKeyFirst.decode(&key_first).unwrap(), expected);
-        assert!(SessionKeyLayout::PrefixedKeyFirst.decode(&time_first).is_err());
+        assert_eq!(
+            key_first,
+            [&[0x01][..], b"u", &END_BYTES, &START_BYTES].concat()
+        );
+        let expected = SessionKey {
+            key: b"u",
+            start: START,
+            end: END,
+        };
+        assert_eq!(
+            SessionKeyLayout::PrefixedTimeFirst
+                .decode(&time_first)
+                .unwrap(),
+            expected
+        );
+        assert_eq!(
+            SessionKeyLayout::PrefixedKeyFirst
+                .decode(&key_first)
+                .unwrap(),
+            expected
+        );
+        assert!(SessionKeyLayout::PrefixedKeyFirst
+            .decode(&time_first)
+            .is_err());
     }
 
     #[test]
     fn rejects_keys_too_short_for_two_timestamps() {
         assert!(SessionKeyLayout::KeyFirst.decode(&[0; 15]).is_err());
-        assert!(SessionKeyLayout::PrefixedTimeFirst.decode(&[0; 16]).is_err());
-        assert_eq!(SessionKeyLayout::KeyFirst.decode(&[0; 16]).unwrap().key, b"");
+        assert!(SessionKeyLayout::PrefixedTimeFirst
+            .decode(&[0; 16])
+            .is_err());
+        assert_eq!(
+            SessionKeyLayout::KeyFirst.decode(&[0; 16]).unwrap().key,
+            b""
+        );
     }
 }

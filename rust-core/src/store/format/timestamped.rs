@@ -30,7 +30,10 @@ pub fn decode(bytes: &[u8]) -> Result<ValueAndTimestamp<'_>, FormatError> {
     if bytes.len() < TIMESTAMP_SIZE {
         return Err(FormatError::too_short(LAYOUT, TIMESTAMP_SIZE, bytes.len()));
     }
-    Ok(ValueAndTimestamp { value: &bytes[TIMESTAMP_SIZE..], timestamp: read_i64(bytes, 0) })
+    Ok(ValueAndTimestamp {
+        value: &bytes[TIMESTAMP_SIZE..],
+        timestamp: read_i64(bytes, 0),
+    })
 }
 
 #[cfg(test)]
@@ -49,9 +52,21 @@ mod tests {
     #[test]
     fn decodes_what_it_encodes() {
         let bytes = encode(b"value", 1_700_000_000_000);
-        assert_eq!(decode(&bytes).unwrap(), ValueAndTimestamp { value: b"value", timestamp: 1_700_000_000_000 });
+        assert_eq!(
+            decode(&bytes).unwrap(),
+            ValueAndTimestamp {
+                value: b"value",
+                timestamp: 1_700_000_000_000
+            }
+        );
         let empty = encode(b"", 7);
-        assert_eq!(decode(&empty).unwrap(), ValueAndTimestamp { value: b"", timestamp: 7 });
+        assert_eq!(
+            decode(&empty).unwrap(),
+            ValueAndTimestamp {
+                value: b"",
+                timestamp: 7
+            }
+        );
     }
 
     #[test]

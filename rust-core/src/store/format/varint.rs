@@ -72,7 +72,20 @@ mod tests {
 
     #[test]
     fn round_trips_and_sizes_agree() {
-        for value in [0, 1, -1, 63, 64, -64, -65, 8191, 8192, 1 << 20, i32::MAX, i32::MIN] {
+        for value in [
+            0,
+            1,
+            -1,
+            63,
+            64,
+            -64,
+            -65,
+            8191,
+            8192,
+            1 << 20,
+            i32::MAX,
+            i32::MIN,
+        ] {
             let bytes = encode(value);
             assert_eq!(size_of(value), bytes.len());
             assert_eq!(read(&bytes).unwrap(), (value, bytes.len()));

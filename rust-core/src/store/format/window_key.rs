@@ -85,7 +85,11 @@ impl WindowKeyLayout {
         match self {
             WindowKeyLayout::KeyFirst => {
                 let key_end = bytes.len() - TIMESTAMP_SIZE - SEQNUM_SIZE;
-                Ok(WindowKey { key: &bytes[..key_end], window_start: read_i64(bytes, key_end), seqnum })
+                Ok(WindowKey {
+                    key: &bytes[..key_end],
+                    window_start: read_i64(bytes, key_end),
+                    seqnum,
+                })
             }
             WindowKeyLayout::PrefixedTimeFirst => {
                 expect_prefix(bytes, TIME_FIRST_PREFIX)?;
@@ -98,7 +102,11 @@ impl WindowKeyLayout {
             WindowKeyLayout::PrefixedKeyFirst => {
                 expect_prefix(bytes, KEY_FIRST_PREFIX)?;
                 let key_end = bytes.len() - TIMESTAMP_SIZE - SEQNUM_SIZE;
-                Ok(WindowKey { key: &bytes[1..key_end], window_start: read_i64(bytes, key_end), seqnum })
+                Ok(WindowKey {
+                    key: &bytes[1..key_end],
+                    window_start: read_i64(bytes, key_end),
+                    seqnum,
+                })
             }
         }
     }
@@ -108,7 +116,10 @@ fn expect_prefix(bytes: &[u8], prefix: u8) -> Result<(), FormatError> {
     if bytes[0] == prefix {
         Ok(())
     } else {
-        Err(FormatError::new(LAYOUT, format!("prefix byte {:#04x}, expected {prefix:#04x}", bytes[0])))
+        Err(FormatError::new(
+            LAYOUT,
+            format!("prefix byte {:#04x}, expected {prefix:#04x}", bytes[0]),
+        ))
     }
 }
 
@@ -126,29 +137,72 @@ mod tests {
     #[test]
     fn key_first_is_key_then_start_then_seqnum() {
         let bytes = WindowKeyLayout::KeyFirst.encode(b"key", START, 0x0a0b_0c0d);
-        assert_eq!(bytes, concat(&[b"key", &START_BYTES, &[0x0a, 0x0b, 0x0c, 0x0d]]));
+        assert_eq!(
+            bytes,
+            concat(&[b"key", &START_BYTES, &[0x0a, 0x0b, 0x0c, 0x0d]])
+        );
         let decoded = WindowKeyLayout::KeyFirst.decode(&bytes).unwrap();
-        assert_eq!(decoded, WindowKey { key: b"key", window_start: START, seqnum: 0x0a0b_0c0d });
+        assert_eq!(
+            decoded,
+            WindowKey {
+                key: b"key",
+                window_start: START,
+                seqnum: 0x0a0b_0c0d
+            }
+        );
     }
 
     #[test]
     fn prefixed_layouts_put_a_tag_byte_first() {
         let time_first = WindowKeyLayout::PrefixedTimeFirst.encode(b"k", START, 1);
-        assert_eq!(time_first, concat(&[&[0x00], &START_BYTES, b"k", &[0, 0, 0, 1]]));
+        assert_eq!(
+            time_first,
+            concat(&[&[0x00], &START_BYTES, b"k", &[0, 0, 0, 1]])
+        );
         let key_first = WindowKeyLayout::PrefixedKeyFirst.encode(b"k", START, 1);
-        assert_eq!(key_first, concat(&[&[0x01], b"k", &START_BYTES, &[0, 0, 0, 1]]));
-        let expected = WindowKey { key: b"k", window_start: START, seqnum: 1 };
-        assert_eq!(WindowKeyLayout::PrefixedTimeFirst.decode(&time_first).unwrap(), expected);
-        assert_eq!(WindowKeyLayout::PrefixedKeyFirst.decode(&key_first).unwrap(), expected);
-        assert!(WindowKeyLayout::PrefixedTimeFirst.decode(&key_first).is_err());
+        assert_eq!(
+            key_first,
+            concat(&[&[0x01], b"k", &START_BYTES, &[0, 0, 0, 1]])
+        );
+        let expected = WindowKey {
+            key: b"k",
+            window_start: START,
+            seqnum: 1,
+        };
+        assert_eq!(
+            WindowKeyLayout::PrefixedTimeFirst
+                .decode(&time_first)
+                .unwrap(),
+            expected
+        );
+        assert_eq!(
+            WindowKeyLayout::PrefixedKeyFirst
+                .decode(&key_first)
+                .unwrap(),
+            expected
+        );
+        assert!(WindowKeyLayout::PrefixedTimeFirst
+            .decode(&key_first)
+            .is_err());
     }
 
     #[test]
     fn empty_keys_and_negative_numbers_round_trip() {
-        for layout in [WindowKeyLayout::KeyFirst, WindowKeyLayout::PrefixedTimeFirst, WindowKeyLayout::PrefixedKeyFirst] {
+        for layout in [
+            WindowKeyLayout::KeyFirst,
+            WindowKeyLayout::PrefixedTimeFirst,
+            WindowKeyLayout::PrefixedKeyFirst,
+        ] {
             let bytes = layout.encode(b"", -1, i32::MAX);
             let decoded = layout.decode(&bytes).unwrap();
-            assert_eq!(decoded, WindowKey { key: b"", window_start: -1, seqnum: i32::MAX });
+            assert_eq!(
+                decoded,
+                WindowKey {
+                    key: b"",
+                    window_start: -1,
+                    seqnum: i32::MAX
+                }
+            );
         }
     }
 
