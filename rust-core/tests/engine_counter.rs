@@ -128,8 +128,10 @@ fn exactly_once_counts_are_correct_and_a_restart_does_not_reprocess() {
         0,
         "a cleanly closed store is at the end of its changelog"
     );
+    // The engine's two threads may rebalance after the first restored every task, and a task
+    // that moves restores (nothing) again: what must hold is that every changelog partition did.
     assert_eq!(
-        restores.ended.load(Ordering::Relaxed),
+        restores.ended_partitions.lock().unwrap().len(),
         4,
         "one changelog partition per task"
     );

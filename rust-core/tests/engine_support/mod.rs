@@ -6,10 +6,10 @@
 
 pub mod kept_stores;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use kept_stores::{StoreEvents, StoreKeepingProcessor, StoreLogic, TaskStores};
@@ -229,13 +229,20 @@ impl StoreLogic for Count {
 #[derive(Default)]
 pub struct RestoreTally {
     pub restored: AtomicU64,
+    /// Restorations that ended, a partition restored again after a rebalance counting again.
     pub ended: AtomicU64,
+    /// The partitions whose restoration ended at least once.
+    pub ended_partitions: Mutex<BTreeSet<TopicPartition>>,
 }
 
 impl RestoreListener for RestoreTally {
-    fn on_restore_end(&self, _: &str, _: &TopicPartition, restored: u64) {
+    fn on_restore_end(&self, _: &str, partition: &TopicPartition, restored: u64) {
         self.restored.fetch_add(restored, Ordering::Relaxed);
         self.ended.fetch_add(1, Ordering::Relaxed);
+        self.ended_partitions
+            .lock()
+            .unwrap()
+            .insert(partition.clone());
     }
 }
 
