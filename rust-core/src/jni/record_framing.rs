@@ -22,8 +22,7 @@ use std::collections::BTreeMap;
 use super::errors::NativeError;
 use super::framing::{malformed, Reader};
 use crate::engine::{CommittedInput, InputOffset};
-use crate::kafka::{ConsumedRecord, ProducedRecord};
-use crate::store::format::headers::Header;
+use crate::kafka::{ConsumedRecord, Header, ProducedRecord};
 use crate::store::TopicPartition;
 
 const NULL_LENGTH: i32 = -1;

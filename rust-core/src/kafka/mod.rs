@@ -37,4 +37,4 @@ pub use clients::{
 pub use error::{ClientError, KafkaFailure, TransactionFailure};
 pub use group::KafkaGroupConsumer;
 pub use producer::KafkaStreamsProducer;
-pub use records::{ConsumedRecord, InputOffset, ProducedRecord};
+pub use records::{ConsumedRecord, Header, InputOffset, ProducedRecord};

@@ -3,8 +3,16 @@
 
 use rdkafka::message::{BorrowedMessage, Header as RdHeader, Headers, Message, OwnedHeaders};
 
-use crate::store::format::headers::Header;
 use crate::store::TopicPartition;
+
+/// One record header. Kafka header keys are strings; values may be null.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Header {
+    /// Header key.
+    pub key: String,
+    /// Header value; `None` is Java's `null`.
+    pub value: Option<Vec<u8>>,
+}
 
 /// The headers of `message`, copied out of librdkafka's buffers, in order.
 pub(crate) fn copied_headers<M: Message>(message: &M) -> Vec<Header> {

@@ -1,4 +1,4 @@
-//! Byte layouts of Kafka Streams 4.4 store keys, store values and changelog records.
+//! Byte layouts of Kafka Streams 4.4 store keys and changelog records.
 //!
 //! State must move both ways between Apache Kafka Streams and Sluice through the changelog
 //! topics, so every layout here is byte-identical to the one Kafka Streams 4.4.0 writes.
@@ -9,23 +9,18 @@
 //!
 //! | layout | bytes-store value / key (what the typed layers hand down) | changelog record |
 //! |---|---|---|
-//! | [`timestamped`]: `ts(8) ‖ value` | value of timestamped key-value and window stores; value returned by versioned `get` | **not** used: the changelog carries the plain value and the timestamp as the record timestamp |
-//! | [`headers`]: `varint(n) ‖ headers(n) ‖ ts(8) ‖ value` | value of headers-aware key-value and window stores | **not** used: plain value, record timestamp, record headers |
-//! | [`headers`]: `varint(n) ‖ headers(n) ‖ aggregate` | value of headers-aware session stores | plain aggregate, record headers |
 //! | [`window_key`] key-first `key ‖ start(8) ‖ seq(4)` | on-disk key of the segmented window store | key of every window store changelog record |
 //! | [`window_key`] prefixed time-first / key-first | on-disk keys of the time-ordered (indexed) window store | never |
 //! | [`session_key`] key-first `key ‖ end(8) ‖ start(8)` | on-disk key of the segmented session store | key of every session store changelog record |
 //! | [`session_key`] prefixed time-first / key-first | on-disk keys of the time-ordered session store | never |
-//! | versioned | `put(key, value, ts)`; `get` answers in the [`timestamped`] layout | plain value, record timestamp = version timestamp, no headers |
+//! | versioned | `put(key, value, ts)` | plain value, record timestamp = version timestamp, no headers |
 //!
-//! All integers are big-endian two's complement (Java's `ByteBuffer` default); the header
-//! block uses Kafka's zig-zag varints ([`varint`]).
+//! Store values (timestamped, headers-aware) are Kafka Streams' typed layers' business on the
+//! JVM: the bytes stores keep them as they are given. All integers are big-endian two's
+//! complement (Java's `ByteBuffer` default).
 
-pub mod headers;
 pub mod ordered_bytes;
 pub mod session_key;
-pub mod timestamped;
-pub mod varint;
 pub mod window_key;
 
 use std::fmt;
