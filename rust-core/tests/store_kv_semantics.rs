@@ -1,7 +1,7 @@
 //! Key-value store semantics, checked on both backends: Kafka Streams' operations, the
 //! overlay, store-managed offsets, isolation and closing.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 
@@ -397,13 +397,17 @@ fn read_views_serve_one_isolation_level() {
 fn concurrent_readers_never_see_part_of_a_commit() {
     const KEYS: usize = 200;
     const COMMITS: u32 = 60;
+    // Scans that must overlap the commits, however the threads are scheduled: the writer goes
+    // on committing until the committed reader has made them.
+    const OVERLAPPING_SCANS: usize = 20;
     each_backend(|store| {
         let done = Arc::new(AtomicBool::new(false));
+        let scans = Arc::new(AtomicUsize::new(0));
         let committed_reader = {
             let view = ReadView::new(Arc::clone(&store), COMMITTED);
             let done = Arc::clone(&done);
+            let scans = Arc::clone(&scans);
             thread::spawn(move || {
-                let mut scans = 0;
                 while !done.load(Ordering::Relaxed) {
                     let values: Vec<Vec<u8>> = view.all().unwrap().map(|e| e.unwrap().1).collect();
                     assert!(
@@ -415,9 +419,8 @@ fn concurrent_readers_never_see_part_of_a_commit() {
                         values.windows(2).all(|w| w[0] == w[1]),
                         "torn commit: mixed values"
                     );
-                    scans += 1;
+                    scans.fetch_add(1, Ordering::Relaxed);
                 }
-                scans
             })
         };
         let uncommitted_reader = {
@@ -434,7 +437,12 @@ fn concurrent_readers_never_see_part_of_a_commit() {
                 }
             })
         };
-        for commit in 1..=COMMITS {
+        let mut commit = 0u32;
+        // A reader that failed stops scanning: its join below reports why.
+        while (commit < COMMITS || scans.load(Ordering::Relaxed) < OVERLAPPING_SCANS)
+            && !committed_reader.is_finished()
+        {
+            commit += 1;
             for key in 0..KEYS {
                 store
                     .put(
@@ -446,8 +454,9 @@ fn concurrent_readers_never_see_part_of_a_commit() {
             commit_at(store.as_ref(), commit as i64);
         }
         done.store(true, Ordering::Relaxed);
-        assert!(committed_reader.join().unwrap() > 0);
+        committed_reader.join().unwrap();
         uncommitted_reader.join().unwrap();
+        assert!(scans.load(Ordering::Relaxed) >= OVERLAPPING_SCANS);
     });
 }
 
