@@ -15,7 +15,7 @@ use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
 
 use crate::kafka::clients::RestoreConsumer;
-use crate::kafka::error::KafkaFailure;
+use crate::kafka::error::{retrying_transient, KafkaFailure};
 use crate::kafka::group::partition_list;
 use crate::kafka::records::ConsumedRecord;
 use crate::store::TopicPartition;
@@ -145,10 +145,12 @@ impl RestoreConsumer for ChangelogReader {
     fn watermarks(&mut self, partition: &TopicPartition) -> Result<(i64, i64), KafkaFailure> {
         let timeout = self.timeout;
         let reader = self.topic_reader(&partition.topic)?;
-        reader
-            .consumer
-            .fetch_watermarks(&partition.topic, partition.partition, timeout)
-            .map_err(|e| KafkaFailure::new(format!("reading the offsets of {partition}"), e))
+        retrying_transient(timeout, |left| {
+            reader
+                .consumer
+                .fetch_watermarks(&partition.topic, partition.partition, left)
+        })
+        .map_err(|e| KafkaFailure::new(format!("reading the offsets of {partition}"), e))
     }
 
     /// Starts reading `partition` at `offset`, up to its end or, with `until`, up to that

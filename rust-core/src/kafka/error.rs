@@ -5,6 +5,8 @@
 //! committed offsets; anything else is fatal for the thread.
 
 use std::fmt;
+use std::thread;
+use std::time::{Duration, Instant};
 
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 
@@ -148,9 +150,96 @@ impl std::error::Error for KafkaFailure {
     }
 }
 
+/// How long a metadata request waits before it asks again after a transient failure.
+const METADATA_RETRY_BACKOFF: Duration = Duration::from_millis(100);
+
+/// Whether `error` says the cluster's metadata is moving under the request: a partition
+/// whose leader is being elected or has just moved, or a topic created moments ago that
+/// a broker does not serve yet. Kafka's Java clients refresh their metadata and retry
+/// such a request until it times out; librdkafka returns it at once.
+fn is_transient_metadata_error(error: &KafkaError) -> bool {
+    matches!(
+        error.rdkafka_error_code(),
+        Some(
+            RDKafkaErrorCode::NotLeaderForPartition
+                | RDKafkaErrorCode::LeaderNotAvailable
+                | RDKafkaErrorCode::UnknownTopicOrPartition
+                | RDKafkaErrorCode::NotCoordinator
+                | RDKafkaErrorCode::BrokerNotAvailable
+                | RDKafkaErrorCode::OffsetNotAvailable
+        )
+    )
+}
+
+/// Runs the metadata request `request` (given the time it has left) until it succeeds,
+/// fails for a reason that is not transient, or `timeout` has passed, as Kafka's Java
+/// clients retry theirs.
+pub(crate) fn retrying_transient<T>(
+    timeout: Duration,
+    mut request: impl FnMut(Duration) -> Result<T, KafkaError>,
+) -> Result<T, KafkaError> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match request(left) {
+            Err(error) if is_transient_metadata_error(&error) && Instant::now() < deadline => {
+                thread::sleep(METADATA_RETRY_BACKOFF.min(left));
+            }
+            outcome => return outcome,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_is_retried_while_its_partition_has_no_leader_and_returned_when_it_succeeds() {
+        let mut calls = 0;
+        let result = retrying_transient(Duration::from_secs(30), |_| {
+            calls += 1;
+            if calls < 3 {
+                Err(KafkaError::MetadataFetch(
+                    RDKafkaErrorCode::NotLeaderForPartition,
+                ))
+            } else {
+                Ok((0, 42))
+            }
+        });
+        assert_eq!(result, Ok((0, 42)));
+        assert_eq!(calls, 3);
+    }
+
+    #[test]
+    fn a_request_that_fails_for_good_is_not_retried() {
+        let mut calls = 0;
+        let result: Result<(), _> = retrying_transient(Duration::from_secs(30), |_| {
+            calls += 1;
+            Err(KafkaError::MetadataFetch(
+                RDKafkaErrorCode::TopicAuthorizationFailed,
+            ))
+        });
+        assert!(result.is_err());
+        assert_eq!(calls, 1);
+    }
+
+    #[test]
+    fn a_transient_failure_is_returned_once_the_time_is_up() {
+        let started = Instant::now();
+        let result: Result<(), _> = retrying_transient(Duration::from_millis(350), |_| {
+            Err(KafkaError::MetadataFetch(
+                RDKafkaErrorCode::LeaderNotAvailable,
+            ))
+        });
+        assert_eq!(
+            result,
+            Err(KafkaError::MetadataFetch(
+                RDKafkaErrorCode::LeaderNotAvailable
+            ))
+        );
+        assert!(started.elapsed() >= Duration::from_millis(350));
+    }
 
     #[test]
     fn a_client_error_keeps_rdkafkas_message_and_maps_its_code() {
