@@ -4,7 +4,7 @@ CARGO_TARGET_DIR ?= $(HOME)/.cache/sluice/cargo-target
 export CARGO_TARGET_DIR
 MVN := mvn -B -ntp -Dcargo.target.dir=$(CARGO_TARGET_DIR)
 
-.PHONY: test demo broker build compat bench bench-engine bench-stores
+.PHONY: test demo broker build compat bench bench-apps bench-engine bench-stores
 
 ## test: build everything and run every test, with a summary line
 test:
@@ -28,7 +28,15 @@ compat: build
 	    $(COMPAT_HARNESS)/target/compat-run compat-tests/REPORT.md compat-tests/eos-crash/target/eos-crash-report.md
 
 ## bench: every benchmark, each beside its Apache Kafka Streams or plain-client counterpart
-bench: bench-stores bench-engine
+bench: bench-apps bench-stores bench-engine
+
+## bench-apps: the examples timed on Apache Kafka Streams (transactional stores off and on) and on
+## Sluice, runs alternated, outputs checked; medians and ratios (sizes: SLUICE_BENCH_* variables,
+## see compat-tests/app-benchmark)
+APP_BENCH := compat-tests/app-benchmark
+bench-apps: build
+	java -cp $(APP_BENCH)/target/test-classes:$$(cat $(APP_BENCH)/target/harness.classpath) \
+	    dev.sluice.bench.apps.AppBenchmark $(APP_BENCH)/target $(APP_BENCH)/target/app-benchmark
 
 ## bench-engine: engine throughput and CPU beside an rdkafka copy loop, on a broker it starts itself
 ## (SLUICE_BENCH_RECORDS, default 5000000)

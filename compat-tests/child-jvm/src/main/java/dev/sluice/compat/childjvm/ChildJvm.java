@@ -16,6 +16,12 @@ import java.util.function.Predicate;
  */
 public final class ChildJvm {
 
+    /**
+     * JVM options for applications under test that live seconds to a minute: the quick compiler and a
+     * small collector start them sooner and leave the shared cores to the broker and the other JVMs.
+     */
+    public static final List<String> SHORT_LIVED = List.of("-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
+
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration KILL_TIMEOUT = Duration.ofSeconds(30);
 
@@ -32,15 +38,16 @@ public final class ChildJvm {
 
     /** Starts {@code mainClass} with {@code arguments} on {@code classpath}, writing its output to {@code log}. */
     public static ChildJvm start(final Path log, final String classpath, final String mainClass, final List<String> arguments) {
-        final List<String> command = new ArrayList<>(List.of(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-Xmx256m",
-            // Applications under test live seconds to a minute: the quick compiler and a small collector
-            // start them sooner and leave the shared cores to the broker and the other JVMs.
-            "-XX:TieredStopAtLevel=1",
-            "-XX:+UseSerialGC",
-            "-cp", classpath,
-            mainClass));
+        return start(log, SHORT_LIVED, classpath, mainClass, arguments);
+    }
+
+    /** Starts {@code mainClass} as {@link #start(Path, String, String, List)} does, in a JVM with {@code jvmOptions}. */
+    public static ChildJvm start(final Path log, final List<String> jvmOptions, final String classpath, final String mainClass,
+                                 final List<String> arguments) {
+        final List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-cp", classpath, mainClass));
         command.addAll(arguments);
         try {
             Files.createDirectories(log.toAbsolutePath().getParent());
@@ -74,6 +81,11 @@ public final class ChildJvm {
 
     public boolean isAlive() {
         return process.isAlive();
+    }
+
+    /** The operating system's process id, under which {@code /proc} describes the child. */
+    public long pid() {
+        return process.pid();
     }
 
     /** The exit code of a child that has exited. */
