@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+use std::thread;
 use std::time::{Duration, Instant};
 
 use rdkafka::consumer::ConsumerGroupMetadata;
@@ -19,8 +20,9 @@ use crate::store::TopicPartition;
 
 /// Serving delivery reports this often keeps their queue short between commits.
 const SENDS_PER_POLL: u32 = 256;
-/// How long one wait for delivery reports lasts while flushing.
-const FLUSH_SLICE: Duration = Duration::from_millis(1);
+/// How long a flush waits before it looks for delivery reports again when none had come:
+/// short beside a broker's acknowledgement, long beside a poll.
+const FLUSH_NAP: Duration = Duration::from_micros(200);
 
 /// Collects delivery reports until the next commit reads them.
 #[derive(Default)]
@@ -246,18 +248,26 @@ impl StreamsProducer for KafkaStreamsProducer {
 
     /// Waits until every delivery report is served.
     ///
-    /// rdkafka's own `flush` serves reports in 100 ms slices that always run to their end,
-    /// which would put a 100 ms floor under every commit (Kafka Streams' whole commit
-    /// interval under exactly-once); short slices end the wait within a millisecond.
+    /// rdkafka's `poll(timeout)` runs until its timeout whatever it served, and below a
+    /// millisecond it asks librdkafka not to wait at all: a 100 ms slice (its own `flush`)
+    /// puts a 100 ms floor under every commit, a short one spins on the clock while the
+    /// broker acknowledges. So each turn serves what has arrived and, when nothing has,
+    /// sleeps for a moment.
     fn flush(&mut self) -> Result<(), TransactionFailure> {
         let deadline = Instant::now() + self.timeout;
-        while self.producer.in_flight_count() > 0 {
+        let mut in_flight = self.producer.in_flight_count();
+        while in_flight > 0 {
             if Instant::now() >= deadline {
                 return Err(TransactionFailure::classify(KafkaError::Flush(
                     RDKafkaErrorCode::OperationTimedOut,
                 )));
             }
-            self.producer.poll(FLUSH_SLICE);
+            self.producer.poll(Duration::ZERO);
+            let left = self.producer.in_flight_count();
+            if left == in_flight {
+                thread::sleep(FLUSH_NAP);
+            }
+            in_flight = left;
         }
         Ok(())
     }
