@@ -216,7 +216,6 @@ impl CommitBarrier {
         handed_out: &BTreeMap<TopicPartition, i64>,
         trigger: CommitTrigger,
     ) -> Result<Flow> {
-        self.last_commit = Instant::now();
         let mut consumed: BTreeMap<TopicPartition, InputOffset> = BTreeMap::new();
         for id in running {
             let task = tasks.get_mut(id).expect("running tasks are tasks");
@@ -262,6 +261,9 @@ impl CommitBarrier {
                 .map(|(partition, position)| (partition, position.offset)),
         );
         self.metrics.committed(trigger);
+        // The next commit is due an interval after this one ended, as in Kafka Streams: a
+        // commit that takes a while does not make the next one come sooner.
+        self.last_commit = Instant::now();
         Ok(ControlFlow::Continue(()))
     }
 
