@@ -21,7 +21,7 @@ class AppBenchmarkChecksTest {
         final BenchSettings small = new BenchSettings(
             Map.of(Application.WORD_COUNT, 2_000, Application.WINDOWED_TOTALS, 4_000, Application.ORDER_ENRICHMENT, 2_000,
                 Application.ORDER_CUSTOMERS, 800),
-            4, 1, 1, 3, 300, 1, ChildJvm.SHORT_LIVED, Workload.ALL, List.of(Variant.values()), Path.of("target", "app-benchmark-checks"),
+            4, 1, 1, 3, 300, 1, ChildJvm.SHORT_LIVED, Workload.ALL, List.of(Variant.values()), Map.of(), Path.of("target", "app-benchmark-checks"),
             Path.of(System.getProperty("sluice.bench.classpaths", "target")));
         final Report report = AppBenchmark.run(small);
 

@@ -58,7 +58,9 @@ final class BenchRun {
                     return wrong(false, failure, tail, child);
                 }
                 final double wall = (System.nanoTime() - launched) / 1e9;
-                return new RunResult(workload, variant, false, null, input.size(), wall, ProcessSample.of(child.pid()), new long[0]);
+                final ProcessSample sample = ProcessSample.of(child.pid());
+                tail.close();
+                return new RunResult(workload, variant, false, null, input.size(), tail.records(), wall, sample, new long[0]);
             } finally {
                 child.kill();
                 deleteStateDir();
@@ -105,7 +107,7 @@ final class BenchRun {
                     }
                     final ProcessSample sample = ProcessSample.of(child.pid());
                     tail.close();
-                    return new RunResult(workload, variant, true, null, input.size(),
+                    return new RunResult(workload, variant, true, null, input.size(), tail.records(),
                         (System.currentTimeMillis() - pacingStarts) / 1e3, sample, tail.sortedLatencies());
                 }
             }
@@ -127,6 +129,7 @@ final class BenchRun {
             "--config", StreamsConfig.CLIENT_ID_CONFIG + "=" + applicationId,
             "--config", StreamsConfig.NUM_STREAM_THREADS_CONFIG + "=" + workload.threads()));
         variant.configs().forEach((key, value) -> arguments.addAll(List.of("--config", key + "=" + value)));
+        settings.configs().forEach((key, value) -> arguments.addAll(List.of("--config", key + "=" + value)));
         final List<String> jvmOptions = new ArrayList<>(settings.jvmOptions());
         // Kafka's clients log every connection at INFO; the runs compare the applications, not their logging.
         jvmOptions.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");

@@ -2,6 +2,7 @@ package dev.sluice.bench.apps;
 
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -17,10 +18,11 @@ import java.util.function.Function;
  * @param warmupSeconds  how long after a paced run starts sending its latencies begin to count
  * @param jvmOptions     the application JVMs' options, the same for every runtime
  * @param runtimes       the runtimes the workloads run on
+ * @param configs        Streams configs every run gets on top of the application's own
  */
 record BenchSettings(Map<Application, Integer> sizes, int partitions, int rounds, int pacedRounds, int pacedSeconds,
                      int pacedRate, int warmupSeconds, List<String> jvmOptions, List<Workload> workloads,
-                     List<Variant> runtimes, Path workDir, Path classpathDir) {
+                     List<Variant> runtimes, Map<String, String> configs, Path workDir, Path classpathDir) {
 
     static final String JVM_OPTIONS = "SLUICE_BENCH_JVM_OPTS";
 
@@ -31,21 +33,23 @@ record BenchSettings(Map<Application, Integer> sizes, int partitions, int rounds
      * {@code SLUICE_BENCH_PACED_ROUNDS}, {@code SLUICE_BENCH_PACED_SECONDS}, {@code SLUICE_BENCH_PACED_RATE},
      * {@code SLUICE_BENCH_WARMUP_SECONDS}, {@code SLUICE_BENCH_JVM_OPTS} (space-separated),
      * {@code SLUICE_BENCH_WORKLOADS} (comma-separated ids such as {@code word-count/eos/1t}) and
-     * {@code SLUICE_BENCH_RUNTIMES} (comma-separated, of {@code apache}, {@code apache-txn}, {@code sluice}).
+     * {@code SLUICE_BENCH_RUNTIMES} (comma-separated, of {@code apache}, {@code apache-txn}, {@code sluice}) and
+     * {@code SLUICE_BENCH_CONFIGS} (comma-separated {@code KEY=VALUE} Streams configs for every run).
      * Rounds may be 0: {@code SLUICE_BENCH_PACED_ROUNDS=0} times throughput only.
      */
     static BenchSettings fromEnvironment(final Path workDir, final Path classpathDir) {
         final Map<Application, Integer> sizes = Map.of(
-            Application.WORD_COUNT, number("SLUICE_BENCH_LINES", 200_000),
-            Application.WINDOWED_TOTALS, number("SLUICE_BENCH_READINGS", 600_000),
-            Application.ORDER_ENRICHMENT, number("SLUICE_BENCH_ORDERS", 500_000),
-            Application.ORDER_CUSTOMERS, number("SLUICE_BENCH_FK_ORDERS", 100_000));
+            Application.WORD_COUNT, number("SLUICE_BENCH_LINES", 150_000),
+            Application.WINDOWED_TOTALS, number("SLUICE_BENCH_READINGS", 400_000),
+            Application.ORDER_ENRICHMENT, number("SLUICE_BENCH_ORDERS", 300_000),
+            Application.ORDER_CUSTOMERS, number("SLUICE_BENCH_FK_ORDERS", 60_000));
         return new BenchSettings(sizes, number("SLUICE_BENCH_PARTITIONS", 4), count("SLUICE_BENCH_ROUNDS", 3),
-            count("SLUICE_BENCH_PACED_ROUNDS", 1), number("SLUICE_BENCH_PACED_SECONDS", 30),
+            count("SLUICE_BENCH_PACED_ROUNDS", 1), number("SLUICE_BENCH_PACED_SECONDS", 20),
             number("SLUICE_BENCH_PACED_RATE", 500), count("SLUICE_BENCH_WARMUP_SECONDS", 5),
             List.of(System.getenv().getOrDefault(JVM_OPTIONS, "-Xmx2g").trim().split("\\s+")),
             selection("SLUICE_BENCH_WORKLOADS", Workload.ALL, Workload::id),
-            selection("SLUICE_BENCH_RUNTIMES", List.of(Variant.values()), Variant::id), workDir, classpathDir);
+            selection("SLUICE_BENCH_RUNTIMES", List.of(Variant.values()), Variant::id), configs("SLUICE_BENCH_CONFIGS"),
+            workDir, classpathDir);
     }
 
     int size(final Application application) {
@@ -62,6 +66,21 @@ record BenchSettings(Map<Application, Integer> sizes, int partitions, int rounds
             .filter(member -> id.apply(member).equals(wanted)).findFirst()
             .orElseThrow(() -> new IllegalArgumentException(variable + ": no " + wanted + "; there are "
                 + all.stream().map(id).toList()))).toList();
+    }
+
+    private static Map<String, String> configs(final String variable) {
+        final Map<String, String> configs = new LinkedHashMap<>();
+        for (final String setting : System.getenv().getOrDefault(variable, "").split(",")) {
+            if (setting.isBlank()) {
+                continue;
+            }
+            final int equals = setting.indexOf('=');
+            if (equals <= 0) {
+                throw new IllegalArgumentException(variable + " wants KEY=VALUE settings, not " + setting);
+            }
+            configs.put(setting.substring(0, equals).trim(), setting.substring(equals + 1).trim());
+        }
+        return configs;
     }
 
     private static int count(final String variable, final int defaultValue) {

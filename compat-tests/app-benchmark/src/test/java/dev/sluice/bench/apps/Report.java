@@ -41,9 +41,9 @@ final class Report {
             return (result.paced() ? "paced" : "timed") + ": WRONG, not timed: " + result.failure();
         }
         final StringBuilder line = new StringBuilder(String.format(Locale.ROOT,
-            "%s: %.1f s, %,.0f records/s, %.1f µs CPU/record, peak RSS %.0f MB",
+            "%s: %.1f s, %,.0f records/s, %.1f µs CPU/record, peak RSS %.0f MB, %,d output records",
             result.paced() ? "paced" : "timed", result.wallSeconds(), result.recordsPerSecond(), result.cpuMicrosPerRecord(),
-            result.peakRssMegabytes()));
+            result.peakRssMegabytes(), result.outputRecords()));
         if (result.paced()) {
             line.append(String.format(Locale.ROOT, ", latency P50 %.0f ms, P99 %.0f ms, max %.0f ms (%d records)",
                 result.latencyMillis(0.5), result.latencyMillis(0.99), result.latencyMillis(1.0), result.latenciesMillis().length));

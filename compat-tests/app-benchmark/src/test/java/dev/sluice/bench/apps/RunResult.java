@@ -4,13 +4,14 @@ package dev.sluice.bench.apps;
  * One run's figures, or why it has none: a run whose output is not exactly right, or whose application
  * failed or stalled, is reported as wrong and never timed.
  *
+ * @param outputRecords   how many records the output got, which grows with how often caches are flushed (commits)
  * @param latenciesMillis a paced run's sorted latencies from due to committed output; empty for a timed run
  */
-record RunResult(Workload workload, Variant variant, boolean paced, String failure, int inputRecords, double wallSeconds,
-                 ProcessSample sample, long[] latenciesMillis) {
+record RunResult(Workload workload, Variant variant, boolean paced, String failure, int inputRecords, long outputRecords,
+                 double wallSeconds, ProcessSample sample, long[] latenciesMillis) {
 
     static RunResult wrong(final Workload workload, final Variant variant, final boolean paced, final String failure) {
-        return new RunResult(workload, variant, paced, failure, 0, Double.NaN, null, new long[0]);
+        return new RunResult(workload, variant, paced, failure, 0, 0, Double.NaN, null, new long[0]);
     }
 
     boolean right() {
