@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -71,15 +72,32 @@ final class BenchBroker implements AutoCloseable {
             ProducerConfig.LINGER_MS_CONFIG, 1), new ByteArraySerializer(), new ByteArraySerializer());
     }
 
-    /** Writes {@code input} in its order and returns where its topics end. */
+    /**
+     * Writes {@code input} in its order into the empty {@code topics} and returns where they end; fails
+     * unless every record was written, since a lost input record would fail every run alike.
+     */
     Map<TopicPartition, Long> produce(final Input input, final Collection<String> topics) {
+        final AtomicReference<Exception> failure = new AtomicReference<>();
         try (KafkaProducer<byte[], byte[]> producer = producer()) {
             for (final List<BenchRecord> part : List.of(input.tables(), input.events(), input.closing())) {
-                part.forEach(record -> producer.send(BenchRun.record(record, record.timestamp())));
+                part.forEach(record -> producer.send(BenchRun.record(record, record.timestamp()),
+                    (metadata, exception) -> {
+                        if (exception != null) {
+                            failure.compareAndSet(null, exception);
+                        }
+                    }));
                 producer.flush();
             }
         }
-        return endOffsets(topics);
+        if (failure.get() != null) {
+            throw new IllegalStateException("could not write the input to " + topics, failure.get());
+        }
+        final Map<TopicPartition, Long> ends = endOffsets(topics);
+        final long written = ends.values().stream().mapToLong(Long::longValue).sum();
+        if (written != input.size()) {
+            throw new IllegalStateException(topics + " hold " + written + " records, not the " + input.size() + " written");
+        }
+        return ends;
     }
 
     Map<TopicPartition, Long> endOffsets(final Collection<String> topics) {
