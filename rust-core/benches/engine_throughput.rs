@@ -39,7 +39,7 @@ use sluice_core::engine::topology::SubtopologyDescription;
 use sluice_core::engine::{
     Engine, EngineConfig, ProcessorError, TaskId, TaskProcessor, TopologyDescription,
 };
-use sluice_core::kafka::{ConsumedRecord, ProducedRecord};
+use sluice_core::kafka::{record_count, ProducedRecord, RecordRun};
 
 const VALUE: [u8; 16] = *b"0123456789abcdef";
 /// Kafka Streams' commit interval under exactly-once.
@@ -277,16 +277,17 @@ struct PassThrough {
 }
 
 impl TaskProcessor for PassThrough {
-    fn process(
-        &mut self,
-        records: Vec<ConsumedRecord>,
-    ) -> Result<Vec<ProducedRecord>, ProcessorError> {
+    fn process(&mut self, records: &[RecordRun]) -> Result<Vec<ProducedRecord>, ProcessorError> {
         self.first_record.get_or_init(Instant::now);
         self.processed
-            .fetch_add(records.len() as u64, Ordering::Relaxed);
+            .fetch_add(record_count(records) as u64, Ordering::Relaxed);
         Ok(records
-            .into_iter()
-            .map(|r| ProducedRecord::new(&self.output, None, r.key, r.value, r.timestamp))
+            .iter()
+            .flat_map(RecordRun::records)
+            .map(|r| {
+                let (key, value) = (r.key.map(<[u8]>::to_vec), r.value.map(<[u8]>::to_vec));
+                ProducedRecord::new(&self.output, None, key, value, r.timestamp)
+            })
             .collect())
     }
 }

@@ -23,7 +23,7 @@ use sluice_core::engine::{
     CommittedInput, Engine, EngineConfig, GlobalProcessor, ProcessorError, ProcessorFactory,
     TaskId, TaskProcessor, TopologyDescription,
 };
-use sluice_core::kafka::{ConsumedRecord, ProducedRecord};
+use sluice_core::kafka::{ProducedRecord, RecordRun};
 use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
 use sluice_core::store::{CommitMetadata, KeyValueStore, RocksDbKeyValueStore, TopicPartition};
 
@@ -40,14 +40,11 @@ struct Enrich {
 }
 
 impl TaskProcessor for Enrich {
-    fn process(
-        &mut self,
-        records: Vec<ConsumedRecord>,
-    ) -> Result<Vec<ProducedRecord>, ProcessorError> {
+    fn process(&mut self, records: &[RecordRun]) -> Result<Vec<ProducedRecord>, ProcessorError> {
         let labels = self.views.lock().unwrap()[LABELS].clone();
         let mut out = Vec::new();
-        for record in records {
-            let key = record.key.ok_or("record without key")?;
+        for record in records.iter().flat_map(RecordRun::records) {
+            let key = record.key.ok_or("record without key")?.to_vec();
             let label = labels
                 .get(&key)?
                 .map(|l| String::from_utf8_lossy(&l).into_owned())

@@ -24,7 +24,7 @@ use sluice_core::engine::{
     CommittedInput, Engine, EngineConfig, InputOffset, ProcessorError, ProcessorFactory, TaskId,
     TaskProcessor, TopologyDescription,
 };
-use sluice_core::kafka::{ConsumedRecord, ProducedRecord};
+use sluice_core::kafka::{ProducedRecord, RecordRun};
 use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
 use sluice_core::store::{
     CommitMetadata, IsolationLevel, KeyValueStore, RocksDbKeyValueStore, TopicPartition,
@@ -77,11 +77,14 @@ impl StoreLogic for KeptCounter {
     fn process(
         &mut self,
         stores: &TaskStores,
-        records: Vec<ConsumedRecord>,
+        records: &[RecordRun],
     ) -> Result<Vec<ProducedRecord>, ProcessorError> {
         let mut out = Vec::new();
-        for record in records {
-            let word = record.key.clone().ok_or("record without key")?;
+        for (partition, record) in records
+            .iter()
+            .flat_map(|run| run.records().map(move |r| (&run.partition, r)))
+        {
+            let word = record.key.ok_or("record without key")?.to_vec();
             let count = match stores.get(COUNTS_STORE, &word)? {
                 Some(count) => String::from_utf8(count)?.parse::<u64>()? + 1,
                 None => 1,
@@ -95,8 +98,7 @@ impl StoreLogic for KeptCounter {
                 Some(value),
                 record.timestamp,
             ));
-            self.positions
-                .insert(record.topic_partition(), record.offset + 1);
+            self.positions.insert(partition.clone(), record.offset + 1);
             self.processed += 1;
         }
         Ok(out)

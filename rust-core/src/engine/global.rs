@@ -22,9 +22,7 @@ use crate::engine::error::{joined, Error, Result};
 use crate::engine::processor::{GlobalProcessor, ProcessorFactory};
 use crate::engine::restore::RestoreListener;
 use crate::engine::topology::ResolvedGlobalStore;
-use crate::kafka::{
-    AssignedConsumer, ChangelogEvent, ChangelogReader, ConsumedRecord, RestoreConsumer,
-};
+use crate::kafka::{AssignedConsumer, ChangelogEvent, ChangelogReader, RecordRun, RestoreConsumer};
 use crate::store::TopicPartition;
 
 /// Longest wait of one poll of the global thread; bounds how late a stop is noticed.
@@ -161,7 +159,7 @@ fn restore_through(
     let ranges = ranges(plans, all_usable);
     let store_name = |partition: &TopicPartition| store_of[partition.topic.as_str()];
     read_to_end(&ranges, store_name, reader, listener, |records| {
-        processor.restore(records).map_err(Error::GlobalProcessor)
+        processor.restore(&records).map_err(Error::GlobalProcessor)
     })
 }
 
@@ -189,7 +187,7 @@ fn read_to_end<'a>(
     store_name: impl Fn(&TopicPartition) -> &'a str,
     reader: &mut ChangelogReader,
     listener: Option<&dyn RestoreListener>,
-    mut apply: impl FnMut(Vec<ConsumedRecord>) -> Result<()>,
+    mut apply: impl FnMut(Vec<RecordRun>) -> Result<()>,
 ) -> Result<NextOffsets> {
     let mut ends: BTreeMap<TopicPartition, i64> = BTreeMap::new();
     let mut restored: BTreeMap<TopicPartition, u64> = BTreeMap::new();
@@ -212,17 +210,23 @@ fn read_to_end<'a>(
         let mut ended = Vec::new();
         for event in reader.poll(RESTORE_BATCH_RECORDS, MAX_POLL_WAIT)? {
             match event {
-                ChangelogEvent::Record(record) => {
-                    let partition = record.topic_partition();
-                    next.insert(partition.clone(), record.offset + 1);
-                    *restored.entry(partition).or_default() += 1;
-                    batch.push(record);
+                ChangelogEvent::Records(run) => {
+                    let partition = run.partition.clone();
+                    if let Some(last) = run.last_offset() {
+                        next.insert(partition.clone(), last + 1);
+                    }
+                    *restored.entry(partition).or_default() += run.len() as u64;
+                    batch.push(run);
                 }
                 ChangelogEvent::End(partition) => ended.push(partition),
             }
         }
-        let mut in_batch: Vec<TopicPartition> = batch.iter().map(|r| r.topic_partition()).collect();
-        in_batch.dedup();
+        let mut in_batch: Vec<TopicPartition> = Vec::new();
+        for run in &batch {
+            if !in_batch.contains(&run.partition) {
+                in_batch.push(run.partition.clone());
+            }
+        }
         if !batch.is_empty() {
             apply(batch)?;
         }
@@ -271,7 +275,9 @@ fn run(
                 }
             };
             if !records.is_empty() {
-                processor.process(records).map_err(Error::GlobalProcessor)?;
+                processor
+                    .process(&records)
+                    .map_err(Error::GlobalProcessor)?;
             }
             let over_budget = budget
                 .share()

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::engine::topology::TaskId;
-use crate::kafka::{ClientError, ConsumedRecord, DeliveredOffsets, ProducedRecord};
+use crate::kafka::{ClientError, DeliveredOffsets, ProducedRecord, RecordRun};
 use crate::store::TopicPartition;
 
 pub use crate::kafka::InputOffset;
@@ -39,13 +39,10 @@ impl std::error::Error for KeptStateCorrupted {}
 
 /// Runs one task.
 pub trait TaskProcessor: Send {
-    /// Processes `records` (in offset order per partition) and returns what to produce.
+    /// Processes `records` (a run per input partition) and returns what to produce.
     /// Failing stops the engine thread, as an uncaught exception stops a Kafka Streams
     /// thread; the uncommitted work is discarded.
-    fn process(
-        &mut self,
-        records: Vec<ConsumedRecord>,
-    ) -> Result<Vec<ProducedRecord>, ProcessorError>;
+    fn process(&mut self, records: &[RecordRun]) -> Result<Vec<ProducedRecord>, ProcessorError>;
 
     /// The changelog partitions of the stores the processor keeps, with the offset each
     /// store committed last (`None`: none yet).
@@ -61,8 +58,9 @@ pub trait TaskProcessor: Send {
         Ok(())
     }
 
-    /// Changelog records to put into the stores the processor keeps.
-    fn restore(&mut self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError> {
+    /// Changelog records to put into the stores the processor keeps, a run per changelog
+    /// partition.
+    fn restore(&mut self, records: &[RecordRun]) -> Result<(), ProcessorError> {
         let _ = records;
         Ok(())
     }
@@ -156,13 +154,13 @@ pub trait GlobalProcessor: Send {
     /// partition is then restored from its start.
     fn wipe_state(&mut self) -> Result<(), ProcessorError>;
 
-    /// Records read while restoring (in offset order per partition), to put into their stores
-    /// and commit with their offsets.
-    fn restore(&mut self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError>;
+    /// Records read while restoring (a run per partition), to put into their stores and
+    /// commit with their offsets.
+    fn restore(&mut self, records: &[RecordRun]) -> Result<(), ProcessorError>;
 
-    /// Records that arrived after restore (in offset order per partition), to process.
-    /// Failing stops the global thread.
-    fn process(&mut self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError>;
+    /// Records that arrived after restore (a run per partition), to process. Failing stops
+    /// the global thread.
+    fn process(&mut self, records: &[RecordRun]) -> Result<(), ProcessorError>;
 
     /// Commits the stores with the offsets of the records they were given.
     fn commit(&mut self) -> Result<(), ProcessorError>;

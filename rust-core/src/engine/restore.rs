@@ -19,7 +19,7 @@ use std::time::Duration;
 use crate::engine::error::Result;
 use crate::engine::task::Task;
 use crate::engine::topology::TaskId;
-use crate::kafka::{ChangelogEvent, ConsumedRecord, RestoreConsumer};
+use crate::kafka::{ChangelogEvent, RecordRun, RestoreConsumer};
 use crate::store::TopicPartition;
 
 /// Records one restore step reads at most, so that the thread keeps polling its group
@@ -212,21 +212,20 @@ impl Restorer {
             return Ok(());
         }
         // Records for processors go over in one batch per task, in the order read.
-        let mut batches: BTreeMap<TaskId, Vec<ConsumedRecord>> = BTreeMap::new();
+        let mut batches: BTreeMap<TaskId, Vec<RecordRun>> = BTreeMap::new();
         for event in self.reader.poll(RECORDS_PER_STEP, max_wait)? {
             match event {
-                ChangelogEvent::Record(record) => {
-                    let partition = record.topic_partition();
-                    let Some(restoration) = self.active.get_mut(&partition) else {
+                ChangelogEvent::Records(run) => {
+                    let Some(restoration) = self.active.get_mut(&run.partition) else {
                         continue;
                     };
                     if !tasks.contains_key(&restoration.task) {
                         continue;
                     }
-                    restoration.restored += 1;
-                    restoration.unreported += 1;
-                    restoration.last_offset = Some(record.offset);
-                    batches.entry(restoration.task).or_default().push(record);
+                    restoration.restored += run.len() as u64;
+                    restoration.unreported += run.len() as u64;
+                    restoration.last_offset = run.last_offset();
+                    batches.entry(restoration.task).or_default().push(run);
                 }
                 ChangelogEvent::End(partition) => {
                     let Some(restoration) = self.active.remove(&partition) else {
@@ -237,7 +236,7 @@ impl Restorer {
                     };
                     let mut restoration = restoration;
                     if let Some(batch) = batches.remove(&task.id) {
-                        task.restore_kept_stores(batch)?;
+                        task.restore_kept_stores(&batch)?;
                     }
                     report_batch(&self.listener, &partition, &mut restoration, 0);
                     if let Some(listener) = &self.listener {
@@ -250,7 +249,7 @@ impl Restorer {
         }
         for (id, batch) in batches {
             if let Some(task) = tasks.get_mut(&id) {
-                task.restore_kept_stores(batch)?;
+                task.restore_kept_stores(&batch)?;
                 for changelog in &task.kept_changelogs {
                     let partition = &changelog.partition;
                     if let Some(restoration) = self.active.get_mut(partition) {

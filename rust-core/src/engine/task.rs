@@ -8,7 +8,7 @@ use crate::engine::error::{Error, Result};
 use crate::engine::processor::{InputOffset, ProcessorError, TaskProcessor};
 use crate::engine::topology::ResolvedSubtopology;
 use crate::engine::topology::TaskId;
-use crate::kafka::{ClientError, ConsumedRecord, DeliveredOffsets, ProducedRecord};
+use crate::kafka::{ClientError, DeliveredOffsets, ProducedRecord, RecordRun};
 use crate::store::TopicPartition;
 
 /// The changelog of a store a task's processor keeps.
@@ -83,10 +83,11 @@ impl Task {
     }
 
     /// Runs the processor on `records` and remembers how far the inputs were consumed.
-    pub fn process(&mut self, records: Vec<ConsumedRecord>) -> Result<Outputs> {
-        for record in &records {
-            self.consumed
-                .insert(record.topic_partition(), record.offset + 1);
+    pub fn process(&mut self, records: &[RecordRun]) -> Result<Outputs> {
+        for run in records {
+            if let Some(last) = run.last_offset() {
+                self.consumed.insert(run.partition.clone(), last + 1);
+            }
         }
         let outputs = self.processor.process(records);
         self.outputs(outputs)
@@ -166,7 +167,7 @@ impl Task {
     }
 
     /// Hands changelog records to the stores its processor keeps.
-    pub fn restore_kept_stores(&mut self, records: Vec<ConsumedRecord>) -> Result<()> {
+    pub fn restore_kept_stores(&mut self, records: &[RecordRun]) -> Result<()> {
         let restored = self.processor.restore(records);
         self.processor_outcome(restored)
     }

@@ -29,7 +29,7 @@ use crate::engine::restore::{RestoreListener, Restorer};
 use crate::engine::task::{Outputs, Task};
 use crate::engine::topology::ResolvedTopology;
 use crate::engine::topology::TaskId;
-use crate::kafka::{Admin, ConsumedRecord, GroupConsumer, ThreadClients};
+use crate::kafka::{record_count, Admin, GroupConsumer, RecordRun, ThreadClients};
 use crate::store::TopicPartition;
 
 /// Longest a restore step may block the loop.
@@ -380,15 +380,11 @@ impl TaskManager {
     }
 
     /// Hands each task its polled `records` and sends what it produces.
-    pub fn process(
-        &mut self,
-        consumer: &dyn GroupConsumer,
-        records: Vec<ConsumedRecord>,
-    ) -> Result<()> {
-        let mut batches: BTreeMap<TaskId, Vec<ConsumedRecord>> = BTreeMap::new();
-        for record in records {
-            if let Some(id) = self.shared.topology.task_of(&record.topic_partition()) {
-                batches.entry(id).or_default().push(record);
+    pub fn process(&mut self, consumer: &dyn GroupConsumer, records: Vec<RecordRun>) -> Result<()> {
+        let mut batches: BTreeMap<TaskId, Vec<RecordRun>> = BTreeMap::new();
+        for run in records {
+            if let Some(id) = self.shared.topology.task_of(&run.partition) {
+                batches.entry(id).or_default().push(run);
             }
         }
         for (id, batch) in batches {
@@ -405,12 +401,13 @@ impl TaskManager {
                 continue;
             }
             let task = self.tasks.get_mut(&id).expect("found above");
-            for record in &batch {
-                self.handed_out
-                    .insert(record.topic_partition(), record.offset);
+            for run in &batch {
+                if let Some(last) = run.last_offset() {
+                    self.handed_out.insert(run.partition.clone(), last);
+                }
             }
-            self.shared.metrics.processed(batch.len() as u64);
-            let outputs = match task.process(batch) {
+            self.shared.metrics.processed(record_count(&batch) as u64);
+            let outputs = match task.process(&batch) {
                 Ok(outputs) => outputs,
                 Err(error) if error.kept_state_corrupted() => {
                     return self.revive_corrupted(consumer, id)
@@ -566,15 +563,11 @@ fn lags(
 }
 
 /// Rewinds each partition of `batch` to its first record, to read the batch again.
-fn rewind_to_first(consumer: &dyn GroupConsumer, batch: &[ConsumedRecord]) -> Result<()> {
-    let mut first: BTreeMap<TopicPartition, i64> = BTreeMap::new();
-    for record in batch {
-        first
-            .entry(record.topic_partition())
-            .or_insert(record.offset);
-    }
-    for (partition, offset) in first {
-        consumer.seek_to(&partition, Some(offset))?;
+fn rewind_to_first(consumer: &dyn GroupConsumer, batch: &[RecordRun]) -> Result<()> {
+    for run in batch {
+        if let Some(first) = run.first_offset() {
+            consumer.seek_to(&run.partition, Some(first))?;
+        }
     }
     Ok(())
 }

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use crate::engine::error::{Error, Result};
 use crate::engine::processor::LoopTurn;
 use crate::engine::task_manager::{TaskManager, ThreadShared};
-use crate::kafka::{GroupConsumer, RebalanceListener};
+use crate::kafka::{record_count, GroupConsumer, RebalanceListener};
 use crate::store::TopicPartition;
 
 /// Longest wait of one poll while idle; bounds how late a stop request is noticed.
@@ -81,7 +81,7 @@ fn run_loop(
         };
         let mut turn = LoopTurn {
             poll: poll_start.elapsed(),
-            polled_records: records.len(),
+            polled_records: record_count(&records),
             ..LoopTurn::default()
         };
         let mut manager = listener.lock();

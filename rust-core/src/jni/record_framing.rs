@@ -10,9 +10,11 @@
 //! - **Inputs** (native → Java): repeated `i32 topicLength, topic, i32 partition,
 //!   i64 committedOffset (-1: none), i32 metadataLength, metadata`.
 //! - **Positions** (Java → native): the layout of inputs; every entry has an offset.
-//! - **Consumed records** (native → Java): `i32 count`, then per record `i32 topicLength,
-//!   topic, i32 partition, i64 offset, i64 timestamp, i32 keyLength, key, i32 valueLength,
-//!   value, i32 headerCount` and per header `i32 keyLength, key, i32 valueLength, value`.
+//! - **Consumed records** (native → Java): `i32 runCount`, then per run of one partition
+//!   `i32 topicLength, topic, i32 partition, i32 recordCount` and its records as a
+//!   [`RecordRun`] encodes them: per record `i64 offset, i64 timestamp, i32 keyLength, key,
+//!   i32 valueLength, value, i32 headerCount` and per header `i32 keyLength, key,
+//!   i32 valueLength, value`.
 //! - **Produced records** (Java → native; native → Java for one that failed): `i32 count`, then per record `i32 topicLength,
 //!   topic, i32 partition (-1: the producer's partitioner chooses), i64 timestamp`, then key,
 //!   value and headers as in consumed records.
@@ -22,7 +24,7 @@ use std::collections::BTreeMap;
 use super::errors::NativeError;
 use super::framing::{malformed, Reader};
 use crate::engine::{CommittedInput, InputOffset};
-use crate::kafka::{ConsumedRecord, Header, ProducedRecord};
+use crate::kafka::{Header, ProducedRecord, RecordRun};
 use crate::store::TopicPartition;
 
 const NULL_LENGTH: i32 = -1;
@@ -30,26 +32,18 @@ const NO_OFFSET: i64 = -1;
 const NO_PARTITION: i32 = -1;
 
 /// Frames consumed records.
-pub(crate) fn consumed_records(records: &[ConsumedRecord]) -> Vec<u8> {
-    let size: usize = records
+pub(crate) fn consumed_records(runs: &[RecordRun]) -> Vec<u8> {
+    let size: usize = runs
         .iter()
-        .map(|r| {
-            32 + r.topic.len()
-                + r.key.as_ref().map_or(0, Vec::len)
-                + r.value.as_ref().map_or(0, Vec::len)
-                + headers_len(&r.headers)
-        })
+        .map(|r| 12 + r.partition.topic.len() + r.bytes().len())
         .sum();
     let mut out = Vec::with_capacity(4 + size);
-    put_i32(&mut out, records.len() as i32);
-    for record in records {
-        put_string(&mut out, &record.topic);
-        put_i32(&mut out, record.partition);
-        out.extend_from_slice(&record.offset.to_be_bytes());
-        out.extend_from_slice(&record.timestamp.to_be_bytes());
-        put_optional(&mut out, record.key.as_deref());
-        put_optional(&mut out, record.value.as_deref());
-        put_headers(&mut out, &record.headers);
+    put_i32(&mut out, runs.len() as i32);
+    for run in runs {
+        put_string(&mut out, &run.partition.topic);
+        put_i32(&mut out, run.partition.partition);
+        put_i32(&mut out, run.len() as i32);
+        out.extend_from_slice(run.bytes());
     }
     out
 }
@@ -241,8 +235,8 @@ mod tests {
         }
     }
 
-    /// Frames produced records the way the Java side does, from consumed ones' fields.
-    fn as_produced(record: &ConsumedRecord, partition: i32) -> Vec<u8> {
+    /// Frames produced records the way the Java side does.
+    fn as_produced(record: &ProducedRecord, partition: i32) -> Vec<u8> {
         let mut out = Vec::new();
         put_string(&mut out, &record.topic);
         put_i32(&mut out, partition);
@@ -254,20 +248,18 @@ mod tests {
     }
 
     #[test]
-    fn consumed_records_frame_every_field_and_nulls() {
-        let record = ConsumedRecord {
-            topic: "in".into(),
-            partition: 3,
-            offset: 42,
-            timestamp: 7,
-            key: None,
-            value: Some(b"v".to_vec()),
-            headers: vec![header("h", None), header("g", Some(b"x"))],
-        };
-        let framed = consumed_records(std::slice::from_ref(&record));
-        let mut expected = 1i32.to_be_bytes().to_vec();
+    fn consumed_records_frame_every_field_and_nulls_by_partition() {
+        let mut first = RecordRun::new(TopicPartition::new("in", 3));
+        let headers = [("h", None), ("g", Some(&b"x"[..]))];
+        first.push(42, 7, None, Some(b"v"), headers.into_iter());
+        first.push(43, 8, Some(b"k"), None, std::iter::empty());
+        let mut second = RecordRun::new(TopicPartition::new("other", 0));
+        second.push(5, 9, Some(b""), Some(b"w"), std::iter::empty());
+        let framed = consumed_records(&[first, second]);
+        let mut expected = 2i32.to_be_bytes().to_vec();
         put_string(&mut expected, "in");
         put_i32(&mut expected, 3);
+        put_i32(&mut expected, 2);
         expected.extend_from_slice(&42i64.to_be_bytes());
         expected.extend_from_slice(&7i64.to_be_bytes());
         put_i32(&mut expected, -1);
@@ -277,6 +269,19 @@ mod tests {
         put_i32(&mut expected, -1);
         put_string(&mut expected, "g");
         put_optional(&mut expected, Some(b"x"));
+        expected.extend_from_slice(&43i64.to_be_bytes());
+        expected.extend_from_slice(&8i64.to_be_bytes());
+        put_optional(&mut expected, Some(b"k"));
+        put_i32(&mut expected, -1);
+        put_i32(&mut expected, 0);
+        put_string(&mut expected, "other");
+        put_i32(&mut expected, 0);
+        put_i32(&mut expected, 1);
+        expected.extend_from_slice(&5i64.to_be_bytes());
+        expected.extend_from_slice(&9i64.to_be_bytes());
+        put_optional(&mut expected, Some(b""));
+        put_optional(&mut expected, Some(b"w"));
+        put_i32(&mut expected, 0);
         assert_eq!(framed, expected);
     }
 
@@ -302,13 +307,12 @@ mod tests {
 
     #[test]
     fn produced_records_decode_partition_nulls_and_headers() {
-        let record = ConsumedRecord {
+        let record = ProducedRecord {
             topic: "app-store-changelog".into(),
-            partition: 0,
-            offset: 0,
-            timestamp: 9,
+            partition: None,
             key: Some(b"k".to_vec()),
             value: None,
+            timestamp: 9,
             headers: vec![header("h", Some(b""))],
         };
         let mut batch = 2i32.to_be_bytes().to_vec();

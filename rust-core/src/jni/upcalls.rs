@@ -33,7 +33,7 @@ use crate::engine::{
     CommittedInput, GlobalProcessor, InputOffset, KeptStateCorrupted, LoopTurn, ProcessorError,
     ProcessorFactory, RestoreListener, TaskId, TaskProcessor,
 };
-use crate::kafka::{ClientError, ConsumedRecord, DeliveredOffsets, ProducedRecord};
+use crate::kafka::{ClientError, DeliveredOffsets, ProducedRecord, RecordRun};
 use crate::store::TopicPartition;
 
 /// Asks the Java `TaskFactory` for each task's runner.
@@ -229,11 +229,8 @@ impl JvmRunner {
 struct JvmTaskProcessor(JvmRunner);
 
 impl TaskProcessor for JvmTaskProcessor {
-    fn process(
-        &mut self,
-        records: Vec<ConsumedRecord>,
-    ) -> Result<Vec<ProducedRecord>, ProcessorError> {
-        let batch = record_framing::consumed_records(&records);
+    fn process(&mut self, records: &[RecordRun]) -> Result<Vec<ProducedRecord>, ProcessorError> {
+        let batch = record_framing::consumed_records(records);
         let produced = self
             .0
             .call(jni_str!("process"), &jni_sig!("([B)[B"), Some(&batch))?;
@@ -255,8 +252,8 @@ impl TaskProcessor for JvmTaskProcessor {
         Ok(())
     }
 
-    fn restore(&mut self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError> {
-        let batch = record_framing::consumed_records(&records);
+    fn restore(&mut self, records: &[RecordRun]) -> Result<(), ProcessorError> {
+        let batch = record_framing::consumed_records(records);
         self.0
             .call(jni_str!("restore"), &jni_sig!("([B)V"), Some(&batch))?;
         Ok(())
@@ -367,15 +364,15 @@ impl GlobalProcessor for JvmGlobalProcessor {
         Ok(())
     }
 
-    fn restore(&mut self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError> {
-        let batch = record_framing::consumed_records(&records);
+    fn restore(&mut self, records: &[RecordRun]) -> Result<(), ProcessorError> {
+        let batch = record_framing::consumed_records(records);
         self.0
             .call(jni_str!("restore"), &jni_sig!("([B)V"), Some(&batch))?;
         Ok(())
     }
 
-    fn process(&mut self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError> {
-        let batch = record_framing::consumed_records(&records);
+    fn process(&mut self, records: &[RecordRun]) -> Result<(), ProcessorError> {
+        let batch = record_framing::consumed_records(records);
         self.0
             .call(jni_str!("process"), &jni_sig!("([B)V"), Some(&batch))?;
         Ok(())

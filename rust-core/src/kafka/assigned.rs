@@ -8,7 +8,7 @@ use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
 
 use crate::kafka::error::KafkaFailure;
-use crate::kafka::records::ConsumedRecord;
+use crate::kafka::records::{push_to_runs, RecordRun};
 use crate::store::TopicPartition;
 
 /// Reads a fixed set of partitions, never committing.
@@ -45,22 +45,22 @@ impl AssignedConsumer {
         Ok(AssignedConsumer { consumer })
     }
 
-    /// Up to `max` records: waits up to `wait` for the first, then takes what is already
-    /// fetched.
-    pub fn poll(&self, max: usize, wait: Duration) -> Result<Vec<ConsumedRecord>, KafkaFailure> {
-        let mut records = Vec::new();
+    /// Up to `max` records, by partition: waits up to `wait` for the first, then takes what
+    /// is already fetched.
+    pub fn poll(&self, max: usize, wait: Duration) -> Result<Vec<RecordRun>, KafkaFailure> {
+        let mut runs = Vec::new();
         let mut timeout = wait;
-        while records.len() < max {
+        for polled in 0..max {
             match self.consumer.poll(timeout) {
                 None => break,
-                Some(Ok(message)) => records.push(ConsumedRecord::from_message(&message)),
-                Some(Err(error)) if records.is_empty() => {
+                Some(Ok(message)) => push_to_runs(&mut runs, &message),
+                Some(Err(error)) if polled == 0 => {
                     return Err(KafkaFailure::new("reading the global topics", error))
                 }
                 Some(Err(_)) => break,
             }
             timeout = Duration::ZERO;
         }
-        Ok(records)
+        Ok(runs)
     }
 }

@@ -11,20 +11,21 @@ use std::time::{Duration, Instant};
 
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
+use rdkafka::message::{BorrowedMessage, Message};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
 
 use crate::kafka::clients::RestoreConsumer;
 use crate::kafka::error::{retrying_transient, KafkaFailure};
 use crate::kafka::group::partition_list;
-use crate::kafka::records::ConsumedRecord;
+use crate::kafka::records::RecordRun;
 use crate::store::TopicPartition;
 
 /// What a poll of the changelogs found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChangelogEvent {
-    /// A record to restore.
-    Record(ConsumedRecord),
+    /// Records to restore, of one partition.
+    Records(RecordRun),
     /// The partition was read to its end; the reader stopped reading it.
     End(TopicPartition),
 }
@@ -222,7 +223,7 @@ impl RestoreConsumer for ChangelogReader {
         self.topics.values().all(|r| r.readings.is_empty())
     }
 
-    /// Up to about `max_records` events, waiting at most `max_wait` in total. A partition
+    /// Events of up to about `max_records` records, waiting at most `max_wait` in total. A partition
     /// that reaches its end (or the offset it is read until) is reported once and no longer
     /// read.
     fn poll(
@@ -232,25 +233,26 @@ impl RestoreConsumer for ChangelogReader {
     ) -> Result<Vec<ChangelogEvent>, KafkaFailure> {
         let deadline = Instant::now() + max_wait;
         let mut events = Vec::new();
+        let mut records = 0;
         let mut ended = Vec::new();
         'topics: for (topic, reader) in &mut self.topics {
-            while !reader.readings.is_empty() && events.len() < max_records {
+            while !reader.readings.is_empty() && records < max_records {
                 let wait = deadline.saturating_duration_since(Instant::now());
                 let end = match reader.consumer.poll(wait) {
                     None => continue 'topics,
                     Some(Ok(message)) => {
-                        let record = ConsumedRecord::from_message(&message);
-                        let partition = record.partition;
+                        let (partition, offset) = (message.partition(), message.offset());
                         let Some(reading) = reader.readings.get_mut(&partition) else {
                             continue;
                         };
                         match reading.until {
                             // Past the limit (a transaction marker was the last offset
                             // before it): the partition ended without this record.
-                            Some(until) if record.offset >= until => Some(partition),
+                            Some(until) if offset >= until => Some(partition),
                             _ => {
-                                reading.next = record.offset + 1;
-                                events.push(ChangelogEvent::Record(record));
+                                reading.next = offset + 1;
+                                records += 1;
+                                push_event(&mut events, topic, &message);
                                 reading.reached_until().then_some(partition)
                             }
                         }
@@ -278,5 +280,23 @@ impl RestoreConsumer for ChangelogReader {
             }
         }
         Ok(events)
+    }
+}
+
+/// Appends `message` of `topic` to the last event when that holds records of its partition,
+/// otherwise as a new event after it: the events keep the order of reading.
+fn push_event(events: &mut Vec<ChangelogEvent>, topic: &str, message: &BorrowedMessage<'_>) {
+    let partition = message.partition();
+    match events.last_mut() {
+        Some(ChangelogEvent::Records(run))
+            if run.partition.partition == partition && run.partition.topic == topic =>
+        {
+            run.push_message(message);
+        }
+        _ => {
+            let mut run = RecordRun::new(TopicPartition::new(topic, partition));
+            run.push_message(message);
+            events.push(ChangelogEvent::Records(run));
+        }
     }
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::kafka::changelog::ChangelogEvent;
 use crate::kafka::error::{ClientError, KafkaFailure, TransactionFailure};
-use crate::kafka::records::{ConsumedRecord, InputOffset, ProducedRecord};
+use crate::kafka::records::{InputOffset, ProducedRecord, RecordRun};
 use crate::store::TopicPartition;
 
 /// The offset of the last record delivered to each partition since the last commit.
@@ -75,10 +75,9 @@ impl GroupMetadata {
 
 /// A member of the application's consumer group, as an engine thread uses it.
 pub trait GroupConsumer {
-    /// Up to `max` records: waits up to `wait` for the first, then takes what is already
-    /// fetched. Rebalances happen in here.
-    fn poll_records(&self, max: usize, wait: Duration)
-        -> Result<Vec<ConsumedRecord>, KafkaFailure>;
+    /// Up to `max` records, by partition: waits up to `wait` for the first, then takes what
+    /// is already fetched. Rebalances happen in here.
+    fn poll_records(&self, max: usize, wait: Duration) -> Result<Vec<RecordRun>, KafkaFailure>;
 
     /// Leaves the group and joins it again, subscribed to the same topics.
     fn rejoin(&self) -> Result<(), KafkaFailure>;
@@ -192,7 +191,7 @@ pub trait RestoreConsumer: Send {
     /// True when no partition is being read.
     fn is_idle(&self) -> bool;
 
-    /// Up to about `max_records` events, waiting at most `max_wait` in total. A partition
+    /// Events of up to about `max_records` records, waiting at most `max_wait` in total. A partition
     /// that reaches its end is reported once and no longer read.
     fn poll(
         &mut self,

@@ -16,7 +16,7 @@ use rdkafka::{ClientConfig, ClientContext};
 
 use crate::kafka::clients::{GroupConsumer, GroupMetadata, RebalanceListener};
 use crate::kafka::error::KafkaFailure;
-use crate::kafka::records::{ConsumedRecord, InputOffset};
+use crate::kafka::records::{push_to_runs, InputOffset, RecordRun};
 use crate::store::TopicPartition;
 
 /// The consumer context that forwards rebalances to a [`RebalanceListener`], and remembers
@@ -79,25 +79,21 @@ fn topic_names(topics: &[String]) -> Vec<&str> {
 }
 
 impl GroupConsumer for KafkaGroupConsumer {
-    fn poll_records(
-        &self,
-        max: usize,
-        wait: Duration,
-    ) -> Result<Vec<ConsumedRecord>, KafkaFailure> {
-        let mut records = Vec::new();
+    fn poll_records(&self, max: usize, wait: Duration) -> Result<Vec<RecordRun>, KafkaFailure> {
+        let mut runs = Vec::new();
         let mut timeout = wait;
-        while records.len() < max {
+        for polled in 0..max {
             match self.poll(timeout) {
                 None => break,
-                Some(Ok(message)) => records.push(ConsumedRecord::from_message(&message)),
-                Some(Err(error)) if records.is_empty() => {
+                Some(Ok(message)) => push_to_runs(&mut runs, &message),
+                Some(Err(error)) if polled == 0 => {
                     return Err(KafkaFailure::new("polling the source topics", error))
                 }
                 Some(Err(_)) => break,
             }
             timeout = Duration::ZERO;
         }
-        Ok(records)
+        Ok(runs)
     }
 
     fn rejoin(&self) -> Result<(), KafkaFailure> {

@@ -2,7 +2,8 @@
 //!
 //! - [`client_config`]: the librdkafka settings of each client role, from the engine's
 //!   bootstrap servers and the user's prefixed overrides.
-//! - [`records`]: records as the engine sees them, owned and independent of rdkafka.
+//! - [`records`]: records as the engine sees them, owned and independent of rdkafka;
+//!   consumed ones in runs of one partition, encoded in one buffer.
 //! - [`admin`]: topic metadata, creation of internal topics, deletion of consumed records.
 //! - [`clients`]: the seam: the traits by which an engine thread uses its clients (group
 //!   consumer, producer, restore consumer) and creates them; the engine names no rdkafka
@@ -37,4 +38,4 @@ pub use clients::{
 pub use error::{ClientError, KafkaFailure, TransactionFailure};
 pub use group::KafkaGroupConsumer;
 pub use producer::KafkaStreamsProducer;
-pub use records::{ConsumedRecord, Header, InputOffset, ProducedRecord};
+pub use records::{record_count, Header, InputOffset, ProducedRecord, RecordRun, RecordView};

@@ -32,7 +32,9 @@ pub struct DeliveryTracker {
 
 #[derive(Default)]
 struct Deliveries {
-    last_offsets: DeliveredOffsets,
+    /// The last offset delivered to each partition. A thread writes to few partitions and
+    /// every record's report lands here, so a scan that allocates nothing beats a map.
+    last_offsets: Vec<(TopicPartition, i64)>,
     /// Each failed record with its id, and rdkafka's error, which a commit classifies.
     failed: Vec<(FailedSend, KafkaError)>,
 }
@@ -56,12 +58,18 @@ impl ProducerContext for DeliveryTracker {
         let mut state = self.lock();
         match result {
             Ok(message) => {
-                let partition = TopicPartition::new(message.topic(), message.partition());
-                let offset = state
+                let (topic, partition) = (message.topic(), message.partition());
+                let offset = message.offset();
+                let known = state
                     .last_offsets
-                    .entry(partition)
-                    .or_insert(message.offset());
-                *offset = (*offset).max(message.offset());
+                    .iter_mut()
+                    .find(|(p, _)| p.partition == partition && p.topic == topic);
+                match known {
+                    Some((_, last)) => *last = (*last).max(offset),
+                    None => state
+                        .last_offsets
+                        .push((TopicPartition::new(topic, partition), offset)),
+                }
             }
             Err((error, message)) => {
                 let headers = copied_headers(message);
@@ -230,7 +238,7 @@ impl StreamsProducer for KafkaStreamsProducer {
                 .map_err(TransactionFailure::classify)?;
             self.in_transaction = false;
         }
-        Ok(deliveries.last_offsets)
+        Ok(deliveries.last_offsets.into_iter().collect())
     }
 
     fn abort(&mut self) -> Result<(), TransactionFailure> {

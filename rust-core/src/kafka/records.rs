@@ -1,5 +1,10 @@
 //! Records as the engine and task processors see them: owned bytes, no rdkafka types, so
 //! a record can outlive the poll that returned it and cross into a task processor.
+//!
+//! Consumed records travel in [`RecordRun`]s: the records of one partition, encoded back to
+//! back in one buffer, which is also the layout a task runner reads them in. A poll costs
+//! one growing buffer per partition instead of several allocations per record, and the
+//! engine, which only routes records by partition and counts offsets, never decodes them.
 
 use rdkafka::message::{BorrowedMessage, Header as RdHeader, Headers, Message, OwnedHeaders};
 
@@ -38,46 +43,6 @@ pub struct InputOffset {
     pub offset: i64,
     /// Commit metadata.
     pub metadata: Option<String>,
-}
-
-/// A record read from a source, repartition or changelog topic.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConsumedRecord {
-    /// Topic it was read from.
-    pub topic: String,
-    /// Partition it was read from.
-    pub partition: i32,
-    /// Its offset in that partition.
-    pub offset: i64,
-    /// Record timestamp (create or log-append time, as the topic says), -1 when absent.
-    pub timestamp: i64,
-    /// Record key; `None` is Kafka's null key.
-    pub key: Option<Vec<u8>>,
-    /// Record value; `None` is a tombstone.
-    pub value: Option<Vec<u8>>,
-    /// Record headers, in order.
-    pub headers: Vec<Header>,
-}
-
-impl ConsumedRecord {
-    /// Copies a polled message out of librdkafka's buffers.
-    pub fn from_message(message: &BorrowedMessage<'_>) -> Self {
-        let headers = copied_headers(message);
-        ConsumedRecord {
-            topic: message.topic().to_string(),
-            partition: message.partition(),
-            offset: message.offset(),
-            timestamp: message.timestamp().to_millis().unwrap_or(-1),
-            key: message.key().map(<[u8]>::to_vec),
-            value: message.payload().map(<[u8]>::to_vec),
-            headers,
-        }
-    }
-
-    /// The topic partition the record came from.
-    pub fn topic_partition(&self) -> TopicPartition {
-        TopicPartition::new(self.topic.clone(), self.partition)
-    }
 }
 
 /// A record to write: to a sink, a repartition topic or a changelog topic.
@@ -130,5 +95,290 @@ impl ProducedRecord {
             });
         }
         Some(owned)
+    }
+}
+
+const NULL_LENGTH: i32 = -1;
+
+/// Records read from one partition (a source, repartition, changelog or global topic), in
+/// offset order.
+///
+/// Encoded per record, big-endian, a length of -1 standing for null: `i64 offset,
+/// i64 timestamp, i32 keyLength, key, i32 valueLength, value, i32 headerCount`, then per
+/// header `i32 keyLength, key, i32 valueLength, value`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordRun {
+    /// Where the records come from.
+    pub partition: TopicPartition,
+    first_offset: i64,
+    last_offset: i64,
+    count: usize,
+    bytes: Vec<u8>,
+}
+
+impl RecordRun {
+    /// A run of no records of `partition`.
+    pub fn new(partition: TopicPartition) -> Self {
+        RecordRun {
+            partition,
+            first_offset: -1,
+            last_offset: -1,
+            count: 0,
+            bytes: Vec::new(),
+        }
+    }
+
+    /// Appends a record; `offset` must be past the last one's.
+    pub fn push<'a>(
+        &mut self,
+        offset: i64,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        headers: impl ExactSizeIterator<Item = (&'a str, Option<&'a [u8]>)>,
+    ) {
+        debug_assert!(self.count == 0 || offset > self.last_offset);
+        if self.count == 0 {
+            self.first_offset = offset;
+        }
+        self.last_offset = offset;
+        self.count += 1;
+        let out = &mut self.bytes;
+        out.extend_from_slice(&offset.to_be_bytes());
+        out.extend_from_slice(&timestamp.to_be_bytes());
+        put_optional(out, key);
+        put_optional(out, value);
+        out.extend_from_slice(&(headers.len() as i32).to_be_bytes());
+        for (key, value) in headers {
+            put_optional(out, Some(key.as_bytes()));
+            put_optional(out, value);
+        }
+    }
+
+    /// Appends a polled message of this run's partition, copied out of librdkafka's buffers.
+    pub(crate) fn push_message(&mut self, message: &BorrowedMessage<'_>) {
+        let timestamp = message.timestamp().to_millis().unwrap_or(-1);
+        let headers = message.headers();
+        let count = headers.map_or(0, |h| h.count());
+        let headers = (0..count).map(|i| {
+            let header = headers.expect("counted above").get(i);
+            (header.key, header.value)
+        });
+        self.push(
+            message.offset(),
+            timestamp,
+            message.key(),
+            message.payload(),
+            ExactSize(headers, count),
+        );
+    }
+
+    /// How many records it holds.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// True when it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The offset of its first record; `None` when it holds none.
+    pub fn first_offset(&self) -> Option<i64> {
+        (self.count > 0).then_some(self.first_offset)
+    }
+
+    /// The offset of its last record; `None` when it holds none.
+    pub fn last_offset(&self) -> Option<i64> {
+        (self.count > 0).then_some(self.last_offset)
+    }
+
+    /// The encoded records.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Its records, in order.
+    pub fn records(&self) -> impl Iterator<Item = RecordView<'_>> {
+        let mut rest = self.bytes.as_slice();
+        (0..self.count).map(move |_| RecordView::decode(&mut rest))
+    }
+}
+
+/// Appends polled `message` to the run of its partition among `runs`, starting one when
+/// there is none: the records of a partition stay in order, those of different partitions
+/// need not.
+pub(crate) fn push_to_runs(runs: &mut Vec<RecordRun>, message: &BorrowedMessage<'_>) {
+    let (topic, partition) = (message.topic(), message.partition());
+    let index = match runs
+        .iter()
+        .rposition(|r| r.partition.partition == partition && r.partition.topic == topic)
+    {
+        Some(index) => index,
+        None => {
+            runs.push(RecordRun::new(TopicPartition::new(topic, partition)));
+            runs.len() - 1
+        }
+    };
+    runs[index].push_message(message);
+}
+
+/// The number of records in `runs`.
+pub fn record_count(runs: &[RecordRun]) -> usize {
+    runs.iter().map(RecordRun::len).sum()
+}
+
+/// An iterator whose length is known ahead (librdkafka's headers are counted, not sized).
+struct ExactSize<I>(I, usize);
+
+impl<I: Iterator> Iterator for ExactSize<I> {
+    type Item = I::Item;
+
+    fn next(&mut self) -> Option<I::Item> {
+        let item = self.0.next()?;
+        self.1 -= 1;
+        Some(item)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.1, Some(self.1))
+    }
+}
+
+impl<I: Iterator> ExactSizeIterator for ExactSize<I> {}
+
+/// One record of a [`RecordRun`], borrowed from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordView<'a> {
+    /// Its offset in its partition.
+    pub offset: i64,
+    /// Record timestamp (create or log-append time, as the topic says), -1 when absent.
+    pub timestamp: i64,
+    /// Record key; `None` is Kafka's null key.
+    pub key: Option<&'a [u8]>,
+    /// Record value; `None` is a tombstone.
+    pub value: Option<&'a [u8]>,
+    header_count: usize,
+    headers: &'a [u8],
+}
+
+impl<'a> RecordView<'a> {
+    /// Decodes the record at the start of `bytes` and moves `bytes` past it. Only
+    /// [`RecordRun::push`] writes what this reads.
+    fn decode(bytes: &mut &'a [u8]) -> Self {
+        let offset = take_i64(bytes);
+        let timestamp = take_i64(bytes);
+        let key = take_optional(bytes);
+        let value = take_optional(bytes);
+        let header_count = take_i32(bytes) as usize;
+        let start = *bytes;
+        for _ in 0..header_count {
+            take_optional(bytes);
+            take_optional(bytes);
+        }
+        let headers = &start[..start.len() - bytes.len()];
+        RecordView {
+            offset,
+            timestamp,
+            key,
+            value,
+            header_count,
+            headers,
+        }
+    }
+
+    /// Its headers, in order: key and value (`None`: null).
+    pub fn headers(&self) -> impl Iterator<Item = (&'a str, Option<&'a [u8]>)> {
+        let mut rest = self.headers;
+        (0..self.header_count).map(move |_| {
+            let key = take_optional(&mut rest).unwrap_or_default();
+            // Keys were pushed as `&str`.
+            let key = std::str::from_utf8(key).unwrap_or_default();
+            (key, take_optional(&mut rest))
+        })
+    }
+
+    /// Its headers, owned.
+    pub fn owned_headers(&self) -> Vec<Header> {
+        self.headers()
+            .map(|(key, value)| Header {
+                key: key.to_string(),
+                value: value.map(<[u8]>::to_vec),
+            })
+            .collect()
+    }
+}
+
+fn put_optional(out: &mut Vec<u8>, value: Option<&[u8]>) {
+    match value {
+        Some(bytes) => {
+            out.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
+            out.extend_from_slice(bytes);
+        }
+        None => out.extend_from_slice(&NULL_LENGTH.to_be_bytes()),
+    }
+}
+
+fn take<'a>(bytes: &mut &'a [u8], length: usize) -> &'a [u8] {
+    let (taken, rest) = bytes.split_at(length);
+    *bytes = rest;
+    taken
+}
+
+fn take_i64(bytes: &mut &[u8]) -> i64 {
+    i64::from_be_bytes(take(bytes, 8).try_into().expect("8 bytes"))
+}
+
+fn take_i32(bytes: &mut &[u8]) -> i32 {
+    i32::from_be_bytes(take(bytes, 4).try_into().expect("4 bytes"))
+}
+
+fn take_optional<'a>(bytes: &mut &'a [u8]) -> Option<&'a [u8]> {
+    match take_i32(bytes) {
+        NULL_LENGTH => None,
+        length => Some(take(bytes, length as usize)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_gives_back_every_field_of_its_records_in_order() {
+        let mut run = RecordRun::new(TopicPartition::new("in", 2));
+        assert!(run.is_empty());
+        assert_eq!((run.first_offset(), run.last_offset()), (None, None));
+        let headers = [
+            ("trace", Some(&b"abc"[..])),
+            ("nothing", None),
+            ("empty", Some(&b""[..])),
+        ];
+        run.push(7, 100, Some(b"k"), None, headers.into_iter());
+        run.push(9, -1, None, Some(b"v"), std::iter::empty());
+        run.push(10, 5, Some(b""), Some(b""), std::iter::empty());
+        assert_eq!(run.len(), 3);
+        assert_eq!((run.first_offset(), run.last_offset()), (Some(7), Some(10)));
+
+        let records: Vec<RecordView<'_>> = run.records().collect();
+        assert_eq!(records.len(), 3);
+        assert_eq!((records[0].offset, records[0].timestamp), (7, 100));
+        assert_eq!((records[0].key, records[0].value), (Some(&b"k"[..]), None));
+        assert_eq!(records[0].headers().collect::<Vec<_>>(), headers.to_vec());
+        assert_eq!(
+            records[0].owned_headers()[0],
+            Header {
+                key: "trace".into(),
+                value: Some(b"abc".to_vec())
+            }
+        );
+        assert_eq!((records[1].offset, records[1].timestamp), (9, -1));
+        assert_eq!((records[1].key, records[1].value), (None, Some(&b"v"[..])));
+        assert_eq!(records[1].headers().count(), 0);
+        assert_eq!(
+            (records[2].key, records[2].value),
+            (Some(&b""[..]), Some(&b""[..]))
+        );
+        assert_eq!(record_count(&[run.clone(), run]), 6);
     }
 }

@@ -13,7 +13,7 @@ use sluice_core::engine::topology::changelog_topic_name;
 use sluice_core::engine::{
     GlobalProcessor, InputOffset, KeptStateCorrupted, ProcessorError, TaskId, TaskProcessor,
 };
-use sluice_core::kafka::{ConsumedRecord, DeliveredOffsets, ProducedRecord};
+use sluice_core::kafka::{record_count, DeliveredOffsets, ProducedRecord, RecordRun};
 use sluice_core::store::rocks::{destroy_store_dir, RocksDbConfig, RocksDbResources};
 use sluice_core::store::{
     CommitMetadata, IsolationLevel, KeyValueStore, ReadView, RocksDbKeyValueStore, TopicPartition,
@@ -68,13 +68,13 @@ fn reported(error: sluice_core::store::Error) -> ProcessorError {
     }
 }
 
-/// Puts `records` (changelog or global topic records) into `store` as they are: a null key
-/// is skipped, a null value deletes.
-fn apply(store: &RocksDbKeyValueStore, records: &[ConsumedRecord]) -> Result<(), ProcessorError> {
-    for record in records {
-        if let Some(key) = &record.key {
+/// Puts the records of `run` (changelog or global topic records) into `store` as they
+/// are: a null key is skipped, a null value deletes.
+fn apply(store: &RocksDbKeyValueStore, run: &RecordRun) -> Result<(), ProcessorError> {
+    for record in run.records() {
+        if let Some(key) = record.key {
             store
-                .put(key.clone(), record.value.clone())
+                .put(key.to_vec(), record.value.map(<[u8]>::to_vec))
                 .map_err(reported)?;
         }
     }
@@ -82,10 +82,10 @@ fn apply(store: &RocksDbKeyValueStore, records: &[ConsumedRecord]) -> Result<(),
 }
 
 /// The offset of the last of `records` in each partition.
-fn last_offsets(records: &[ConsumedRecord]) -> BTreeMap<TopicPartition, i64> {
+fn last_offsets(records: &[RecordRun]) -> BTreeMap<TopicPartition, i64> {
     records
         .iter()
-        .map(|r| (r.topic_partition(), r.offset))
+        .filter_map(|run| Some((run.partition.clone(), run.last_offset()?)))
         .collect()
 }
 
@@ -221,25 +221,21 @@ impl TaskStores {
     }
 
     /// Puts restored changelog records into their stores and commits them with their offsets.
-    fn restore(&self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError> {
-        for (partition, offset) in last_offsets(&records) {
+    fn restore(&self, records: &[RecordRun]) -> Result<(), ProcessorError> {
+        for run in records {
+            let partition = &run.partition;
             let store = self
                 .stores
                 .iter()
-                .find(|s| s.changelog == partition)
+                .find(|s| &s.changelog == partition)
                 .ok_or_else(|| format!("no store is logged to {partition}"))?;
-            let restored: Vec<ConsumedRecord> = records
-                .iter()
-                .filter(|r| r.topic_partition() == partition)
-                .cloned()
-                .collect();
-            apply(&store.store, &restored)?;
-            let metadata = CommitMetadata::with_offsets([(partition, Some(offset))]);
+            apply(&store.store, run)?;
+            let metadata = CommitMetadata::with_offsets([(partition.clone(), run.last_offset())]);
             store.store.commit(&metadata).map_err(reported)?;
         }
         self.events
             .restored
-            .fetch_add(records.len() as u64, Ordering::Relaxed);
+            .fetch_add(record_count(records) as u64, Ordering::Relaxed);
         Ok(())
     }
 
@@ -289,7 +285,7 @@ pub trait StoreLogic: Send {
     fn process(
         &mut self,
         stores: &TaskStores,
-        records: Vec<ConsumedRecord>,
+        records: &[RecordRun],
     ) -> Result<Vec<ProducedRecord>, ProcessorError>;
 
     /// See [`TaskProcessor::committable_offsets`].
@@ -311,10 +307,7 @@ pub struct StoreKeepingProcessor<L> {
 }
 
 impl<L: StoreLogic> TaskProcessor for StoreKeepingProcessor<L> {
-    fn process(
-        &mut self,
-        records: Vec<ConsumedRecord>,
-    ) -> Result<Vec<ProducedRecord>, ProcessorError> {
+    fn process(&mut self, records: &[RecordRun]) -> Result<Vec<ProducedRecord>, ProcessorError> {
         self.logic.process(&self.stores, records)
     }
 
@@ -328,7 +321,7 @@ impl<L: StoreLogic> TaskProcessor for StoreKeepingProcessor<L> {
         self.stores.wipe()
     }
 
-    fn restore(&mut self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError> {
+    fn restore(&mut self, records: &[RecordRun]) -> Result<(), ProcessorError> {
         self.stores.restore(records)
     }
 
@@ -438,16 +431,12 @@ impl GlobalStoreKeeper {
     /// Applies `records` to their stores; returns the last offset of each partition.
     fn apply(
         &self,
-        records: Vec<ConsumedRecord>,
+        records: &[RecordRun],
     ) -> Result<BTreeMap<TopicPartition, i64>, ProcessorError> {
-        let offsets = last_offsets(&records);
-        for record in &records {
-            apply(
-                &self.store_of(&record.topic)?.store,
-                std::slice::from_ref(record),
-            )?;
+        for run in records {
+            apply(&self.store_of(&run.partition.topic)?.store, run)?;
         }
-        Ok(offsets)
+        Ok(last_offsets(records))
     }
 
     /// Commits each store with the offsets of `offsets` in its topic; a store without any
@@ -496,16 +485,16 @@ impl GlobalProcessor for GlobalStoreKeeper {
         Ok(())
     }
 
-    fn restore(&mut self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError> {
-        let count = records.len() as u64;
+    fn restore(&mut self, records: &[RecordRun]) -> Result<(), ProcessorError> {
+        let count = record_count(records) as u64;
         let offsets = self.apply(records)?;
         self.commit_offsets(&offsets)?;
         self.events.restored.fetch_add(count, Ordering::Relaxed);
         Ok(())
     }
 
-    fn process(&mut self, records: Vec<ConsumedRecord>) -> Result<(), ProcessorError> {
-        let count = records.len() as u64;
+    fn process(&mut self, records: &[RecordRun]) -> Result<(), ProcessorError> {
+        let count = record_count(records) as u64;
         let offsets = self.apply(records)?;
         self.staged.extend(offsets);
         self.events.processed.fetch_add(count, Ordering::Relaxed);

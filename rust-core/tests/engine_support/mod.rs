@@ -27,7 +27,7 @@ use sluice_core::engine::{
     CommittedInput, ProcessorError, ProcessorFactory, RestoreListener, TaskId, TaskProcessor,
     TopologyDescription,
 };
-use sluice_core::kafka::{Admin, ConsumedRecord, ProducedRecord, TopicSpec};
+use sluice_core::kafka::{record_count, Admin, ProducedRecord, RecordRun, TopicSpec};
 use sluice_core::store::TopicPartition;
 
 /// The broker the test runs against.
@@ -163,18 +163,17 @@ struct Rekey {
 }
 
 impl TaskProcessor for Rekey {
-    fn process(
-        &mut self,
-        records: Vec<ConsumedRecord>,
-    ) -> Result<Vec<ProducedRecord>, ProcessorError> {
+    fn process(&mut self, records: &[RecordRun]) -> Result<Vec<ProducedRecord>, ProcessorError> {
         Ok(records
-            .into_iter()
+            .iter()
+            .flat_map(RecordRun::records)
             .map(|r| {
+                let value = r.value.map(<[u8]>::to_vec);
                 ProducedRecord::new(
                     &self.repartition_topic,
                     None,
-                    r.value.clone(),
-                    r.value,
+                    value.clone(),
+                    value,
                     r.timestamp,
                 )
             })
@@ -193,14 +192,15 @@ impl StoreLogic for Count {
     fn process(
         &mut self,
         stores: &TaskStores,
-        records: Vec<ConsumedRecord>,
+        records: &[RecordRun],
     ) -> Result<Vec<ProducedRecord>, ProcessorError> {
+        let count = record_count(records);
         if let Some(on_batch) = &self.on_batch {
-            on_batch(records.len());
+            on_batch(count);
         }
-        let mut out = Vec::with_capacity(records.len() * 2);
-        for record in records {
-            let word = record.key.clone().ok_or("record without key")?;
+        let mut out = Vec::with_capacity(count * 2);
+        for record in records.iter().flat_map(RecordRun::records) {
+            let word = record.key.ok_or("record without key")?.to_vec();
             if self.poison.as_deref() == Some(word.as_slice()) {
                 // The outputs of the records before stay in the open transaction.
                 return Err(format!("poison record at offset {}", record.offset).into());

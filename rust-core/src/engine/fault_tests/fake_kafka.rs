@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::kafka::{
-    ChangelogEvent, ClientError, ConsumedRecord, DeliveredOffsets, FailedSend, GroupConsumer,
-    GroupMetadata, InputOffset, KafkaFailure, ProducedRecord, RebalanceListener, RestoreConsumer,
+    ChangelogEvent, ClientError, DeliveredOffsets, FailedSend, GroupConsumer, GroupMetadata,
+    InputOffset, KafkaFailure, ProducedRecord, RebalanceListener, RecordRun, RestoreConsumer,
     StreamsProducer, ThreadClients, TransactionFailure,
 };
 use crate::store::TopicPartition;
@@ -71,8 +71,8 @@ struct Generation(u32);
 
 #[derive(Default)]
 struct Cluster {
-    /// The records of the input partitions.
-    inputs: BTreeMap<TopicPartition, Vec<ConsumedRecord>>,
+    /// The values of the input partitions' records, in offset order.
+    inputs: BTreeMap<TopicPartition, Vec<String>>,
     /// The group's committed positions.
     committed: BTreeMap<TopicPartition, InputOffset>,
     /// The records written, as a read-committed reader sees them, in order.
@@ -137,20 +137,8 @@ impl FakeKafka {
     pub fn new(inputs: &[(TopicPartition, Vec<&str>)], stop: Arc<AtomicBool>) -> Arc<Self> {
         let mut cluster = Cluster::default();
         for (partition, values) in inputs {
-            let records = values
-                .iter()
-                .enumerate()
-                .map(|(offset, value)| ConsumedRecord {
-                    topic: partition.topic.clone(),
-                    partition: partition.partition,
-                    offset: offset as i64,
-                    timestamp: 0,
-                    key: None,
-                    value: Some(value.as_bytes().to_vec()),
-                    headers: Vec::new(),
-                })
-                .collect();
-            cluster.inputs.insert(partition.clone(), records);
+            let values = values.iter().map(|v| v.to_string()).collect();
+            cluster.inputs.insert(partition.clone(), values);
         }
         Arc::new(FakeKafka {
             cluster: Mutex::new(cluster),
@@ -264,37 +252,46 @@ impl FakeConsumer {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn fetch(&self, partitions: &[TopicPartition], max: usize) -> Vec<ConsumedRecord> {
+    fn fetch(&self, partitions: &[TopicPartition], max: usize) -> Vec<RecordRun> {
         let cluster = self.kafka.cluster();
         let mut state = self.state();
-        let mut records = Vec::new();
+        let mut runs = Vec::new();
+        let mut fetched = 0;
         for partition in partitions {
             if state.paused.contains(partition) || !state.assignment.contains(partition) {
                 continue;
             }
             let position = state.positions.get(partition).copied().unwrap_or(0);
             let log = cluster.inputs.get(partition).map_or(&[][..], Vec::as_slice);
-            let fetched: Vec<ConsumedRecord> = log
+            let mut run = RecordRun::new(partition.clone());
+            for (offset, value) in log
                 .iter()
+                .enumerate()
                 .skip(position as usize)
-                .take(max - records.len())
-                .cloned()
-                .collect();
+                .take(max - fetched)
+            {
+                run.push(
+                    offset as i64,
+                    0,
+                    None,
+                    Some(value.as_bytes()),
+                    std::iter::empty(),
+                );
+            }
+            fetched += run.len();
             state
                 .positions
-                .insert(partition.clone(), position + fetched.len() as i64);
-            records.extend(fetched);
+                .insert(partition.clone(), position + run.len() as i64);
+            if !run.is_empty() {
+                runs.push(run);
+            }
         }
-        records
+        runs
     }
 }
 
 impl GroupConsumer for FakeConsumer {
-    fn poll_records(
-        &self,
-        max: usize,
-        _wait: Duration,
-    ) -> Result<Vec<ConsumedRecord>, KafkaFailure> {
+    fn poll_records(&self, max: usize, _wait: Duration) -> Result<Vec<RecordRun>, KafkaFailure> {
         let next = self.kafka.cluster().polls.pop_front();
         match next {
             None => {

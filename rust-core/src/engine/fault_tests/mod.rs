@@ -23,7 +23,7 @@ use crate::engine::task_manager::ThreadShared;
 use crate::engine::thread;
 use crate::engine::topology::TaskId;
 use crate::engine::topology::{ResolvedSubtopology, ResolvedTopology};
-use crate::kafka::{Admin, ClientError, ConsumedRecord, ProducedRecord, TransactionFailure};
+use crate::kafka::{Admin, ClientError, ProducedRecord, RecordRun, TransactionFailure};
 use crate::store::TopicPartition;
 
 const INPUT: &str = "in";
@@ -77,11 +77,17 @@ struct EchoProcessor {
 impl TaskProcessor for EchoProcessor {
     fn process(
         &mut self,
-        records: Vec<ConsumedRecord>,
+        records: &[RecordRun],
     ) -> std::result::Result<Vec<ProducedRecord>, ProcessorError> {
         Ok(records
-            .into_iter()
-            .map(|r| ProducedRecord::new(OUTPUT, Some(r.partition), None, r.value, r.timestamp))
+            .iter()
+            .flat_map(|run| {
+                let partition = run.partition.partition;
+                run.records().map(move |r| {
+                    let value = r.value.map(<[u8]>::to_vec);
+                    ProducedRecord::new(OUTPUT, Some(partition), None, value, r.timestamp)
+                })
+            })
             .collect())
     }
 

@@ -18,7 +18,6 @@ import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.metrics.KafkaMetric;
 import org.apache.kafka.streams.processor.internals.InternalProcessorContext;
 import org.apache.kafka.streams.processor.internals.ProcessorNode;
@@ -42,7 +41,7 @@ final class BufferingProducer implements Producer<byte[], byte[]> {
 
     private final Function<String, List<PartitionInfo>> partitionLookup;
     private final InternalProcessorContext<?, ?> context;
-    private List<ProducerRecord<byte[], byte[]>> sent = new ArrayList<>();
+    private final RuntimeFraming.ProducedRecords sent = new RuntimeFraming.ProducedRecords();
     private final List<Origin> origins = new ArrayList<>();
     private long sentSinceCommit;
     // Set while a failed record is sent again for its callback: the next send fails with it.
@@ -58,19 +57,14 @@ final class BufferingProducer implements Producer<byte[], byte[]> {
         this.context = context;
     }
 
-    /** The records sent since the last call, in order. */
-    List<ProducerRecord<byte[], byte[]>> drain() {
-        if (sent.isEmpty()) {
-            return List.of();
-        }
-        final List<ProducerRecord<byte[], byte[]>> drained = sent;
-        sent = new ArrayList<>();
-        return drained;
+    /** The records sent since the last call, in order, framed as {@link RuntimeFraming} says. */
+    byte[] drain() {
+        return sent.drain();
     }
 
     /** Forgets what was sent and not drained (the task is closed dirty). */
     void clear() {
-        sent = new ArrayList<>();
+        sent.clear();
         committed();
     }
 
@@ -123,10 +117,9 @@ final class BufferingProducer implements Producer<byte[], byte[]> {
             origins.add(new Origin(sentSinceCommit, recordContext, node));
         }
         sentSinceCommit++;
-        // The headers object may be the processed record's, which processors downstream may still change;
-        // a real producer serialises them at once, so the batch keeps a copy.
-        sent.add(new ProducerRecord<>(record.topic(), record.partition(), record.timestamp(), record.key(),
-            record.value(), new RecordHeaders(record.headers().toArray())));
+        // Framed at once, as a real producer serialises at once: the headers object may be the processed
+        // record's, which processors downstream may still change.
+        sent.add(record);
         return new CompletableFuture<>();
     }
 

@@ -2,7 +2,6 @@ package dev.sluice.streams.runtime.internals;
 
 import dev.sluice.streams.internals.OffsetFraming;
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -106,7 +105,7 @@ final class GlobalStateRunner implements GlobalRunner {
     public void restore(final byte[] records) {
         guarded(() -> {
             final Map<TopicPartition, Long> restoredTo = new HashMap<>();
-            byPartition(records).forEach((partition, batch) -> {
+            RuntimeFraming.readConsumedRecords(records).forEach((partition, batch) -> {
                 final String store = storeOfTopic.get(partition.topic());
                 if (topology.storeNameToReprocessOnRestore().getOrDefault(store, Optional.empty()).isPresent()) {
                     for (final ConsumerRecord<byte[], byte[]> record : batch) {
@@ -130,8 +129,10 @@ final class GlobalStateRunner implements GlobalRunner {
     @Override
     public void process(final byte[] records) {
         guarded(() -> {
-            for (final ConsumerRecord<byte[], byte[]> record : RuntimeFraming.readConsumedRecords(records)) {
-                task.update(record);
+            for (final List<ConsumerRecord<byte[], byte[]>> batch : RuntimeFraming.readConsumedRecords(records).values()) {
+                for (final ConsumerRecord<byte[], byte[]> record : batch) {
+                    task.update(record);
+                }
             }
             return null;
         });
@@ -215,15 +216,6 @@ final class GlobalStateRunner implements GlobalRunner {
         } catch (final IOException e) {
             throw new ProcessorStateException("Could not close the global stores", e);
         }
-    }
-
-    private static Map<TopicPartition, List<ConsumerRecord<byte[], byte[]>>> byPartition(final byte[] records) {
-        final Map<TopicPartition, List<ConsumerRecord<byte[], byte[]>>> byPartition = new LinkedHashMap<>();
-        for (final ConsumerRecord<byte[], byte[]> record : RuntimeFraming.readConsumedRecords(records)) {
-            byPartition.computeIfAbsent(new TopicPartition(record.topic(), record.partition()), p -> new ArrayList<>())
-                .add(record);
-        }
-        return byPartition;
     }
 
     private <T> T guarded(final Supplier<T> upcall) {

@@ -4,6 +4,7 @@ import dev.sluice.streams.internals.OffsetFraming;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,11 +26,13 @@ import org.apache.kafka.common.record.TimestampType;
  *   <li><b>Offsets</b>: as {@link OffsetFraming} frames them.</li>
  *   <li><b>Inputs</b>: repeated {@code int topicLength, topic, int partition, long committedOffset (-1 none),
  *       int metadataLength (-1 none), metadata}.</li>
- *   <li><b>Consumed records</b>: {@code int count}, then per record {@code int topicLength, topic,
- *       int partition, long offset, long timestamp, int keyLength, key, int valueLength, value,
- *       int headerCount} and per header {@code int keyLength, key, int valueLength, value}.</li>
- *   <li><b>Produced records</b>: as consumed records without the offset; a partition of -1 lets the
- *       engine's producer choose it from the key.</li>
+ *   <li><b>Consumed records</b>: {@code int runCount}, then per run of records of one partition
+ *       {@code int topicLength, topic, int partition, int recordCount} and per record {@code long offset,
+ *       long timestamp, int keyLength, key, int valueLength, value, int headerCount} and per header
+ *       {@code int keyLength, key, int valueLength, value}.</li>
+ *   <li><b>Produced records</b>: {@code int count}, then per record {@code int topicLength, topic,
+ *       int partition, long timestamp}, key, value and headers as in consumed records; a partition of -1
+ *       lets the engine's producer choose it from the key.</li>
  * </ul>
  */
 final class RuntimeFraming {
@@ -39,6 +42,9 @@ final class RuntimeFraming {
     static final int ANY_PARTITION = -1;
 
     private static final byte[] EMPTY = new byte[0];
+    private static final Header[] NO_HEADERS = new Header[0];
+    // A batch buffer that grew past this for a burst is not kept for the next batch.
+    private static final int RETAINED_BUFFER_BYTES = 1 << 20;
 
     private RuntimeFraming() {
     }
@@ -88,58 +94,66 @@ final class RuntimeFraming {
         return inputs;
     }
 
+    /** Frames consumed records as the engine does, a run for each sequence of records of one partition. */
     static byte[] consumedRecords(final List<ConsumerRecord<byte[], byte[]>> records) {
-        final Writer out = new Writer();
-        out.buffer(Integer.BYTES).putInt(records.size());
+        final List<List<ConsumerRecord<byte[], byte[]>>> runs = new ArrayList<>();
         for (final ConsumerRecord<byte[], byte[]> record : records) {
-            out.string(record.topic());
-            out.buffer(Integer.BYTES + 2 * Long.BYTES).putInt(record.partition()).putLong(record.offset())
-                .putLong(record.timestamp());
-            out.bytes(record.key());
-            out.bytes(record.value());
-            out.headers(record.headers());
+            final List<ConsumerRecord<byte[], byte[]>> last = runs.isEmpty() ? null : runs.get(runs.size() - 1);
+            if (last != null && last.get(0).topic().equals(record.topic()) && last.get(0).partition() == record.partition()) {
+                last.add(record);
+            } else {
+                runs.add(new ArrayList<>(List.of(record)));
+            }
+        }
+        final Writer out = new Writer();
+        out.buffer(Integer.BYTES).putInt(runs.size());
+        for (final List<ConsumerRecord<byte[], byte[]>> run : runs) {
+            out.string(run.get(0).topic());
+            out.buffer(2 * Integer.BYTES).putInt(run.get(0).partition()).putInt(run.size());
+            for (final ConsumerRecord<byte[], byte[]> record : run) {
+                out.buffer(2 * Long.BYTES).putLong(record.offset()).putLong(record.timestamp());
+                out.bytes(record.key());
+                out.bytes(record.value());
+                out.headers(record.headers());
+            }
         }
         return out.toBytes();
     }
 
-    /** Consumed records, CreateTime-stamped, in their framed order. */
-    static List<ConsumerRecord<byte[], byte[]>> readConsumedRecords(final byte[] framed) {
+    /**
+     * Consumed records, CreateTime-stamped, by partition in their framed order; the records of a partition
+     * share one topic string.
+     */
+    static Map<TopicPartition, List<ConsumerRecord<byte[], byte[]>>> readConsumedRecords(final byte[] framed) {
         final ByteBuffer in = ByteBuffer.wrap(framed);
-        final int count = in.getInt();
-        final List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>(count);
-        for (int i = 0; i < count; i++) {
-            final String topic = readString(in);
-            final int partition = in.getInt();
-            final long offset = in.getLong();
-            final long timestamp = in.getLong();
-            final byte[] key = readBytes(in);
-            final byte[] value = readBytes(in);
-            final Headers headers = readHeaders(in);
-            records.add(new ConsumerRecord<>(topic, partition, offset, timestamp, TimestampType.CREATE_TIME,
-                key == null ? ConsumerRecord.NULL_SIZE : key.length,
-                value == null ? ConsumerRecord.NULL_SIZE : value.length,
-                key, value, headers, Optional.empty()));
+        final int runs = in.getInt();
+        final Map<TopicPartition, List<ConsumerRecord<byte[], byte[]>>> byPartition = new LinkedHashMap<>();
+        for (int run = 0; run < runs; run++) {
+            final TopicPartition partition = readPartition(in);
+            final String topic = partition.topic();
+            final int count = in.getInt();
+            final List<ConsumerRecord<byte[], byte[]>> records =
+                byPartition.computeIfAbsent(partition, p -> new ArrayList<>(count));
+            for (int i = 0; i < count; i++) {
+                final long offset = in.getLong();
+                final long timestamp = in.getLong();
+                final byte[] key = readBytes(in);
+                final byte[] value = readBytes(in);
+                final Headers headers = readHeaders(in);
+                records.add(new ConsumerRecord<>(topic, partition.partition(), offset, timestamp,
+                    TimestampType.CREATE_TIME,
+                    key == null ? ConsumerRecord.NULL_SIZE : key.length,
+                    value == null ? ConsumerRecord.NULL_SIZE : value.length,
+                    key, value, headers, Optional.empty()));
+            }
         }
-        return records;
+        return byPartition;
     }
 
     static byte[] producedRecords(final List<ProducerRecord<byte[], byte[]>> records) {
-        if (records.isEmpty()) {
-            return emptyRecords();
-        }
-        final Writer out = new Writer();
-        out.buffer(Integer.BYTES).putInt(records.size());
-        for (final ProducerRecord<byte[], byte[]> record : records) {
-            out.string(record.topic());
-            // Kafka Streams always stamps what it sends; a missing timestamp is the producer's to set.
-            out.buffer(Integer.BYTES + Long.BYTES)
-                .putInt(record.partition() == null ? ANY_PARTITION : record.partition())
-                .putLong(record.timestamp() == null ? NO_OFFSET : record.timestamp());
-            out.bytes(record.key());
-            out.bytes(record.value());
-            out.headers(record.headers());
-        }
-        return out.toBytes();
+        final ProducedRecords out = new ProducedRecords();
+        records.forEach(out::add);
+        return out.drain();
     }
 
     static List<ProducerRecord<byte[], byte[]>> readProducedRecords(final byte[] framed) {
@@ -193,6 +207,55 @@ final class RuntimeFraming {
         return headers;
     }
 
+    /**
+     * Produced records framed as they are added, so that a batch costs no copy of the records and
+     * their headers; reused from batch to batch.
+     */
+    static final class ProducedRecords {
+        private final Writer out = new Writer();
+        // Topic names are few and come back as the same strings: each is encoded once.
+        private final Map<String, byte[]> topics = new HashMap<>();
+        private int count;
+
+        ProducedRecords() {
+            out.buffer(Integer.BYTES).putInt(0);
+        }
+
+        void add(final ProducerRecord<byte[], byte[]> record) {
+            final byte[] topic = topics.computeIfAbsent(record.topic(), t -> t.getBytes(StandardCharsets.UTF_8));
+            out.bytes(topic);
+            // Kafka Streams always stamps what it sends; a missing timestamp is the producer's to set.
+            out.buffer(Integer.BYTES + Long.BYTES)
+                .putInt(record.partition() == null ? ANY_PARTITION : record.partition())
+                .putLong(record.timestamp() == null ? NO_OFFSET : record.timestamp());
+            out.bytes(record.key());
+            out.bytes(record.value());
+            out.headers(record.headers());
+            count++;
+        }
+
+        /** The records added since the last call, framed; none are kept. */
+        byte[] drain() {
+            if (count == 0) {
+                return emptyRecords();
+            }
+            out.buffer.putInt(0, count);
+            final byte[] framed = out.toBytes();
+            clear();
+            return framed;
+        }
+
+        /** Forgets the records added since the last drain. */
+        void clear() {
+            if (out.buffer.capacity() > RETAINED_BUFFER_BYTES) {
+                out.buffer = ByteBuffer.allocate(RETAINED_BUFFER_BYTES);
+            }
+            out.buffer.clear();
+            out.buffer.putInt(0);
+            count = 0;
+        }
+    }
+
     /** A growing big-endian buffer. */
     private static final class Writer {
         private ByteBuffer buffer = ByteBuffer.allocate(256);
@@ -225,7 +288,7 @@ final class RuntimeFraming {
         }
 
         void headers(final Headers headers) {
-            final Header[] all = headers == null ? new Header[0] : headers.toArray();
+            final Header[] all = headers == null ? NO_HEADERS : headers.toArray();
             buffer(Integer.BYTES).putInt(all.length);
             for (final Header header : all) {
                 string(header.key());

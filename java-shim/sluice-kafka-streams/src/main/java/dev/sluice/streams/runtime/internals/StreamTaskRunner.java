@@ -4,7 +4,6 @@ import dev.sluice.streams.internals.OffsetFraming;
 import dev.sluice.streams.state.internals.StoreDirectoryCorruptedException;
 import java.io.File;
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -136,11 +135,8 @@ final class StreamTaskRunner implements TaskRunner {
     @Override
     public void restore(final byte[] records) {
         guarded(() -> {
-            final Map<TopicPartition, List<ConsumerRecord<byte[], byte[]>>> byChangelog = new LinkedHashMap<>();
-            for (final ConsumerRecord<byte[], byte[]> record : RuntimeFraming.readConsumedRecords(records)) {
-                byChangelog.computeIfAbsent(new TopicPartition(record.topic(), record.partition()), p -> new ArrayList<>())
-                    .add(record);
-            }
+            final Map<TopicPartition, List<ConsumerRecord<byte[], byte[]>>> byChangelog =
+                RuntimeFraming.readConsumedRecords(records);
             byChangelog.forEach((changelog, batch) -> StateManagerRestore.restore(stateManager, changelog, batch));
             threadMetrics.stateUpdater().restored(byChangelog.values().stream().mapToInt(List::size).sum(),
                 environment.time().milliseconds());
@@ -165,12 +161,7 @@ final class StreamTaskRunner implements TaskRunner {
     public byte[] process(final byte[] records) {
         return guarded(() -> {
             final long startMs = environment.time().milliseconds();
-            final Map<TopicPartition, List<ConsumerRecord<byte[], byte[]>>> byPartition = new LinkedHashMap<>();
-            for (final ConsumerRecord<byte[], byte[]> record : RuntimeFraming.readConsumedRecords(records)) {
-                byPartition.computeIfAbsent(new TopicPartition(record.topic(), record.partition()), p -> new ArrayList<>())
-                    .add(record);
-            }
-            byPartition.forEach((partition, batch) -> {
+            RuntimeFraming.readConsumedRecords(records).forEach((partition, batch) -> {
                 task.addRecords(partition, batch);
                 final long lastOffset = batch.get(batch.size() - 1).offset();
                 consumer.handedOver(partition, lastOffset);
@@ -430,7 +421,7 @@ final class StreamTaskRunner implements TaskRunner {
     }
 
     private byte[] produced() {
-        return RuntimeFraming.producedRecords(producer.drain());
+        return producer.drain();
     }
 
     private void closeDirtyQuietly() {

@@ -3,9 +3,11 @@ package dev.sluice.streams.runtime.internals;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -78,8 +80,14 @@ class RuntimeFramingTest {
             consumed("input", 0, 10L, 1_000L, bytes("k"), bytes("v"), headers),
             consumed("input", 0, 11L, 1_001L, null, bytes("tombstone-less"), new RecordHeaders()),
             consumed("input", 1, 3L, -1L, bytes(""), null, new RecordHeaders()));
-        final List<ConsumerRecord<byte[], byte[]>> read = RuntimeFraming.readConsumedRecords(RuntimeFraming.consumedRecords(records));
+        final Map<TopicPartition, List<ConsumerRecord<byte[], byte[]>>> byPartition =
+            RuntimeFraming.readConsumedRecords(RuntimeFraming.consumedRecords(records));
+        assertEquals(List.of(new TopicPartition("input", 0), new TopicPartition("input", 1)),
+            List.copyOf(byPartition.keySet()));
+        final List<ConsumerRecord<byte[], byte[]>> read = new ArrayList<>();
+        byPartition.values().forEach(read::addAll);
         assertEquals(records.size(), read.size());
+        assertSame(read.get(0).topic(), read.get(1).topic());
         for (int i = 0; i < records.size(); i++) {
             final ConsumerRecord<byte[], byte[]> expected = records.get(i);
             final ConsumerRecord<byte[], byte[]> actual = read.get(i);
@@ -92,7 +100,7 @@ class RuntimeFramingTest {
             assertArrayEquals(expected.value(), actual.value());
             assertHeaders(expected.headers().toArray(), actual.headers().toArray());
         }
-        assertEquals(0, RuntimeFraming.readConsumedRecords(RuntimeFraming.consumedRecords(List.of())).size());
+        assertEquals(Map.of(), RuntimeFraming.readConsumedRecords(RuntimeFraming.consumedRecords(List.of())));
     }
 
     @Test
@@ -138,6 +146,34 @@ class RuntimeFramingTest {
         assertArrayEquals(new byte[4], RuntimeFraming.producedRecords(List.of()));
         assertArrayEquals(new byte[4], RuntimeFraming.emptyRecords());
         assertEquals(List.of(), RuntimeFraming.readProducedRecords(RuntimeFraming.emptyRecords()));
+    }
+
+    @Test
+    void producedRecordsAreFramedWhenAddedAndEachDrainHoldsOnlyItsOwn() {
+        final RuntimeFraming.ProducedRecords produced = new RuntimeFraming.ProducedRecords();
+        final RecordHeaders headers = new RecordHeaders();
+        headers.add("h", bytes("before"));
+        produced.add(new ProducerRecord<>("a", 0, 1L, bytes("k1"), bytes("v1"), headers));
+        // What a processor does to the headers after the send is not what was sent.
+        headers.add("later", bytes("x"));
+        final List<ProducerRecord<byte[], byte[]>> first = RuntimeFraming.readProducedRecords(produced.drain());
+        assertEquals(1, first.size());
+        assertHeaders(new RecordHeaders().add("h", bytes("before")).toArray(), first.get(0).headers().toArray());
+
+        assertArrayEquals(new byte[4], produced.drain());
+        produced.add(new ProducerRecord<>("b", null, 2L, bytes("k2"), bytes("v2"), new RecordHeaders()));
+        produced.add(new ProducerRecord<>("a", 1, 3L, null, null, new RecordHeaders()));
+        final List<ProducerRecord<byte[], byte[]>> second = RuntimeFraming.readProducedRecords(produced.drain());
+        assertEquals(List.of("b", "a"), List.of(second.get(0).topic(), second.get(1).topic()));
+        assertNull(second.get(0).partition());
+        assertEquals(1, second.get(1).partition());
+
+        produced.add(new ProducerRecord<>("a", 0, 4L, bytes("dropped"), new byte[2 << 20]));
+        produced.clear();
+        produced.add(new ProducerRecord<>("a", 0, 5L, bytes("kept"), bytes("v")));
+        final List<ProducerRecord<byte[], byte[]>> third = RuntimeFraming.readProducedRecords(produced.drain());
+        assertEquals(1, third.size());
+        assertArrayEquals(bytes("kept"), third.get(0).key());
     }
 
     @Test
