@@ -43,8 +43,8 @@ final class RuntimeFraming {
 
     private static final byte[] EMPTY = new byte[0];
     private static final Header[] NO_HEADERS = new Header[0];
-    // A batch buffer that grew past this for a burst is not kept for the next batch.
-    private static final int RETAINED_BUFFER_BYTES = 1 << 20;
+    // A batch buffer that grew past this for a burst (a cache flush, say) is not kept for the next batch.
+    private static final int RETAINED_BUFFER_BYTES = 4 << 20;
 
     private RuntimeFraming() {
     }
@@ -248,7 +248,7 @@ final class RuntimeFraming {
         /** Forgets the records added since the last drain. */
         void clear() {
             if (out.buffer.capacity() > RETAINED_BUFFER_BYTES) {
-                out.buffer = ByteBuffer.allocate(RETAINED_BUFFER_BYTES);
+                out.buffer = ByteBuffer.allocate(Writer.INITIAL_BYTES);
             }
             out.buffer.clear();
             out.buffer.putInt(0);
@@ -258,7 +258,8 @@ final class RuntimeFraming {
 
     /** A growing big-endian buffer. */
     private static final class Writer {
-        private ByteBuffer buffer = ByteBuffer.allocate(256);
+        static final int INITIAL_BYTES = 256;
+        private ByteBuffer buffer = ByteBuffer.allocate(INITIAL_BYTES);
 
         ByteBuffer buffer(final int needed) {
             if (buffer.remaining() < needed) {

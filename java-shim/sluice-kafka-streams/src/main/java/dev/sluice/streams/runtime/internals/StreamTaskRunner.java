@@ -405,7 +405,8 @@ final class StreamTaskRunner implements TaskRunner {
         task.updateLags();
         final long now = environment.time().milliseconds();
         int processed = 0;
-        while (task.isProcessable(now) && task.process(now)) {
+        // A task asks itself whether it is processable before each record, as in Kafka Streams' task executor.
+        while (task.process(now)) {
             processed++;
             task.maybePunctuateStreamTime();
         }

@@ -11,44 +11,48 @@ import org.apache.kafka.streams.state.internals.StoreQueryUtils;
 
 /**
  * A store's interactive-query position in two parts, like its data: what was committed, and what
- * the writes staged since add. Committed readers see the first, uncommitted readers both merged.
- * The committed part is persisted with each commit in Kafka Streams' serialized form.
+ * uncommitted readers see, the committed part advanced by the writes staged since. The committed part
+ * is persisted with each commit in Kafka Streams' serialized form.
+ *
+ * <p>Both are kept up to date as writes come, so that reading a position (which the change-logging
+ * layer does for every changelog record) returns a live object, as Kafka Streams' own stores do,
+ * instead of merging copies.
  */
 final class StorePosition {
 
     private Position committed = Position.emptyPosition();
-    private Position staged = Position.emptyPosition();
+    private Position uncommitted = Position.emptyPosition();
 
     /** Adopts a position read back from the store, or nothing when it has none. */
     synchronized void loadCommitted(final byte[] serialized) {
         committed = serialized == null ? Position.emptyPosition() : PositionSerde.deserialize(ByteBuffer.wrap(serialized));
-        staged = Position.emptyPosition();
+        uncommitted = committed.copy();
     }
 
     /** Records the position of the record being processed, after a write. */
     synchronized void recordWrite(final StateStoreContext context) {
-        StoreQueryUtils.updatePosition(staged, context);
+        StoreQueryUtils.updatePosition(uncommitted, context);
     }
 
     /** Records the position of the record being processed, after a write committed at once. */
     synchronized void recordCommittedWrite(final StateStoreContext context) {
         StoreQueryUtils.updatePosition(committed, context);
+        StoreQueryUtils.updatePosition(uncommitted, context);
     }
 
     /** Records the position a restored changelog record carries. */
     synchronized void recordRestored(final ConsumerRecord<byte[], byte[]> record, final boolean consistencyEnabled) {
-        ChangelogRecordDeserializationHelper.applyChecksAndUpdatePosition(record, consistencyEnabled, staged);
+        ChangelogRecordDeserializationHelper.applyChecksAndUpdatePosition(record, consistencyEnabled, uncommitted);
     }
 
-    /** The position readers at {@code isolation} see. */
+    /** The position readers at {@code isolation} see; live, as Kafka Streams' stores hand out theirs. */
     synchronized Position at(final IsolationLevel isolation) {
-        final Position visible = committed.copy();
-        return isolation == IsolationLevel.READ_COMMITTED ? visible : visible.merge(staged);
+        return isolation == IsolationLevel.READ_COMMITTED ? committed : uncommitted;
     }
 
     /** The serialized position a commit persists. */
     synchronized byte[] toCommit() {
-        final ByteBuffer serialized = PositionSerde.serialize(at(IsolationLevel.READ_UNCOMMITTED));
+        final ByteBuffer serialized = PositionSerde.serialize(uncommitted);
         final byte[] bytes = new byte[serialized.remaining()];
         serialized.get(bytes);
         return bytes;
@@ -56,12 +60,11 @@ final class StorePosition {
 
     /** The staged position became committed. */
     synchronized void committed() {
-        committed = at(IsolationLevel.READ_UNCOMMITTED);
-        staged = Position.emptyPosition();
+        committed = uncommitted.copy();
     }
 
     /** The staged writes, and their position, were dropped. */
     synchronized void rolledBack() {
-        staged = Position.emptyPosition();
+        uncommitted = committed.copy();
     }
 }
