@@ -39,7 +39,7 @@ use sluice_core::engine::topology::SubtopologyDescription;
 use sluice_core::engine::{
     Engine, EngineConfig, ProcessorError, TaskId, TaskProcessor, TopologyDescription,
 };
-use sluice_core::kafka::{record_count, ProducedRecord, RecordRun};
+use sluice_core::kafka::{record_count, ProducedRecord, ProducedRecords, RecordRun};
 
 const VALUE: [u8; 16] = *b"0123456789abcdef";
 /// Kafka Streams' commit interval under exactly-once.
@@ -277,7 +277,7 @@ struct PassThrough {
 }
 
 impl TaskProcessor for PassThrough {
-    fn process(&mut self, records: &[RecordRun]) -> Result<Vec<ProducedRecord>, ProcessorError> {
+    fn process(&mut self, records: &[RecordRun]) -> Result<ProducedRecords, ProcessorError> {
         self.first_record.get_or_init(Instant::now);
         self.processed
             .fetch_add(record_count(records) as u64, Ordering::Relaxed);

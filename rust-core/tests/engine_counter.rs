@@ -18,7 +18,7 @@ use rdkafka::producer::{BaseProducer, Producer};
 use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 use sluice_core::engine::topology::SubtopologyDescription;
 use sluice_core::engine::{Engine, EngineConfig, Error, ProcessorError, TaskId, TaskProcessor};
-use sluice_core::kafka::{ProducedRecord, RecordRun};
+use sluice_core::kafka::{ProducedRecords, RecordRun};
 use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
 use sluice_core::store::{IsolationLevel, KeyValueStore, RocksDbKeyValueStore};
 
@@ -481,7 +481,7 @@ fn an_aborted_transaction_leaves_nothing_visible_to_read_committed_consumers() {
 struct Panicking;
 
 impl TaskProcessor for Panicking {
-    fn process(&mut self, _: &[RecordRun]) -> Result<Vec<ProducedRecord>, ProcessorError> {
+    fn process(&mut self, _: &[RecordRun]) -> Result<ProducedRecords, ProcessorError> {
         panic!("a bug in the processor")
     }
 }

@@ -23,7 +23,7 @@ use sluice_core::engine::{
     CommittedInput, Engine, EngineConfig, GlobalProcessor, ProcessorError, ProcessorFactory,
     TaskId, TaskProcessor, TopologyDescription,
 };
-use sluice_core::kafka::{ProducedRecord, RecordRun};
+use sluice_core::kafka::{ProducedRecord, ProducedRecords, RecordRun};
 use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
 use sluice_core::store::{CommitMetadata, KeyValueStore, RocksDbKeyValueStore, TopicPartition};
 
@@ -40,7 +40,7 @@ struct Enrich {
 }
 
 impl TaskProcessor for Enrich {
-    fn process(&mut self, records: &[RecordRun]) -> Result<Vec<ProducedRecord>, ProcessorError> {
+    fn process(&mut self, records: &[RecordRun]) -> Result<ProducedRecords, ProcessorError> {
         let labels = self.views.lock().unwrap()[LABELS].clone();
         let mut out = Vec::new();
         for record in records.iter().flat_map(RecordRun::records) {
@@ -61,7 +61,7 @@ impl TaskProcessor for Enrich {
                 record.timestamp,
             ));
         }
-        Ok(out)
+        Ok(out.into_iter().collect())
     }
 }
 

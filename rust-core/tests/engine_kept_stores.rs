@@ -24,7 +24,7 @@ use sluice_core::engine::{
     CommittedInput, Engine, EngineConfig, InputOffset, ProcessorError, ProcessorFactory, TaskId,
     TaskProcessor, TopologyDescription,
 };
-use sluice_core::kafka::{ProducedRecord, RecordRun};
+use sluice_core::kafka::{ProducedRecord, ProducedRecords, RecordRun};
 use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
 use sluice_core::store::{
     CommitMetadata, IsolationLevel, KeyValueStore, RocksDbKeyValueStore, TopicPartition,
@@ -78,7 +78,7 @@ impl StoreLogic for KeptCounter {
         &mut self,
         stores: &TaskStores,
         records: &[RecordRun],
-    ) -> Result<Vec<ProducedRecord>, ProcessorError> {
+    ) -> Result<ProducedRecords, ProcessorError> {
         let mut out = Vec::new();
         for (partition, record) in records
             .iter()
@@ -101,7 +101,7 @@ impl StoreLogic for KeptCounter {
             self.positions.insert(partition.clone(), record.offset + 1);
             self.processed += 1;
         }
-        Ok(out)
+        Ok(out.into_iter().collect())
     }
 
     fn committable_offsets(

@@ -146,10 +146,10 @@ impl CommitBarrier {
             task,
             first_index: outputs.first_index,
         });
-        for record in &outputs.records {
+        for record in outputs.records.records() {
             let id = self.next_send_id;
             self.next_send_id += 1;
-            if let Err(failure) = self.producer.send(record, id) {
+            if let Err(failure) = self.producer.send(&record, id) {
                 return self
                     .recover(consumer, tasks, failure)
                     .map(ControlFlow::Break);

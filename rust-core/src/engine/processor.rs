@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::engine::topology::TaskId;
-use crate::kafka::{ClientError, DeliveredOffsets, ProducedRecord, RecordRun};
+use crate::kafka::{ClientError, DeliveredOffsets, ProducedRecord, ProducedRecords, RecordRun};
 use crate::store::TopicPartition;
 
 pub use crate::kafka::InputOffset;
@@ -42,7 +42,7 @@ pub trait TaskProcessor: Send {
     /// Processes `records` (a run per input partition) and returns what to produce.
     /// Failing stops the engine thread, as an uncaught exception stops a Kafka Streams
     /// thread; the uncommitted work is discarded.
-    fn process(&mut self, records: &[RecordRun]) -> Result<Vec<ProducedRecord>, ProcessorError>;
+    fn process(&mut self, records: &[RecordRun]) -> Result<ProducedRecords, ProcessorError>;
 
     /// The changelog partitions of the stores the processor keeps, with the offset each
     /// store committed last (`None`: none yet).
@@ -82,13 +82,13 @@ pub trait TaskProcessor: Send {
     }
 
     /// Called on every turn of the loop while the task runs: wall-clock punctuation.
-    fn punctuate(&mut self) -> Result<Vec<ProducedRecord>, ProcessorError> {
-        Ok(Vec::new())
+    fn punctuate(&mut self) -> Result<ProducedRecords, ProcessorError> {
+        Ok(ProducedRecords::new())
     }
 
     /// The first step of a commit: flush caches, returning what they emit.
-    fn flush(&mut self) -> Result<Vec<ProducedRecord>, ProcessorError> {
-        Ok(Vec::new())
+    fn flush(&mut self) -> Result<ProducedRecords, ProcessorError> {
+        Ok(ProducedRecords::new())
     }
 
     /// The input offsets to commit, when the processor decides them (records it buffers
@@ -111,7 +111,7 @@ pub trait TaskProcessor: Send {
         index: u64,
         record: &ProducedRecord,
         error: &ClientError,
-    ) -> Result<Vec<ProducedRecord>, ProcessorError> {
+    ) -> Result<ProducedRecords, ProcessorError> {
         let _ = (index, record);
         Err(Box::new(error.clone()))
     }

@@ -8,7 +8,7 @@ use crate::engine::error::{Error, Result};
 use crate::engine::processor::{InputOffset, ProcessorError, TaskProcessor};
 use crate::engine::topology::ResolvedSubtopology;
 use crate::engine::topology::TaskId;
-use crate::kafka::{ClientError, DeliveredOffsets, ProducedRecord, RecordRun};
+use crate::kafka::{ClientError, DeliveredOffsets, ProducedRecord, ProducedRecords, RecordRun};
 use crate::store::TopicPartition;
 
 /// The changelog of a store a task's processor keeps.
@@ -44,7 +44,7 @@ pub struct Outputs {
     /// The processor's number of the first one (see [`TaskProcessor::send_failed`]).
     pub first_index: u64,
     /// The records, in order.
-    pub records: Vec<ProducedRecord>,
+    pub records: ProducedRecords,
 }
 
 impl Task {
@@ -125,7 +125,7 @@ impl Task {
 
     fn outputs(
         &mut self,
-        outcome: std::result::Result<Vec<ProducedRecord>, ProcessorError>,
+        outcome: std::result::Result<ProducedRecords, ProcessorError>,
     ) -> Result<Outputs> {
         let records = self.processor_outcome(outcome)?;
         let first_index = self.returned;

@@ -15,21 +15,21 @@
 //!   [`RecordRun`] encodes them: per record `i64 offset, i64 timestamp, i32 keyLength, key,
 //!   i32 valueLength, value, i32 headerCount` and per header `i32 keyLength, key,
 //!   i32 valueLength, value`.
-//! - **Produced records** (Java → native; native → Java for one that failed): `i32 count`, then per record `i32 topicLength,
-//!   topic, i32 partition (-1: the producer's partitioner chooses), i64 timestamp`, then key,
-//!   value and headers as in consumed records.
+//! - **Produced records** (Java → native; native → Java for one that failed): as
+//!   [`ProducedRecords`] encodes them: `i32 count`, then per record `i32 topicLength, topic,
+//!   i32 partition (-1: the producer's partitioner chooses), i64 timestamp`, then key, value
+//!   and headers as in consumed records.
 
 use std::collections::BTreeMap;
 
 use super::errors::NativeError;
 use super::framing::{malformed, Reader};
 use crate::engine::{CommittedInput, InputOffset};
-use crate::kafka::{Header, ProducedRecord, RecordRun};
+use crate::kafka::{ProducedRecord, ProducedRecords, RecordRun};
 use crate::store::TopicPartition;
 
 const NULL_LENGTH: i32 = -1;
 const NO_OFFSET: i64 = -1;
-const NO_PARTITION: i32 = -1;
 
 /// Frames consumed records.
 pub(crate) fn consumed_records(runs: &[RecordRun]) -> Vec<u8> {
@@ -48,52 +48,16 @@ pub(crate) fn consumed_records(runs: &[RecordRun]) -> Vec<u8> {
     out
 }
 
-/// Decodes produced records.
-pub(crate) fn produced_records(bytes: &[u8]) -> Result<Vec<ProducedRecord>, NativeError> {
-    let mut reader = Reader::new(bytes);
-    if reader.done() {
-        return Ok(Vec::new());
-    }
-    let count = reader.length("record count")?;
-    let mut records = Vec::with_capacity(count.min(bytes.len() / 24));
-    for _ in 0..count {
-        let topic = string(&mut reader, "topic")?;
-        let partition = reader.i32()?;
-        let timestamp = reader.i64()?;
-        let key = optional(&mut reader, "key")?;
-        let value = optional(&mut reader, "value")?;
-        let headers = headers(&mut reader)?;
-        records.push(ProducedRecord {
-            topic,
-            partition: (partition != NO_PARTITION).then_some(partition),
-            key,
-            value,
-            timestamp,
-            headers,
-        });
-    }
-    if !reader.done() {
-        return Err(malformed("bytes after the last record"));
-    }
-    Ok(records)
+/// Takes the produced records a task runner returned, once checked.
+pub(crate) fn produced_records(bytes: Vec<u8>) -> Result<ProducedRecords, NativeError> {
+    ProducedRecords::from_encoded(bytes).map_err(|reason| malformed(&reason))
 }
 
 /// Frames `record` as a batch of one produced record.
 pub(crate) fn produced_record(record: &ProducedRecord) -> Vec<u8> {
-    let mut out = Vec::with_capacity(
-        28 + record.topic.len()
-            + record.key.as_ref().map_or(0, Vec::len)
-            + record.value.as_ref().map_or(0, Vec::len)
-            + headers_len(&record.headers),
-    );
-    put_i32(&mut out, 1);
-    put_string(&mut out, &record.topic);
-    put_i32(&mut out, record.partition.unwrap_or(NO_PARTITION));
-    out.extend_from_slice(&record.timestamp.to_be_bytes());
-    put_optional(&mut out, record.key.as_deref());
-    put_optional(&mut out, record.value.as_deref());
-    put_headers(&mut out, &record.headers);
-    out
+    let mut one = ProducedRecords::new();
+    one.push(record);
+    one.bytes().to_vec()
 }
 
 /// Frames offsets; `None` is written as -1.
@@ -161,13 +125,6 @@ pub(crate) fn properties(bytes: &[u8]) -> Result<BTreeMap<String, String>, Nativ
     Ok(properties)
 }
 
-fn headers_len(headers: &[Header]) -> usize {
-    headers
-        .iter()
-        .map(|h| 8 + h.key.len() + h.value.as_ref().map_or(0, Vec::len))
-        .sum()
-}
-
 fn put_i32(out: &mut Vec<u8>, value: i32) {
     out.extend_from_slice(&value.to_be_bytes());
 }
@@ -184,14 +141,6 @@ fn put_optional(out: &mut Vec<u8>, value: Option<&[u8]>) {
             out.extend_from_slice(bytes);
         }
         None => put_i32(out, NULL_LENGTH),
-    }
-}
-
-fn put_headers(out: &mut Vec<u8>, headers: &[Header]) {
-    put_i32(out, headers.len() as i32);
-    for header in headers {
-        put_string(out, &header.key);
-        put_optional(out, header.value.as_deref());
     }
 }
 
@@ -212,21 +161,20 @@ fn optional(reader: &mut Reader<'_>, what: &str) -> Result<Option<Vec<u8>>, Nati
     }
 }
 
-fn headers(reader: &mut Reader<'_>) -> Result<Vec<Header>, NativeError> {
-    let count = reader.length("header count")?;
-    (0..count)
-        .map(|_| {
-            Ok(Header {
-                key: string(reader, "header key")?,
-                value: optional(reader, "header value")?,
-            })
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kafka::Header;
+
+    const NO_PARTITION: i32 = -1;
+
+    fn put_headers(out: &mut Vec<u8>, headers: &[Header]) {
+        put_i32(out, headers.len() as i32);
+        for header in headers {
+            put_string(out, &header.key);
+            put_optional(out, header.value.as_deref());
+        }
+    }
 
     fn header(key: &str, value: Option<&[u8]>) -> Header {
         Header {
@@ -300,7 +248,8 @@ mod tests {
             ..record.clone()
         };
         for record in [record, unpartitioned] {
-            let decoded = produced_records(&produced_record(&record)).unwrap();
+            let decoded = produced_records(produced_record(&record)).unwrap();
+            let decoded: Vec<ProducedRecord> = decoded.records().map(|r| r.to_owned()).collect();
             assert_eq!(decoded, vec![record]);
         }
     }
@@ -318,7 +267,8 @@ mod tests {
         let mut batch = 2i32.to_be_bytes().to_vec();
         batch.extend(as_produced(&record, 4));
         batch.extend(as_produced(&record, NO_PARTITION));
-        let decoded = produced_records(&batch).unwrap();
+        let decoded = produced_records(batch.clone()).unwrap();
+        let decoded: Vec<ProducedRecord> = decoded.records().map(|r| r.to_owned()).collect();
         assert_eq!(decoded.len(), 2);
         assert_eq!(decoded[0].partition, Some(4));
         assert_eq!(decoded[1].partition, None);
@@ -326,8 +276,20 @@ mod tests {
         assert_eq!(decoded[0].value, None);
         assert_eq!(decoded[0].timestamp, 9);
         assert_eq!(decoded[0].headers, record.headers);
-        assert!(produced_records(&batch[..batch.len() - 1]).is_err());
-        assert!(produced_records(&[]).unwrap().is_empty());
+        assert!(produced_records(batch[..batch.len() - 1].to_vec()).is_err());
+        let mut trailing = batch.clone();
+        trailing.push(0);
+        assert!(produced_records(trailing).is_err());
+        // A topic that is not UTF-8: one record of topic 0xff, no key, value or headers.
+        let mut bad_topic = 1i32.to_be_bytes().to_vec();
+        put_optional(&mut bad_topic, Some(&[0xff]));
+        put_i32(&mut bad_topic, 0);
+        bad_topic.extend_from_slice(&0i64.to_be_bytes());
+        put_optional(&mut bad_topic, None);
+        put_optional(&mut bad_topic, None);
+        put_i32(&mut bad_topic, 0);
+        assert!(produced_records(bad_topic).is_err());
+        assert!(produced_records(Vec::new()).unwrap().is_empty());
     }
 
     #[test]

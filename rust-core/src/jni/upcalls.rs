@@ -33,7 +33,7 @@ use crate::engine::{
     CommittedInput, GlobalProcessor, InputOffset, KeptStateCorrupted, LoopTurn, ProcessorError,
     ProcessorFactory, RestoreListener, TaskId, TaskProcessor,
 };
-use crate::kafka::{ClientError, DeliveredOffsets, ProducedRecord, RecordRun};
+use crate::kafka::{ClientError, DeliveredOffsets, ProducedRecord, ProducedRecords, RecordRun};
 use crate::store::TopicPartition;
 
 /// Asks the Java `TaskFactory` for each task's runner.
@@ -229,12 +229,12 @@ impl JvmRunner {
 struct JvmTaskProcessor(JvmRunner);
 
 impl TaskProcessor for JvmTaskProcessor {
-    fn process(&mut self, records: &[RecordRun]) -> Result<Vec<ProducedRecord>, ProcessorError> {
+    fn process(&mut self, records: &[RecordRun]) -> Result<ProducedRecords, ProcessorError> {
         let batch = record_framing::consumed_records(records);
         let produced = self
             .0
             .call(jni_str!("process"), &jni_sig!("([B)[B"), Some(&batch))?;
-        Ok(record_framing::produced_records(&produced)?)
+        Ok(record_framing::produced_records(produced)?)
     }
 
     fn committed_changelog_offsets(
@@ -274,16 +274,16 @@ impl TaskProcessor for JvmTaskProcessor {
         Ok(())
     }
 
-    fn punctuate(&mut self) -> Result<Vec<ProducedRecord>, ProcessorError> {
+    fn punctuate(&mut self) -> Result<ProducedRecords, ProcessorError> {
         let produced = self
             .0
             .call(jni_str!("punctuate"), &jni_sig!("()[B"), None)?;
-        Ok(record_framing::produced_records(&produced)?)
+        Ok(record_framing::produced_records(produced)?)
     }
 
-    fn flush(&mut self) -> Result<Vec<ProducedRecord>, ProcessorError> {
+    fn flush(&mut self) -> Result<ProducedRecords, ProcessorError> {
         let produced = self.0.call(jni_str!("flush"), &jni_sig!("()[B"), None)?;
-        Ok(record_framing::produced_records(&produced)?)
+        Ok(record_framing::produced_records(produced)?)
     }
 
     fn committable_offsets(
@@ -300,7 +300,7 @@ impl TaskProcessor for JvmTaskProcessor {
         index: u64,
         record: &ProducedRecord,
         error: &ClientError,
-    ) -> Result<Vec<ProducedRecord>, ProcessorError> {
+    ) -> Result<ProducedRecords, ProcessorError> {
         let framed = record_framing::produced_record(record);
         let produced = upcall(&self.0.vm, |env| {
             let record = new_byte_array(env, &framed)?;
@@ -321,7 +321,7 @@ impl TaskProcessor for JvmTaskProcessor {
             let array = env.cast_local::<JByteArray>(result)?;
             Ok(read_bytes(env, &array, "result")?)
         })?;
-        Ok(record_framing::produced_records(&produced)?)
+        Ok(record_framing::produced_records(produced)?)
     }
 
     fn committed(&mut self, delivered: &DeliveredOffsets) -> Result<(), ProcessorError> {

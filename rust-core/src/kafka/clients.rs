@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::kafka::changelog::ChangelogEvent;
 use crate::kafka::error::{ClientError, KafkaFailure, TransactionFailure};
-use crate::kafka::records::{InputOffset, ProducedRecord, RecordRun};
+use crate::kafka::records::{InputOffset, ProducedRecord, ProducedView, RecordRun};
 use crate::store::TopicPartition;
 
 /// The offset of the last record delivered to each partition since the last commit.
@@ -143,7 +143,7 @@ pub trait StreamsProducer: Send {
 
     /// Queues `record` under `id`, beginning a transaction first if none is open. A record
     /// the producer rejects at once is kept as failed, as one that fails later is.
-    fn send(&mut self, record: &ProducedRecord, id: usize) -> Result<(), TransactionFailure>;
+    fn send(&mut self, record: &ProducedView<'_>, id: usize) -> Result<(), TransactionFailure>;
 
     /// The records that failed since the last call, in the order their failures came.
     fn take_failed(&mut self) -> Vec<FailedSend>;

@@ -38,4 +38,7 @@ pub use clients::{
 pub use error::{ClientError, KafkaFailure, TransactionFailure};
 pub use group::KafkaGroupConsumer;
 pub use producer::KafkaStreamsProducer;
-pub use records::{record_count, Header, InputOffset, ProducedRecord, RecordRun, RecordView};
+pub use records::{
+    record_count, Header, InputOffset, ProducedRecord, ProducedRecords, ProducedView, RecordRun,
+    RecordView,
+};

@@ -8,14 +8,14 @@ use std::time::{Duration, Instant};
 
 use rdkafka::consumer::ConsumerGroupMetadata;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
-use rdkafka::message::Message;
+use rdkafka::message::{Header as RdHeader, Message, OwnedHeaders};
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
 use rdkafka::{ClientConfig, ClientContext};
 
 use crate::kafka::clients::{DeliveredOffsets, FailedSend, GroupMetadata, StreamsProducer};
 use crate::kafka::error::TransactionFailure;
 use crate::kafka::group::commit_list;
-use crate::kafka::records::{copied_headers, InputOffset, ProducedRecord};
+use crate::kafka::records::{copied_headers, InputOffset, ProducedRecord, ProducedView};
 use crate::store::TopicPartition;
 
 /// Serving delivery reports this often keeps their queue short between commits.
@@ -107,6 +107,19 @@ fn rejects_only_the_record(error: &KafkaError) -> bool {
     )
 }
 
+/// The headers of `record` in rdkafka's form, or `None` when there are none.
+fn rdkafka_headers(record: &ProducedView<'_>) -> Option<OwnedHeaders> {
+    let headers = record.headers();
+    if headers.len() == 0 {
+        return None;
+    }
+    let mut owned = OwnedHeaders::new_with_capacity(headers.len());
+    for (key, value) in headers {
+        owned = owned.insert(RdHeader { key, value });
+    }
+    Some(owned)
+}
+
 /// One engine thread's producer.
 pub struct KafkaStreamsProducer {
     producer: BaseProducer<DeliveryTracker>,
@@ -156,23 +169,23 @@ impl StreamsProducer for KafkaStreamsProducer {
     }
 
     /// Waits while librdkafka's queue is full.
-    fn send(&mut self, record: &ProducedRecord, id: usize) -> Result<(), TransactionFailure> {
+    fn send(&mut self, record: &ProducedView<'_>, id: usize) -> Result<(), TransactionFailure> {
         self.begin_if_needed()?;
         let mut base: BaseRecord<'_, [u8], [u8], usize> =
-            BaseRecord::with_opaque_to(&record.topic, id);
+            BaseRecord::with_opaque_to(record.topic, id);
         if let Some(partition) = record.partition {
             base = base.partition(partition);
         }
-        if let Some(key) = &record.key {
-            base = base.key(key.as_slice());
+        if let Some(key) = record.key {
+            base = base.key(key);
         }
-        if let Some(value) = &record.value {
-            base = base.payload(value.as_slice());
+        if let Some(value) = record.value {
+            base = base.payload(value);
         }
         if record.timestamp >= 0 {
             base = base.timestamp(record.timestamp);
         }
-        if let Some(headers) = record.rdkafka_headers() {
+        if let Some(headers) = rdkafka_headers(record) {
             base = base.headers(headers);
         }
         loop {
@@ -185,7 +198,7 @@ impl StreamsProducer for KafkaStreamsProducer {
                 Err((error, _)) if rejects_only_the_record(&error) => {
                     let failed = FailedSend {
                         id,
-                        record: record.clone(),
+                        record: record.to_owned(),
                         error: error.clone().into(),
                     };
                     self.producer.context().lock().failed.push((failed, error));

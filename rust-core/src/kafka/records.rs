@@ -6,7 +6,7 @@
 //! one growing buffer per partition instead of several allocations per record, and the
 //! engine, which only routes records by partition and counts offsets, never decodes them.
 
-use rdkafka::message::{BorrowedMessage, Header as RdHeader, Headers, Message, OwnedHeaders};
+use rdkafka::message::{BorrowedMessage, Headers, Message};
 
 use crate::store::TopicPartition;
 
@@ -81,21 +81,218 @@ impl ProducedRecord {
             headers: Vec::new(),
         }
     }
+}
 
-    /// The headers in rdkafka's form, or `None` when there are none.
-    pub(crate) fn rdkafka_headers(&self) -> Option<OwnedHeaders> {
-        if self.headers.is_empty() {
-            return None;
+/// Records to write, encoded back to back in one buffer: what a task processor returns.
+/// Encoded from the JVM's task runners, they go to the producer without being copied into
+/// a [`ProducedRecord`] each.
+///
+/// The encoding, big-endian, a length of -1 standing for null: `i32 count`, then per record
+/// `i32 topicLength, topic, i32 partition (-1: the producer's partitioner chooses),
+/// i64 timestamp, i32 keyLength, key, i32 valueLength, value, i32 headerCount`, and per
+/// header `i32 keyLength, key, i32 valueLength, value`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProducedRecords {
+    count: usize,
+    bytes: Vec<u8>,
+}
+
+impl Default for ProducedRecords {
+    fn default() -> Self {
+        ProducedRecords {
+            count: 0,
+            bytes: 0i32.to_be_bytes().to_vec(),
         }
-        let mut owned = OwnedHeaders::new_with_capacity(self.headers.len());
-        for header in &self.headers {
-            owned = owned.insert(RdHeader {
-                key: &header.key,
-                value: header.value.as_deref(),
-            });
-        }
-        Some(owned)
     }
+}
+
+impl ProducedRecords {
+    /// No records.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes records encoded elsewhere, once it checked that they are whole and their
+    /// strings UTF-8; says what is wrong otherwise. No bytes (nothing returned) is no record.
+    pub fn from_encoded(bytes: Vec<u8>) -> Result<Self, String> {
+        if bytes.is_empty() {
+            return Ok(Self::new());
+        }
+        let mut rest = bytes.as_slice();
+        let count = checked_i32(&mut rest, "record count")?;
+        let count = usize::try_from(count).map_err(|_| format!("record count {count}"))?;
+        for _ in 0..count {
+            checked_string(&mut rest, "topic")?;
+            checked_take(&mut rest, 12, "partition and timestamp")?;
+            checked_optional(&mut rest, "key")?;
+            checked_optional(&mut rest, "value")?;
+            let headers = checked_i32(&mut rest, "header count")?;
+            let headers =
+                usize::try_from(headers).map_err(|_| format!("header count {headers}"))?;
+            for _ in 0..headers {
+                checked_string(&mut rest, "header key")?;
+                checked_optional(&mut rest, "header value")?;
+            }
+        }
+        if !rest.is_empty() {
+            return Err("bytes after the last record".into());
+        }
+        Ok(ProducedRecords { count, bytes })
+    }
+
+    /// Appends `record`.
+    pub fn push(&mut self, record: &ProducedRecord) {
+        let out = &mut self.bytes;
+        put_optional(out, Some(record.topic.as_bytes()));
+        out.extend_from_slice(&record.partition.unwrap_or(-1).to_be_bytes());
+        out.extend_from_slice(&record.timestamp.to_be_bytes());
+        put_optional(out, record.key.as_deref());
+        put_optional(out, record.value.as_deref());
+        out.extend_from_slice(&(record.headers.len() as i32).to_be_bytes());
+        for header in &record.headers {
+            put_optional(out, Some(header.key.as_bytes()));
+            put_optional(out, header.value.as_deref());
+        }
+        self.count += 1;
+        self.bytes[..4].copy_from_slice(&(self.count as i32).to_be_bytes());
+    }
+
+    /// How many records it holds.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// True when it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The encoded records, their count first.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Its records, in order.
+    pub fn records(&self) -> impl Iterator<Item = ProducedView<'_>> {
+        let mut rest = &self.bytes[4..];
+        (0..self.count).map(move |_| ProducedView::decode(&mut rest))
+    }
+}
+
+impl FromIterator<ProducedRecord> for ProducedRecords {
+    fn from_iter<I: IntoIterator<Item = ProducedRecord>>(records: I) -> Self {
+        let mut all = ProducedRecords::new();
+        for record in records {
+            all.push(&record);
+        }
+        all
+    }
+}
+
+/// One record of [`ProducedRecords`], borrowed from them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProducedView<'a> {
+    /// Destination topic.
+    pub topic: &'a str,
+    /// Destination partition; `None` lets the producer's partitioner choose.
+    pub partition: Option<i32>,
+    /// Record timestamp.
+    pub timestamp: i64,
+    /// Record key.
+    pub key: Option<&'a [u8]>,
+    /// Record value; `None` is a tombstone.
+    pub value: Option<&'a [u8]>,
+    header_count: usize,
+    headers: &'a [u8],
+}
+
+impl<'a> ProducedView<'a> {
+    /// Decodes the record at the start of `bytes`, which [`ProducedRecords`] checked or
+    /// wrote, and moves `bytes` past it.
+    fn decode(bytes: &mut &'a [u8]) -> Self {
+        let topic = take_optional(bytes).unwrap_or_default();
+        // Checked or written as UTF-8.
+        let topic = std::str::from_utf8(topic).unwrap_or_default();
+        let partition = take_i32(bytes);
+        let timestamp = take_i64(bytes);
+        let key = take_optional(bytes);
+        let value = take_optional(bytes);
+        let header_count = take_i32(bytes) as usize;
+        let start = *bytes;
+        for _ in 0..header_count {
+            take_optional(bytes);
+            take_optional(bytes);
+        }
+        ProducedView {
+            topic,
+            partition: (partition >= 0).then_some(partition),
+            timestamp,
+            key,
+            value,
+            header_count,
+            headers: &start[..start.len() - bytes.len()],
+        }
+    }
+
+    /// Its headers, in order: key and value (`None`: null).
+    pub fn headers(&self) -> impl ExactSizeIterator<Item = (&'a str, Option<&'a [u8]>)> {
+        let mut rest = self.headers;
+        let headers = (0..self.header_count).map(move |_| {
+            let key = take_optional(&mut rest).unwrap_or_default();
+            (
+                std::str::from_utf8(key).unwrap_or_default(),
+                take_optional(&mut rest),
+            )
+        });
+        ExactSize(headers, self.header_count)
+    }
+
+    /// The record, owned.
+    pub fn to_owned(&self) -> ProducedRecord {
+        ProducedRecord {
+            topic: self.topic.to_string(),
+            partition: self.partition,
+            key: self.key.map(<[u8]>::to_vec),
+            value: self.value.map(<[u8]>::to_vec),
+            timestamp: self.timestamp,
+            headers: self
+                .headers()
+                .map(|(key, value)| Header {
+                    key: key.to_string(),
+                    value: value.map(<[u8]>::to_vec),
+                })
+                .collect(),
+        }
+    }
+}
+
+fn checked_take<'a>(bytes: &mut &'a [u8], length: usize, what: &str) -> Result<&'a [u8], String> {
+    if bytes.len() < length {
+        return Err(format!("{what} cut short"));
+    }
+    Ok(take(bytes, length))
+}
+
+fn checked_i32(bytes: &mut &[u8], what: &str) -> Result<i32, String> {
+    let taken = checked_take(bytes, 4, what)?;
+    Ok(i32::from_be_bytes(taken.try_into().expect("4 bytes")))
+}
+
+fn checked_optional<'a>(bytes: &mut &'a [u8], what: &str) -> Result<Option<&'a [u8]>, String> {
+    match checked_i32(bytes, what)? {
+        NULL_LENGTH => Ok(None),
+        length => {
+            let length =
+                usize::try_from(length).map_err(|_| format!("negative {what} length {length}"))?;
+            checked_take(bytes, length, what).map(Some)
+        }
+    }
+}
+
+fn checked_string(bytes: &mut &[u8], what: &str) -> Result<(), String> {
+    let string = checked_optional(bytes, what)?.ok_or_else(|| format!("null {what}"))?;
+    std::str::from_utf8(string).map_err(|_| format!("{what} is not UTF-8"))?;
+    Ok(())
 }
 
 const NULL_LENGTH: i32 = -1;
@@ -380,5 +577,52 @@ mod tests {
             (Some(&b""[..]), Some(&b""[..]))
         );
         assert_eq!(record_count(&[run.clone(), run]), 6);
+    }
+
+    #[test]
+    fn produced_records_round_trip_through_their_encoding_and_reject_what_is_not_whole() {
+        let with_headers = ProducedRecord {
+            topic: "out".into(),
+            partition: None,
+            key: Some(b"k".to_vec()),
+            value: None,
+            timestamp: 12,
+            headers: vec![
+                Header {
+                    key: "h".into(),
+                    value: None,
+                },
+                Header {
+                    key: "g".into(),
+                    value: Some(b"x".to_vec()),
+                },
+            ],
+        };
+        let plain = ProducedRecord::new("app-store-changelog", Some(3), None, Some(Vec::new()), 0);
+        let records: ProducedRecords = [with_headers.clone(), plain.clone()].into_iter().collect();
+        assert_eq!(records.len(), 2);
+        let views: Vec<ProducedView<'_>> = records.records().collect();
+        assert_eq!((views[0].topic, views[0].partition), ("out", None));
+        assert_eq!((views[0].key, views[0].value), (Some(&b"k"[..]), None));
+        assert_eq!(views[0].headers().len(), 2);
+        assert_eq!(views[0].to_owned(), with_headers);
+        assert_eq!(views[1].to_owned(), plain);
+
+        let decoded = ProducedRecords::from_encoded(records.bytes().to_vec()).unwrap();
+        assert_eq!(decoded, records);
+        assert!(ProducedRecords::from_encoded(Vec::new())
+            .unwrap()
+            .is_empty());
+        let whole = records.bytes();
+        assert!(ProducedRecords::from_encoded(whole[..whole.len() - 1].to_vec()).is_err());
+        let mut longer = whole.to_vec();
+        longer.push(0);
+        assert!(ProducedRecords::from_encoded(longer).is_err());
+        let mut negative_headers = ProducedRecords::new();
+        negative_headers.push(&plain);
+        let mut bytes = negative_headers.bytes().to_vec();
+        let at = bytes.len() - 4;
+        bytes[at..].copy_from_slice(&(-2i32).to_be_bytes());
+        assert!(ProducedRecords::from_encoded(bytes).is_err());
     }
 }

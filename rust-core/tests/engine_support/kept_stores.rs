@@ -13,7 +13,9 @@ use sluice_core::engine::topology::changelog_topic_name;
 use sluice_core::engine::{
     GlobalProcessor, InputOffset, KeptStateCorrupted, ProcessorError, TaskId, TaskProcessor,
 };
-use sluice_core::kafka::{record_count, DeliveredOffsets, ProducedRecord, RecordRun};
+use sluice_core::kafka::{
+    record_count, DeliveredOffsets, ProducedRecord, ProducedRecords, RecordRun,
+};
 use sluice_core::store::rocks::{destroy_store_dir, RocksDbConfig, RocksDbResources};
 use sluice_core::store::{
     CommitMetadata, IsolationLevel, KeyValueStore, ReadView, RocksDbKeyValueStore, TopicPartition,
@@ -286,7 +288,7 @@ pub trait StoreLogic: Send {
         &mut self,
         stores: &TaskStores,
         records: &[RecordRun],
-    ) -> Result<Vec<ProducedRecord>, ProcessorError>;
+    ) -> Result<ProducedRecords, ProcessorError>;
 
     /// See [`TaskProcessor::committable_offsets`].
     fn committable_offsets(
@@ -307,7 +309,7 @@ pub struct StoreKeepingProcessor<L> {
 }
 
 impl<L: StoreLogic> TaskProcessor for StoreKeepingProcessor<L> {
-    fn process(&mut self, records: &[RecordRun]) -> Result<Vec<ProducedRecord>, ProcessorError> {
+    fn process(&mut self, records: &[RecordRun]) -> Result<ProducedRecords, ProcessorError> {
         self.logic.process(&self.stores, records)
     }
 

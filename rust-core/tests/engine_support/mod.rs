@@ -27,7 +27,9 @@ use sluice_core::engine::{
     CommittedInput, ProcessorError, ProcessorFactory, RestoreListener, TaskId, TaskProcessor,
     TopologyDescription,
 };
-use sluice_core::kafka::{record_count, Admin, ProducedRecord, RecordRun, TopicSpec};
+use sluice_core::kafka::{
+    record_count, Admin, ProducedRecord, ProducedRecords, RecordRun, TopicSpec,
+};
 use sluice_core::store::TopicPartition;
 
 /// The broker the test runs against.
@@ -163,7 +165,7 @@ struct Rekey {
 }
 
 impl TaskProcessor for Rekey {
-    fn process(&mut self, records: &[RecordRun]) -> Result<Vec<ProducedRecord>, ProcessorError> {
+    fn process(&mut self, records: &[RecordRun]) -> Result<ProducedRecords, ProcessorError> {
         Ok(records
             .iter()
             .flat_map(RecordRun::records)
@@ -193,7 +195,7 @@ impl StoreLogic for Count {
         &mut self,
         stores: &TaskStores,
         records: &[RecordRun],
-    ) -> Result<Vec<ProducedRecord>, ProcessorError> {
+    ) -> Result<ProducedRecords, ProcessorError> {
         let count = record_count(records);
         if let Some(on_batch) = &self.on_batch {
             on_batch(count);
@@ -221,7 +223,7 @@ impl StoreLogic for Count {
             ));
             self.counted.fetch_add(1, Ordering::Relaxed);
         }
-        Ok(out)
+        Ok(out.into_iter().collect())
     }
 }
 

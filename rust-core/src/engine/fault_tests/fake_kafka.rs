@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use crate::kafka::{
     ChangelogEvent, ClientError, DeliveredOffsets, FailedSend, GroupConsumer, GroupMetadata,
-    InputOffset, KafkaFailure, ProducedRecord, RebalanceListener, RecordRun, RestoreConsumer,
-    StreamsProducer, ThreadClients, TransactionFailure,
+    InputOffset, KafkaFailure, ProducedRecord, ProducedView, RebalanceListener, RecordRun,
+    RestoreConsumer, StreamsProducer, ThreadClients, TransactionFailure,
 };
 use crate::store::TopicPartition;
 
@@ -449,13 +449,13 @@ impl StreamsProducer for FakeProducer {
         self.transactional
     }
 
-    fn send(&mut self, record: &ProducedRecord, id: usize) -> Result<(), TransactionFailure> {
+    fn send(&mut self, record: &ProducedView<'_>, id: usize) -> Result<(), TransactionFailure> {
         self.kafka
             .cluster()
-            .fault(&ProducerOp::SendTo(record.topic.clone()))?;
+            .fault(&ProducerOp::SendTo(record.topic.to_string()))?;
         self.answer_in_flight();
         self.in_transaction = self.transactional;
-        self.in_flight.push((id, record.clone()));
+        self.in_flight.push((id, record.to_owned()));
         Ok(())
     }
 

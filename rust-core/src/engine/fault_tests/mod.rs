@@ -23,7 +23,9 @@ use crate::engine::task_manager::ThreadShared;
 use crate::engine::thread;
 use crate::engine::topology::TaskId;
 use crate::engine::topology::{ResolvedSubtopology, ResolvedTopology};
-use crate::kafka::{Admin, ClientError, ProducedRecord, RecordRun, TransactionFailure};
+use crate::kafka::{
+    Admin, ClientError, ProducedRecord, ProducedRecords, RecordRun, TransactionFailure,
+};
 use crate::store::TopicPartition;
 
 const INPUT: &str = "in";
@@ -78,7 +80,7 @@ impl TaskProcessor for EchoProcessor {
     fn process(
         &mut self,
         records: &[RecordRun],
-    ) -> std::result::Result<Vec<ProducedRecord>, ProcessorError> {
+    ) -> std::result::Result<ProducedRecords, ProcessorError> {
         Ok(records
             .iter()
             .flat_map(|run| {
@@ -96,7 +98,7 @@ impl TaskProcessor for EchoProcessor {
         index: u64,
         record: &ProducedRecord,
         error: &ClientError,
-    ) -> std::result::Result<Vec<ProducedRecord>, ProcessorError> {
+    ) -> std::result::Result<ProducedRecords, ProcessorError> {
         self.journal.calls().push(Call::SendFailed {
             task: self.task,
             index,
@@ -109,13 +111,15 @@ impl TaskProcessor for EchoProcessor {
                     "dead:{}",
                     String::from_utf8_lossy(record.value.as_deref().unwrap_or_default())
                 );
-                Ok(vec![ProducedRecord::new(
+                Ok([ProducedRecord::new(
                     DEAD_LETTERS,
                     Some(0),
                     None,
                     Some(value.into_bytes()),
                     0,
-                )])
+                )]
+                .into_iter()
+                .collect())
             }
         }
     }
