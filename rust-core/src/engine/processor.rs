@@ -81,6 +81,14 @@ pub trait TaskProcessor: Send {
         Ok(())
     }
 
+    /// After each [`process`](Self::process) and [`punctuate`](Self::punctuate): the input
+    /// partitions whose buffer is full. The engine stops fetching them until they are no
+    /// longer named, as Kafka Streams pauses a partition whose record queue passed
+    /// `buffered.records.per.partition`.
+    fn full_inputs(&mut self) -> Result<Vec<TopicPartition>, ProcessorError> {
+        Ok(Vec::new())
+    }
+
     /// Called on every turn of the loop while the task runs: wall-clock punctuation.
     fn punctuate(&mut self) -> Result<ProducedRecords, ProcessorError> {
         Ok(ProducedRecords::new())

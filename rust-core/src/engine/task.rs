@@ -99,6 +99,12 @@ impl Task {
         self.processor_outcome(updated)
     }
 
+    /// The input partitions whose buffer in the processor is full.
+    pub fn full_inputs(&mut self) -> Result<BTreeSet<TopicPartition>> {
+        let full = self.processor.full_inputs();
+        Ok(self.processor_outcome(full)?.into_iter().collect())
+    }
+
     /// Wall-clock punctuation, when due: what it produced.
     pub fn punctuate(&mut self) -> Result<Outputs> {
         let outputs = self.processor.punctuate();

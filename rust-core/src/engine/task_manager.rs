@@ -9,6 +9,11 @@
 //! task with changelogs assigned while paused is held, unopened, until processing resumes,
 //! as Kafka Streams holds it with its paused restoring tasks.
 //!
+//! An input partition whose task's buffer is full (Kafka Streams'
+//! `buffered.records.per.partition`) is paused on the consumer until the task has room
+//! again; records of it fetched before the pause took effect are read again then, so a task
+//! held back by one input does not gather the others' records without bound.
+//!
 //! A task whose processor finds its state corrupt while it processes is wiped and
 //! restored, the other tasks rewinding to the last commit.
 
@@ -68,6 +73,8 @@ pub(crate) struct TaskManager {
     /// Tasks with changelogs assigned while processing was paused, their inputs paused: they
     /// are opened, and restore, once it resumes.
     held: BTreeSet<TaskId>,
+    /// Input partitions whose task's buffer is full: not fetched until it has room again.
+    full: BTreeSet<TopicPartition>,
     /// The group's committed offset of input partitions, where their tasks' consumption began.
     committed_starts: BTreeMap<TopicPartition, i64>,
     /// The offset of the last record handed to its task, per input partition.
@@ -113,6 +120,7 @@ impl TaskManager {
             paused: BTreeSet::new(),
             processing_paused: false,
             held: BTreeSet::new(),
+            full: BTreeSet::new(),
             committed_starts: BTreeMap::new(),
             handed_out: BTreeMap::new(),
             barrier,
@@ -263,6 +271,7 @@ impl TaskManager {
             if let Some(inputs) = self.inputs.remove(&id) {
                 for partition in inputs {
                     self.handed_out.remove(&partition);
+                    self.full.remove(&partition);
                 }
             }
             self.paused.remove(&id);
@@ -288,6 +297,7 @@ impl TaskManager {
         self.inputs.clear();
         self.paused.clear();
         self.held.clear();
+        self.full.clear();
         self.rejoin = true;
         Ok(())
     }
@@ -312,8 +322,41 @@ impl TaskManager {
     }
 
     fn resume(&mut self, consumer: &dyn GroupConsumer, id: TaskId) -> Result<()> {
-        consumer.resume_partitions(&self.inputs[&id])?;
+        let with_room: Vec<TopicPartition> = self.inputs[&id]
+            .iter()
+            .filter(|p| !self.full.contains(*p))
+            .cloned()
+            .collect();
+        consumer.resume_partitions(&with_room)?;
         self.paused.remove(&id);
+        Ok(())
+    }
+
+    /// Stops fetching the inputs of task `id` whose buffer its processor says is full, and
+    /// fetches again those that have room now (unless the whole task is paused).
+    fn follow_full_inputs(&mut self, consumer: &dyn GroupConsumer, id: TaskId) -> Result<()> {
+        let Some(task) = self.tasks.get_mut(&id) else {
+            return Ok(());
+        };
+        let full = task.full_inputs()?;
+        let task_paused = self.paused.contains(&id);
+        for partition in &self.inputs[&id] {
+            match (full.contains(partition), self.full.contains(partition)) {
+                (true, false) => {
+                    if !task_paused {
+                        consumer.pause_partitions(std::slice::from_ref(partition))?;
+                    }
+                    self.full.insert(partition.clone());
+                }
+                (false, true) => {
+                    self.full.remove(partition);
+                    if !task_paused {
+                        consumer.resume_partitions(std::slice::from_ref(partition))?;
+                    }
+                }
+                _ => {}
+            }
+        }
         Ok(())
     }
 
@@ -400,6 +443,14 @@ impl TaskManager {
                 rewind_to_first(consumer, &batch)?;
                 continue;
             }
+            // Fetched before its buffer filled up: read these again once it has room.
+            let (batch, no_room): (Vec<RecordRun>, Vec<RecordRun>) = batch
+                .into_iter()
+                .partition(|run| !self.full.contains(&run.partition));
+            rewind_to_first(consumer, &no_room)?;
+            if batch.is_empty() {
+                continue;
+            }
             let task = self.tasks.get_mut(&id).expect("found above");
             for run in &batch {
                 if let Some(last) = run.last_offset() {
@@ -417,6 +468,7 @@ impl TaskManager {
             if !self.send(consumer, id, outputs)? {
                 return Ok(());
             }
+            self.follow_full_inputs(consumer, id)?;
         }
         Ok(())
     }
@@ -445,6 +497,7 @@ impl TaskManager {
             if !self.send(consumer, id, outputs)? {
                 return Ok(());
             }
+            self.follow_full_inputs(consumer, id)?;
         }
         Ok(())
     }
@@ -528,6 +581,7 @@ impl TaskManager {
         self.inputs.clear();
         self.paused.clear();
         self.held.clear();
+        self.full.clear();
         if !committed {
             // Nothing of the open transaction may become visible.
             self.barrier.abort_on_close();

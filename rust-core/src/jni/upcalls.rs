@@ -274,6 +274,13 @@ impl TaskProcessor for JvmTaskProcessor {
         Ok(())
     }
 
+    fn full_inputs(&mut self) -> Result<Vec<TopicPartition>, ProcessorError> {
+        let bytes = self
+            .0
+            .call(jni_str!("fullInputs"), &jni_sig!("()[B"), None)?;
+        Ok(framing::offsets(&bytes)?.into_keys().collect())
+    }
+
     fn punctuate(&mut self) -> Result<ProducedRecords, ProcessorError> {
         let produced = self
             .0

@@ -33,6 +33,9 @@ pub enum Poll {
     Fetch,
     /// Returns the records after the consumer's position in this partition only.
     FetchFrom(TopicPartition),
+    /// Returns the records after the consumer's position in this partition, paused or not:
+    /// what the client had fetched before the pause took effect.
+    Prefetched(TopicPartition),
     /// The poll fails.
     Fail(ClientError),
 }
@@ -52,6 +55,10 @@ pub enum ProducerOp {
 /// What happened in the cluster, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
+    /// The consumer stopped fetching a partition.
+    Paused(TopicPartition),
+    /// The consumer fetches a paused partition again.
+    Resumed(TopicPartition),
     ProducerCreated,
     Committed,
     Aborted,
@@ -328,6 +335,14 @@ impl GroupConsumer for FakeConsumer {
                 Ok(self.fetch(&assignment, max))
             }
             Some(Poll::FetchFrom(partition)) => Ok(self.fetch(&[partition], max)),
+            Some(Poll::Prefetched(partition)) => {
+                let paused = self.state().paused.remove(&partition);
+                let fetched = self.fetch(std::slice::from_ref(&partition), max);
+                if paused {
+                    self.state().paused.insert(partition);
+                }
+                Ok(fetched)
+            }
             Some(Poll::Fail(error)) => Err(KafkaFailure::new("polling the source topics", error)),
         }
     }
@@ -349,15 +364,32 @@ impl GroupConsumer for FakeConsumer {
     }
 
     fn pause_partitions(&self, partitions: &[TopicPartition]) -> Result<(), KafkaFailure> {
-        self.state().paused.extend(partitions.iter().cloned());
+        let newly: Vec<TopicPartition> = {
+            let mut state = self.state();
+            partitions
+                .iter()
+                .filter(|p| state.paused.insert((*p).clone()))
+                .cloned()
+                .collect()
+        };
+        let mut cluster = self.kafka.cluster();
+        cluster.events.extend(newly.into_iter().map(Event::Paused));
         Ok(())
     }
 
     fn resume_partitions(&self, partitions: &[TopicPartition]) -> Result<(), KafkaFailure> {
-        let mut state = self.state();
-        for partition in partitions {
-            state.paused.remove(partition);
-        }
+        let resumed: Vec<TopicPartition> = {
+            let mut state = self.state();
+            partitions
+                .iter()
+                .filter(|p| state.paused.remove(*p))
+                .cloned()
+                .collect()
+        };
+        let mut cluster = self.kafka.cluster();
+        cluster
+            .events
+            .extend(resumed.into_iter().map(Event::Resumed));
         Ok(())
     }
 

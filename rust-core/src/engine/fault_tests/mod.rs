@@ -9,7 +9,7 @@
 mod fake_kafka;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use fake_kafka::{Event, FakeKafka, Poll, ProducerOp};
@@ -35,9 +35,20 @@ const DEAD_LETTERS: &str = "dead-letters";
 /// What the processors were asked, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Call {
+    /// The offsets of the records handed to the processor, in order.
+    Processed(Vec<i64>),
+    /// The processor was asked whether its input buffer is full, and answered.
+    FullAsked(bool),
     RolledBack(TaskId),
-    Closed { task: TaskId, clean: bool },
-    SendFailed { task: TaskId, index: u64, code: i16 },
+    Closed {
+        task: TaskId,
+        clean: bool,
+    },
+    SendFailed {
+        task: TaskId,
+        index: u64,
+        code: i16,
+    },
 }
 
 /// What a processor answers for a record the producer could not write.
@@ -74,6 +85,10 @@ struct EchoProcessor {
     task: TaskId,
     journal: Arc<Journal>,
     on_send_failed: OnSendFailed,
+    /// How many times it answers that its inputs are full once it processed its first
+    /// record; `None` before then.
+    full_answers_left: Option<usize>,
+    full_answers: usize,
 }
 
 impl TaskProcessor for EchoProcessor {
@@ -81,6 +96,12 @@ impl TaskProcessor for EchoProcessor {
         &mut self,
         records: &[RecordRun],
     ) -> std::result::Result<ProducedRecords, ProcessorError> {
+        let offsets = records
+            .iter()
+            .flat_map(|run| run.records().map(|r| r.offset))
+            .collect();
+        self.journal.calls().push(Call::Processed(offsets));
+        self.full_answers_left.get_or_insert(self.full_answers);
         Ok(records
             .iter()
             .flat_map(|run| {
@@ -124,6 +145,22 @@ impl TaskProcessor for EchoProcessor {
         }
     }
 
+    fn full_inputs(&mut self) -> std::result::Result<Vec<TopicPartition>, ProcessorError> {
+        let full = match &mut self.full_answers_left {
+            Some(left) if *left > 0 => {
+                *left -= 1;
+                true
+            }
+            _ => false,
+        };
+        self.journal.calls().push(Call::FullAsked(full));
+        Ok(if full {
+            vec![input(self.task.partition)]
+        } else {
+            Vec::new()
+        })
+    }
+
     fn rolled_back(&mut self) -> std::result::Result<(), ProcessorError> {
         self.journal.calls().push(Call::RolledBack(self.task));
         Ok(())
@@ -141,6 +178,9 @@ impl TaskProcessor for EchoProcessor {
 struct EchoFactory {
     journal: Arc<Journal>,
     on_send_failed: OnSendFailed,
+    /// How many times each processor created from now on says its input is full after it
+    /// processed its first record.
+    full_answers: Arc<AtomicUsize>,
 }
 
 impl ProcessorFactory for EchoFactory {
@@ -153,6 +193,8 @@ impl ProcessorFactory for EchoFactory {
             task,
             journal: Arc::clone(&self.journal),
             on_send_failed: self.on_send_failed,
+            full_answers_left: None,
+            full_answers: self.full_answers.load(Ordering::Relaxed),
         }))
     }
 }
@@ -172,6 +214,7 @@ fn task(partition: i32) -> TaskId {
 struct Harness {
     kafka: Arc<FakeKafka>,
     journal: Arc<Journal>,
+    full_answers: Arc<AtomicUsize>,
     metrics: Arc<EngineMetrics>,
     shared: Arc<ThreadShared>,
     stop: Arc<AtomicBool>,
@@ -204,6 +247,7 @@ impl Harness {
             Arc::clone(&stop),
         );
         let journal = Arc::new(Journal::default());
+        let full_answers = Arc::new(AtomicUsize::new(0));
         let metrics = Arc::new(EngineMetrics::default());
         let topology = ResolvedTopology {
             subtopologies: vec![ResolvedSubtopology {
@@ -223,6 +267,7 @@ impl Harness {
             factory: Arc::new(EchoFactory {
                 journal: Arc::clone(&journal),
                 on_send_failed,
+                full_answers: Arc::clone(&full_answers),
             }),
             restore_listener: None,
             metrics: Arc::clone(&metrics),
@@ -233,6 +278,7 @@ impl Harness {
         Harness {
             kafka,
             journal,
+            full_answers,
             metrics,
             shared,
             stop,
@@ -626,4 +672,58 @@ fn a_record_failing_after_its_task_was_lost_stops_the_thread() {
         harness.journal.send_failures().is_empty(),
         "no task is left to ask"
     );
+}
+
+#[test]
+fn an_input_whose_task_buffer_is_full_is_not_fetched_and_what_came_meanwhile_is_read_again() {
+    let harness = Harness::new(
+        "exactly_once_v2",
+        OnSendFailed::Fail,
+        &[("max.poll.records", "1")],
+    );
+    // After its first record the task says three times that `in-0` is full, then that it
+    // has room again.
+    harness.full_answers.store(3, Ordering::Relaxed);
+    harness.kafka.script([
+        Poll::Assign(vec![input(0)]),
+        Poll::FetchFrom(input(0)),
+        // Paused: nothing comes.
+        Poll::FetchFrom(input(0)),
+        // Fetched before the pause took effect: not handed over, read again later.
+        Poll::Prefetched(input(0)),
+        Poll::FetchFrom(input(0)),
+        Poll::FetchFrom(input(0)),
+    ]);
+    harness.run().unwrap();
+    let asked = |full| Call::FullAsked(full);
+    let handed: Vec<Call> = harness
+        .journal
+        .calls()
+        .iter()
+        .filter(|call| matches!(call, Call::Processed(_) | Call::FullAsked(_)))
+        .cloned()
+        .collect();
+    assert_eq!(
+        handed,
+        vec![
+            asked(false),
+            Call::Processed(vec![0]),
+            asked(true),
+            asked(true),
+            asked(true),
+            asked(false),
+            Call::Processed(vec![1]),
+            asked(false),
+            asked(false),
+            Call::Processed(vec![2]),
+            asked(false),
+            asked(false),
+            // The turn whose poll ends the script.
+            asked(false),
+        ]
+    );
+    assert_eq!(harness.kafka.count(&Event::Paused(input(0))), 1);
+    assert_eq!(harness.kafka.count(&Event::Resumed(input(0))), 1);
+    assert_eq!(harness.output(), vec!["a0", "a1", "a2"]);
+    assert_eq!(harness.kafka.committed(), BTreeMap::from([(input(0), 3)]));
 }

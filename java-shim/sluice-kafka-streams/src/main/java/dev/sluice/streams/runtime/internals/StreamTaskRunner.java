@@ -173,6 +173,20 @@ final class StreamTaskRunner implements TaskRunner {
     }
 
     @Override
+    public byte[] fullInputs() {
+        return guarded(() -> {
+            if (!running) {
+                return OffsetFraming.write(Map.of());
+            }
+            // Kafka Streams resumes the inputs whose queue has room again before each poll.
+            task.resumePollingForPartitionsWithAvailableSpace();
+            final Map<TopicPartition, Long> full = new LinkedHashMap<>();
+            consumer.paused().forEach(partition -> full.put(partition, null));
+            return OffsetFraming.write(full);
+        });
+    }
+
+    @Override
     public void updateLags(final byte[] lags) {
         guarded(() -> {
             consumer.lags(OffsetFraming.read(lags));

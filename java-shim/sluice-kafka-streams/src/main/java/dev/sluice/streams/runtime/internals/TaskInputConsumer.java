@@ -3,6 +3,7 @@ package dev.sluice.streams.runtime.internals;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -19,14 +20,17 @@ import org.apache.kafka.common.metrics.KafkaMetric;
  * (stream time comes back from their metadata), its position after the records handed to it, and its
  * lag, and asks it to pause or resume partitions whose buffer is full. Committed offsets are those the
  * engine passed at creation, then those of each commit; the position is past the last record handed
- * over; the lag is the engine consumer's, as last reported (unknown before); pausing is the engine's business
- * and ignored here. Everything else is no task's business and unsupported.
+ * over; the lag is the engine consumer's, as last reported (unknown before). A task pauses an input whose
+ * record queue is full and resumes it once the queue has room again ({@code buffered.records.per.partition}):
+ * this consumer remembers which, and the engine stops fetching those. Everything else is no task's business
+ * and unsupported.
  */
 final class TaskInputConsumer extends EngineOwnedConsumer {
 
     private final Map<TopicPartition, OffsetAndMetadata> committed;
     private final Map<TopicPartition, Long> positions = new HashMap<>();
     private final Map<TopicPartition, Long> lags = new HashMap<>();
+    private final Set<TopicPartition> paused = new HashSet<>();
 
     TaskInputConsumer(final Map<TopicPartition, OffsetAndMetadata> committed) {
         super("a task only reads its committed offsets");
@@ -96,15 +100,17 @@ final class TaskInputConsumer extends EngineOwnedConsumer {
 
     @Override
     public void pause(final Collection<TopicPartition> partitions) {
+        paused.addAll(partitions);
     }
 
     @Override
     public void resume(final Collection<TopicPartition> partitions) {
+        paused.removeAll(partitions);
     }
 
     @Override
     public Set<TopicPartition> paused() {
-        return Set.of();
+        return Set.copyOf(paused);
     }
 
     @Override

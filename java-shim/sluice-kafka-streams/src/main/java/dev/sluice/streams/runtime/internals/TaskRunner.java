@@ -32,6 +32,13 @@ public interface TaskRunner {
      */
     void updateLags(byte[] lags);
 
+    /**
+     * After each {@link #process} and {@link #punctuate}: the framed input partitions whose record queue is full
+     * (offsets -1), which the engine stops fetching until they are no longer named; Kafka Streams pauses them
+     * in its consumer past {@code buffered.records.per.partition}.
+     */
+    byte[] fullInputs();
+
     /** Called on every loop iteration while the task runs: wall-clock punctuation when due; returns framed produced records. */
     byte[] punctuate();
 

@@ -23,6 +23,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -302,6 +303,30 @@ class StreamTaskRunnerTest {
             assertEquals(List.of("x", "a"), keys(produced(task.process(batch(List.of(
                 record("right", 1, 0L, 500L, bytes("x"), bytes("x"))))))),
                 "once it arrived, the records go in timestamp order");
+            task.close(false);
+        }
+    }
+
+    @Test
+    @SuppressWarnings("deprecation")
+    void anInputWhoseQueueIsFullIsReportedUntilItHasRoomAgain() throws Exception {
+        final Properties properties = new Properties();
+        properties.put(StreamsConfig.BUFFERED_RECORDS_PER_PARTITION_CONFIG, 2);
+        try (TaskRunnerFixture fixture = new TaskRunnerFixture(MERGE, properties)) {
+            final TaskRunner task = fixture.running(0, 1);
+            final TopicPartition left = new TopicPartition("left", 1);
+            task.updateLags(lags(0L, null));
+            assertEquals(Set.of(), OffsetFraming.read(task.fullInputs()).keySet());
+            // Held back by the other input's unknown lag, the queue passes its bound.
+            task.process(batch(List.of(
+                record("left", 1, 0L, 1_000L, bytes("a"), bytes("a")),
+                record("left", 1, 1L, 2_000L, bytes("b"), bytes("b")),
+                record("left", 1, 2L, 3_000L, bytes("c"), bytes("c")))));
+            assertEquals(Set.of(left), OffsetFraming.read(task.fullInputs()).keySet());
+            task.updateLags(lags(0L, 0L));
+            assertEquals(List.of("a", "b", "c"), keys(produced(task.punctuate())));
+            assertEquals(Set.of(), OffsetFraming.read(task.fullInputs()).keySet(),
+                "once the queue drained, the input has room again");
             task.close(false);
         }
     }
