@@ -202,8 +202,7 @@ pub struct ProducedView<'a> {
     pub key: Option<&'a [u8]>,
     /// Record value; `None` is a tombstone.
     pub value: Option<&'a [u8]>,
-    header_count: usize,
-    headers: &'a [u8],
+    headers: EncodedHeaders<'a>,
 }
 
 impl<'a> ProducedView<'a> {
@@ -217,34 +216,19 @@ impl<'a> ProducedView<'a> {
         let timestamp = take_i64(bytes);
         let key = take_optional(bytes);
         let value = take_optional(bytes);
-        let header_count = take_i32(bytes) as usize;
-        let start = *bytes;
-        for _ in 0..header_count {
-            take_optional(bytes);
-            take_optional(bytes);
-        }
         ProducedView {
             topic,
             partition: (partition >= 0).then_some(partition),
             timestamp,
             key,
             value,
-            header_count,
-            headers: &start[..start.len() - bytes.len()],
+            headers: EncodedHeaders::take(bytes),
         }
     }
 
     /// Its headers, in order: key and value (`None`: null).
     pub fn headers(&self) -> impl ExactSizeIterator<Item = (&'a str, Option<&'a [u8]>)> {
-        let mut rest = self.headers;
-        let headers = (0..self.header_count).map(move |_| {
-            let key = take_optional(&mut rest).unwrap_or_default();
-            (
-                std::str::from_utf8(key).unwrap_or_default(),
-                take_optional(&mut rest),
-            )
-        });
-        ExactSize(headers, self.header_count)
+        self.headers.iter()
     }
 
     /// The record, owned.
@@ -255,13 +239,7 @@ impl<'a> ProducedView<'a> {
             key: self.key.map(<[u8]>::to_vec),
             value: self.value.map(<[u8]>::to_vec),
             timestamp: self.timestamp,
-            headers: self
-                .headers()
-                .map(|(key, value)| Header {
-                    key: key.to_string(),
-                    value: value.map(<[u8]>::to_vec),
-                })
-                .collect(),
+            headers: self.headers.owned(),
         }
     }
 }
@@ -455,8 +433,7 @@ pub struct RecordView<'a> {
     pub key: Option<&'a [u8]>,
     /// Record value; `None` is a tombstone.
     pub value: Option<&'a [u8]>,
-    header_count: usize,
-    headers: &'a [u8],
+    headers: EncodedHeaders<'a>,
 }
 
 impl<'a> RecordView<'a> {
@@ -467,37 +444,63 @@ impl<'a> RecordView<'a> {
         let timestamp = take_i64(bytes);
         let key = take_optional(bytes);
         let value = take_optional(bytes);
-        let header_count = take_i32(bytes) as usize;
-        let start = *bytes;
-        for _ in 0..header_count {
-            take_optional(bytes);
-            take_optional(bytes);
-        }
-        let headers = &start[..start.len() - bytes.len()];
         RecordView {
             offset,
             timestamp,
             key,
             value,
-            header_count,
-            headers,
+            headers: EncodedHeaders::take(bytes),
         }
     }
 
     /// Its headers, in order: key and value (`None`: null).
-    pub fn headers(&self) -> impl Iterator<Item = (&'a str, Option<&'a [u8]>)> {
-        let mut rest = self.headers;
-        (0..self.header_count).map(move |_| {
-            let key = take_optional(&mut rest).unwrap_or_default();
-            // Keys were pushed as `&str`.
-            let key = std::str::from_utf8(key).unwrap_or_default();
-            (key, take_optional(&mut rest))
-        })
+    pub fn headers(&self) -> impl ExactSizeIterator<Item = (&'a str, Option<&'a [u8]>)> {
+        self.headers.iter()
     }
 
     /// Its headers, owned.
     pub fn owned_headers(&self) -> Vec<Header> {
-        self.headers()
+        self.headers.owned()
+    }
+}
+
+/// The headers of an encoded record: `i32 headerCount`, then per header `i32 keyLength,
+/// key, i32 valueLength, value`, keys UTF-8 (written from `&str` or checked).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct EncodedHeaders<'a> {
+    count: usize,
+    bytes: &'a [u8],
+}
+
+impl<'a> EncodedHeaders<'a> {
+    /// The headers at the start of `bytes`; moves `bytes` past them.
+    fn take(bytes: &mut &'a [u8]) -> Self {
+        let count = take_i32(bytes) as usize;
+        let start = *bytes;
+        for _ in 0..count {
+            take_optional(bytes);
+            take_optional(bytes);
+        }
+        EncodedHeaders {
+            count,
+            bytes: &start[..start.len() - bytes.len()],
+        }
+    }
+
+    fn iter(&self) -> impl ExactSizeIterator<Item = (&'a str, Option<&'a [u8]>)> {
+        let mut rest = self.bytes;
+        let headers = (0..self.count).map(move |_| {
+            let key = take_optional(&mut rest).unwrap_or_default();
+            (
+                std::str::from_utf8(key).unwrap_or_default(),
+                take_optional(&mut rest),
+            )
+        });
+        ExactSize(headers, self.count)
+    }
+
+    fn owned(&self) -> Vec<Header> {
+        self.iter()
             .map(|(key, value)| Header {
                 key: key.to_string(),
                 value: value.map(<[u8]>::to_vec),
