@@ -148,11 +148,8 @@ impl ProducedRecords {
         out.extend_from_slice(&record.timestamp.to_be_bytes());
         put_optional(out, record.key.as_deref());
         put_optional(out, record.value.as_deref());
-        out.extend_from_slice(&(record.headers.len() as i32).to_be_bytes());
-        for header in &record.headers {
-            put_optional(out, Some(header.key.as_bytes()));
-            put_optional(out, header.value.as_deref());
-        }
+        let headers = record.headers.iter();
+        put_headers(out, headers.map(|h| (h.key.as_str(), h.value.as_deref())));
         self.count += 1;
         self.bytes[..4].copy_from_slice(&(self.count as i32).to_be_bytes());
     }
@@ -323,11 +320,7 @@ impl RecordRun {
         out.extend_from_slice(&timestamp.to_be_bytes());
         put_optional(out, key);
         put_optional(out, value);
-        out.extend_from_slice(&(headers.len() as i32).to_be_bytes());
-        for (key, value) in headers {
-            put_optional(out, Some(key.as_bytes()));
-            put_optional(out, value);
-        }
+        put_headers(out, headers);
     }
 
     /// Appends a polled message of this run's partition, copied out of librdkafka's buffers.
@@ -457,11 +450,6 @@ impl<'a> RecordView<'a> {
     pub fn headers(&self) -> impl ExactSizeIterator<Item = (&'a str, Option<&'a [u8]>)> {
         self.headers.iter()
     }
-
-    /// Its headers, owned.
-    pub fn owned_headers(&self) -> Vec<Header> {
-        self.headers.owned()
-    }
 }
 
 /// The headers of an encoded record: `i32 headerCount`, then per header `i32 keyLength,
@@ -506,6 +494,18 @@ impl<'a> EncodedHeaders<'a> {
                 value: value.map(<[u8]>::to_vec),
             })
             .collect()
+    }
+}
+
+/// Appends headers as [`EncodedHeaders`] reads them.
+fn put_headers<'a>(
+    out: &mut Vec<u8>,
+    headers: impl ExactSizeIterator<Item = (&'a str, Option<&'a [u8]>)>,
+) {
+    out.extend_from_slice(&(headers.len() as i32).to_be_bytes());
+    for (key, value) in headers {
+        put_optional(out, Some(key.as_bytes()));
+        put_optional(out, value);
     }
 }
 
@@ -565,13 +565,6 @@ mod tests {
         assert_eq!((records[0].offset, records[0].timestamp), (7, 100));
         assert_eq!((records[0].key, records[0].value), (Some(&b"k"[..]), None));
         assert_eq!(records[0].headers().collect::<Vec<_>>(), headers.to_vec());
-        assert_eq!(
-            records[0].owned_headers()[0],
-            Header {
-                key: "trace".into(),
-                value: Some(b"abc".to_vec())
-            }
-        );
         assert_eq!((records[1].offset, records[1].timestamp), (9, -1));
         assert_eq!((records[1].key, records[1].value), (None, Some(&b"v"[..])));
         assert_eq!(records[1].headers().count(), 0);
