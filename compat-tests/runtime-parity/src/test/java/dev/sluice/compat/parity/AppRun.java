@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -68,12 +69,14 @@ final class AppRun {
         final Path runDir = workDir.resolve(applicationId());
         // A state directory left by an earlier build's run would start the application with its state.
         deleteRecursively(runDir);
-        final ChildJvm child = ChildJvm.start(runDir.resolve("application.log"), runtime.classpath(), app.mainClass(), List.of(
+        final List<String> arguments = new ArrayList<>(List.of(
             broker.bootstrapServers(), applicationId(), processingGuarantee, runDir.resolve("state").toString(),
             "--output-topic", outputTopic(),
             // Kafka Streams' record caches emit when they flush, which depends on timing; without them
             // every update is emitted, the same on every run.
             "--config", StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG + "=0"));
+        app.configs().forEach((key, value) -> arguments.addAll(List.of("--config", key + "=" + value)));
+        final ChildJvm child = ChildJvm.start(runDir.resolve("application.log"), runtime.classpath(), app.mainClass(), arguments);
         final long started = System.nanoTime();
         try {
             awaitComplete(child, inputEnds);

@@ -5,8 +5,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
 import org.apache.kafka.common.serialization.LongSerializer;
 
 /**
@@ -121,6 +123,119 @@ final class ParityInputs {
             records.add(new InputRecord(ordersTopic, "order-" + o, utf8(order), start + 1_000 + o * 500L));
         }
         return records;
+    }
+
+    /**
+     * Events of twenty keys on two co-partitioned streams, one every 300 ms on a random side: 5 % up to
+     * 4 s out of order (inside the joins' grace), 3 % 8 to 12 s (some beyond it).
+     */
+    List<InputRecord> streamPairs(final String leftTopic, final String rightTopic) {
+        final Random random = new Random(SEED);
+        final Set<Long> used = new HashSet<>();
+        final List<InputRecord> records = new ArrayList<>();
+        for (int i = 0; i < 2000; i++) {
+            final boolean left = random.nextBoolean();
+            final String value = (left ? "L" : "R") + i;
+            final long timestamp = unique(used, start + i * 300L - lateness(random, 5, 4_000, 3, 12_000));
+            records.add(new InputRecord(left ? leftTopic : rightTopic, "key-" + random.nextInt(20), utf8(value), timestamp));
+        }
+        return records;
+    }
+
+    /**
+     * Clicks (value 1) and purchases (an amount) of fifteen users on two co-partitioned streams, one
+     * every 400 ms: 5 % up to 20 s out of order, beyond the windowed aggregate's grace for some.
+     */
+    List<InputRecord> clicksAndPurchases(final String clicksTopic, final String purchasesTopic) {
+        final Random random = new Random(SEED);
+        final Set<Long> used = new HashSet<>();
+        final List<InputRecord> records = new ArrayList<>();
+        for (int i = 0; i < 2400; i++) {
+            final boolean click = random.nextInt(10) < 7;
+            final String topic = click ? clicksTopic : purchasesTopic;
+            final long amount = click ? 1 : 1 + random.nextInt(200);
+            final long timestamp = unique(used, start + i * 400L - lateness(random, 5, 20_000, 0, 0));
+            records.add(new InputRecord(topic, "user-" + random.nextInt(15), LONGS.serialize(topic, amount), timestamp));
+        }
+        return records;
+    }
+
+    /**
+     * Activity of twelve users, one event every 250 ms from a user active at that moment: each is
+     * active for 45 s, then silent for 45 s (longer than the session gap), in phases of their own. 5 %
+     * of events up to 15 s out of order: they merge sessions, or come too late for the grace.
+     */
+    List<InputRecord> sessionActivity(final String topic) {
+        final Random random = new Random(SEED);
+        final Set<Long> used = new HashSet<>();
+        final List<InputRecord> records = new ArrayList<>();
+        for (int i = 0; i < 2400; i++) {
+            final long offset = i * 250L;
+            final List<Integer> active = new ArrayList<>();
+            for (int user = 0; user < 12; user++) {
+                if ((offset / 1_000 + user * 37L) / 45 % 2 == 0) {
+                    active.add(user);
+                }
+            }
+            if (active.isEmpty()) {
+                continue;
+            }
+            final int user = active.get(random.nextInt(active.size()));
+            final long timestamp = unique(used, start + offset - lateness(random, 5, 15_000, 0, 0));
+            records.add(new InputRecord(topic, "user-" + user, LONGS.serialize(topic, 1L), timestamp));
+        }
+        return records;
+    }
+
+    /**
+     * Orders and tier changes of twelve customers, one event every 500 ms, one in eight a tier change
+     * (one in ten of those a deletion): 10 % of tier changes up to a minute out of order, which a
+     * versioned table files under their own time, and 6 % of orders up to 20 s out of order.
+     */
+    List<InputRecord> ordersAndVersionedTiers(final String ordersTopic, final String tiersTopic) {
+        final Random random = new Random(SEED);
+        final Set<Long> used = new HashSet<>();
+        final List<InputRecord> records = new ArrayList<>();
+        for (int i = 0; i < 2400; i++) {
+            final String customer = "customer-" + random.nextInt(12);
+            if (random.nextInt(8) == 0) {
+                final byte[] tier = random.nextInt(10) == 0 ? null : utf8(TIERS[random.nextInt(TIERS.length)]);
+                final long timestamp = unique(used, start + i * 500L - lateness(random, 10, 60_000, 0, 0));
+                records.add(new InputRecord(tiersTopic, customer, tier, timestamp));
+            } else {
+                final long timestamp = unique(used, start + i * 500L - lateness(random, 6, 20_000, 0, 0));
+                records.add(new InputRecord(ordersTopic, customer, LONGS.serialize(ordersTopic, 1L + random.nextInt(500)), timestamp));
+            }
+        }
+        return records;
+    }
+
+    /**
+     * How far back an event's timestamp goes: {@code slightPercent} % of events up to {@code slight} ms,
+     * {@code farPercent} % more between two thirds of {@code far} and {@code far} ms, the rest not at all.
+     */
+    private static long lateness(final Random random, final int slightPercent, final int slight, final int farPercent,
+                                 final int far) {
+        final int draw = random.nextInt(100);
+        if (draw < slightPercent) {
+            return 1 + random.nextInt(slight);
+        }
+        if (draw < slightPercent + farPercent) {
+            return far * 2L / 3 + random.nextInt(far / 3);
+        }
+        return 0;
+    }
+
+    /**
+     * {@code timestamp}, or the next millisecond no other record of the input has: with no two records
+     * at one time, the order in which a task takes records from its partitions is fixed.
+     */
+    private static long unique(final Set<Long> used, final long timestamp) {
+        long free = timestamp;
+        while (!used.add(free)) {
+            free++;
+        }
+        return free;
     }
 
     private static byte[] utf8(final String text) {

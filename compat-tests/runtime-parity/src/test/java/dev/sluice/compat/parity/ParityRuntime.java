@@ -52,11 +52,12 @@ enum ParityRuntime {
         };
     }
 
-    /** The class path of this runtime's application JVMs. */
+    /** The class path of this runtime's application JVMs: this module's own applications, then the runtime's. */
     String classpath() {
         final Path file = Path.of(System.getProperty("sluice.parity.classpaths", "target")).resolve(classpathFile);
         try {
-            return Files.readString(file).trim();
+            return System.getProperty("sluice.parity.appClasses", Path.of("target", "classes").toString())
+                + java.io.File.pathSeparator + Files.readString(file).trim();
         } catch (final IOException e) {
             throw new UncheckedIOException("no class path file " + file + ": build this module with Maven first", e);
         }
