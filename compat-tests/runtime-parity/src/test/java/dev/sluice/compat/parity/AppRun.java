@@ -63,8 +63,12 @@ final class AppRun {
         return applicationId() + "-output";
     }
 
-    /** Runs the application until its output is complete and returns that output. */
-    List<OutputRecord> run(final Map<TopicPartition, Long> inputEnds) {
+    /** What a run left: its committed output and the internal topics it created. */
+    record Result(List<OutputRecord> output, InternalTopics internalTopics) {
+    }
+
+    /** Runs the application until its output is complete and returns that output and its internal topics. */
+    Result run(final Map<TopicPartition, Long> inputEnds) {
         broker.createTopic(outputTopic(), 3);
         final Path runDir = workDir.resolve(applicationId());
         // A state directory left by an earlier build's run would start the application with its state.
@@ -87,7 +91,14 @@ final class AppRun {
             kill(child);
         }
         System.out.printf("%s: output complete after %.1f s%n", this, (System.nanoTime() - started) / 1e9);
-        return CommittedOutput.read(broker.bootstrapServers(), outputTopic());
+        try (Admin admin = admin()) {
+            return new Result(CommittedOutput.read(broker.bootstrapServers(), outputTopic()),
+                InternalTopics.of(admin, applicationId(), outputTopic()));
+        }
+    }
+
+    private Admin admin() {
+        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()));
     }
 
     @Override
@@ -97,7 +108,7 @@ final class AppRun {
 
     private void awaitComplete(final ChildJvm child, final Map<TopicPartition, Long> inputEnds) throws InterruptedException {
         final long deadline = System.nanoTime() + RUN_TIMEOUT.toNanos();
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()));
+        try (Admin admin = admin();
              KafkaConsumer<byte[], byte[]> outputEnds = CommittedOutput.consumer(broker.bootstrapServers())) {
             final List<TopicPartition> outputPartitions = CommittedOutput.partitions(outputEnds, outputTopic());
             Map<TopicPartition, Long> lastEnds = Map.of();

@@ -34,7 +34,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * The proof of the drop-in runtime: each example, unchanged, runs with the same input on Apache
  * Kafka Streams 4.4.0 (the reference) and on a candidate runtime, each in a JVM of its own, under
  * at-least-once and exactly-once v2; the candidate's committed output must equal the reference's
- * record for record (key, value, timestamp) in each key's order.
+ * record for record (key, value, timestamp) in each key's order, and it must have made the same
+ * internal topics (names, partitions, configs).
  *
  * <p>The candidates are Sluice and, as the harness's own check, Apache again (the examples and their
  * input are deterministic); {@code -Dsluice.parity.runtime=apache|sluice|both} picks them, and
@@ -50,7 +51,7 @@ class RuntimeParityTest {
     private static final ParityInputs INPUTS = new ParityInputs();
     private static final Map<ParityApp, Map<TopicPartition, Long>> INPUT_ENDS = new ConcurrentHashMap<>();
     // One reference run per example and guarantee, shared by its candidates and run beside the first of them.
-    private static final Map<String, CompletableFuture<List<OutputRecord>>> REFERENCES = new ConcurrentHashMap<>();
+    private static final Map<String, CompletableFuture<AppRun.Result>> REFERENCES = new ConcurrentHashMap<>();
     private static final ExecutorService REFERENCE_RUNNER = Executors.newSingleThreadExecutor(runnable -> {
         final Thread thread = new Thread(runnable, "parity-reference-run");
         thread.setDaemon(true);
@@ -75,14 +76,16 @@ class RuntimeParityTest {
                                                        final ParityRuntime candidate) {
         candidate.checkClasspath();
         final Map<TopicPartition, Long> inputEnds = INPUT_ENDS.computeIfAbsent(app, RuntimeParityTest::produceInput);
-        final CompletableFuture<List<OutputRecord>> referenceRun = REFERENCES.computeIfAbsent(app + "/" + processingGuarantee,
+        final CompletableFuture<AppRun.Result> referenceRun = REFERENCES.computeIfAbsent(app + "/" + processingGuarantee,
             key -> CompletableFuture.supplyAsync(
                 () -> new AppRun(BROKER, WORK_DIR, app, processingGuarantee, ParityRuntime.APACHE, "reference").run(inputEnds),
                 REFERENCE_RUNNER));
 
         final AppRun candidateRun = new AppRun(BROKER, WORK_DIR, app, processingGuarantee, candidate, candidate.id());
-        final List<OutputRecord> candidateOutput = candidateRun.run(inputEnds);
-        final List<OutputRecord> reference = join(referenceRun);
+        final AppRun.Result candidateResult = candidateRun.run(inputEnds);
+        final List<OutputRecord> candidateOutput = candidateResult.output();
+        final AppRun.Result referenceResult = join(referenceRun);
+        final List<OutputRecord> reference = referenceResult.output();
 
         assertTrue(reference.size() >= app.minimumOutput(), app.id() + " under " + processingGuarantee
             + ": the reference run wrote " + reference.size() + " records, fewer than the " + app.minimumOutput()
@@ -92,7 +95,13 @@ class RuntimeParityTest {
             throw new AssertionError(candidateRun + ": committed output differs from Apache Kafka Streams' ("
                 + candidateRun.outputTopic() + " against the reference run's):" + System.lineSeparator() + difference);
         });
-        System.out.printf("%s: %d records, each key's the same as Apache Kafka Streams'%n", candidateRun, candidateOutput.size());
+        final InternalTopics candidateTopics = candidateResult.internalTopics().without(candidate.ownInternalTopics());
+        candidateTopics.differenceFrom(referenceResult.internalTopics()).ifPresent(difference -> {
+            throw new AssertionError(candidateRun + ": its internal topics are not the ones Apache Kafka Streams made"
+                + System.lineSeparator() + difference);
+        });
+        System.out.printf("%s: %d records, each key's the same as Apache Kafka Streams'; the same %d internal topics%n",
+            candidateRun, candidateOutput.size(), candidateTopics.shapes().size());
     }
 
     /**
@@ -101,13 +110,13 @@ class RuntimeParityTest {
      * timing and no comparison with it proves anything. Checked once both have run.
      */
     private static void assertReferencesAgree(final ParityApp app) {
-        final CompletableFuture<List<OutputRecord>> atLeastOnce = REFERENCES.get(app + "/" + StreamsConfig.AT_LEAST_ONCE);
-        final CompletableFuture<List<OutputRecord>> exactlyOnce = REFERENCES.get(app + "/" + StreamsConfig.EXACTLY_ONCE_V2);
+        final CompletableFuture<AppRun.Result> atLeastOnce = REFERENCES.get(app + "/" + StreamsConfig.AT_LEAST_ONCE);
+        final CompletableFuture<AppRun.Result> exactlyOnce = REFERENCES.get(app + "/" + StreamsConfig.EXACTLY_ONCE_V2);
         if (atLeastOnce == null || exactlyOnce == null || !atLeastOnce.isDone() || !exactlyOnce.isDone()
                 || atLeastOnce.isCompletedExceptionally() || exactlyOnce.isCompletedExceptionally()) {
             return;
         }
-        ParityDiff.describe(app, atLeastOnce.join(), exactlyOnce.join()).ifPresent(difference -> {
+        ParityDiff.describe(app, atLeastOnce.join().output(), exactlyOnce.join().output()).ifPresent(difference -> {
             throw new AssertionError(app.id() + ": Apache Kafka Streams' own reference runs differ between "
                 + StreamsConfig.AT_LEAST_ONCE + " (reference) and " + StreamsConfig.EXACTLY_ONCE_V2 + " (candidate): the"
                 + " example or its input is not deterministic" + System.lineSeparator() + difference);
