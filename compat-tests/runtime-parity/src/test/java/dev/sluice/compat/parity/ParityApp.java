@@ -1,6 +1,7 @@
 package dev.sluice.compat.parity;
 
 import dev.sluice.compat.parity.apps.CogroupedTotals;
+import dev.sluice.compat.parity.apps.OptimizedTopology;
 import dev.sluice.compat.parity.apps.Repartitions;
 import dev.sluice.compat.parity.apps.SessionActivity;
 import dev.sluice.compat.parity.apps.SlidingAndFinalWindows;
@@ -64,7 +65,11 @@ enum ParityApp {
         inputs -> inputs.ordersAndVersionedTiers(VersionedTableJoins.ORDERS_TOPIC, VersionedTableJoins.TIERS_TOPIC),
         ParityApp::stringValue, 2_000, Map.of()),
     REPARTITIONS(Repartitions.class.getName(), Map.of(Repartitions.INPUT_TOPIC, 3), List.of(),
-        inputs -> inputs.readings(Repartitions.INPUT_TOPIC), ParityApp::stringValue, 7_000, Map.of());
+        inputs -> inputs.readings(Repartitions.INPUT_TOPIC), ParityApp::stringValue, 7_000, Map.of()),
+    OPTIMIZED_TOPOLOGY(OptimizedTopology.class.getName(),
+        Map.of(OptimizedTopology.READINGS_TOPIC, 3, OptimizedTopology.SENSORS_TOPIC, 3), List.of(),
+        inputs -> inputs.sensorNamesAndReadings(OptimizedTopology.SENSORS_TOPIC, OptimizedTopology.READINGS_TOPIC),
+        ParityApp::stringValue, 7_000, Map.of(StreamsConfig.TOPOLOGY_OPTIMIZATION_CONFIG, StreamsConfig.OPTIMIZE));
 
     private final String mainClass;
     private final Map<String, Integer> inputTopics;

@@ -211,6 +211,28 @@ final class ParityInputs {
     }
 
     /**
+     * The sensors' names, renamed now and then, and their readings (as {@link #readings}): the names
+     * at the start and every 20 s, at times no reading has.
+     */
+    List<InputRecord> sensorNamesAndReadings(final String sensorsTopic, final String readingsTopic) {
+        final List<InputRecord> readings = readings(readingsTopic);
+        final Set<Long> used = new HashSet<>();
+        readings.forEach(reading -> used.add(reading.timestamp()));
+        final Random random = new Random(SEED);
+        final List<InputRecord> records = new ArrayList<>();
+        for (int sensor = 0; sensor < SENSORS; sensor++) {
+            records.add(new InputRecord(sensorsTopic, "sensor-" + sensor, utf8("unit " + sensor), unique(used, start - 1_000 + sensor)));
+        }
+        for (int renamed = 1; renamed < 90; renamed++) {
+            final int sensor = random.nextInt(SENSORS);
+            records.add(new InputRecord(sensorsTopic, "sensor-" + sensor, utf8("unit " + sensor + " v" + renamed),
+                unique(used, start + renamed * 20_000L + 1)));
+        }
+        records.addAll(readings);
+        return records;
+    }
+
+    /**
      * How far back an event's timestamp goes: {@code slightPercent} % of events up to {@code slight} ms,
      * {@code farPercent} % more between two thirds of {@code far} and {@code far} ms, the rest not at all.
      */
