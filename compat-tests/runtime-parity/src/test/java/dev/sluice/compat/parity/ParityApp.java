@@ -6,6 +6,7 @@ import dev.sluice.compat.parity.apps.Repartitions;
 import dev.sluice.compat.parity.apps.SessionActivity;
 import dev.sluice.compat.parity.apps.SlidingAndFinalWindows;
 import dev.sluice.compat.parity.apps.StreamStreamJoins;
+import dev.sluice.compat.parity.apps.TableJoins;
 import dev.sluice.compat.parity.apps.VersionedTableJoins;
 import dev.sluice.examples.foreignkeyjoin.OrderCustomers;
 import dev.sluice.examples.globaltablejoin.ClickEnrichment;
@@ -66,6 +67,9 @@ enum ParityApp {
         ParityApp::stringValue, 2_000, Map.of()),
     REPARTITIONS(Repartitions.class.getName(), Map.of(Repartitions.INPUT_TOPIC, 3), List.of(),
         inputs -> inputs.readings(Repartitions.INPUT_TOPIC), ParityApp::stringValue, 7_000, Map.of()),
+    TABLE_JOINS(TableJoins.class.getName(), Map.of(TableJoins.TIERS_TOPIC, 3, TableJoins.BALANCES_TOPIC, 3), List.of(),
+        inputs -> inputs.tiersAndBalances(TableJoins.TIERS_TOPIC, TableJoins.BALANCES_TOPIC), ParityApp::stringValue, 6_000,
+        Map.of()),
     OPTIMIZED_TOPOLOGY(OptimizedTopology.class.getName(),
         Map.of(OptimizedTopology.READINGS_TOPIC, 3, OptimizedTopology.SENSORS_TOPIC, 3), List.of(),
         inputs -> inputs.sensorNamesAndReadings(OptimizedTopology.SENSORS_TOPIC, OptimizedTopology.READINGS_TOPIC),

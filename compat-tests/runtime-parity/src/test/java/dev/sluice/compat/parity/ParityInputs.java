@@ -233,6 +233,29 @@ final class ParityInputs {
     }
 
     /**
+     * Tier changes and balances of thirty accounts, one event every 400 ms, one in five a tier change
+     * (one in twenty of those a deletion) and one in thirty balances a deletion: 5 % of events up to 5 s
+     * out of order.
+     */
+    List<InputRecord> tiersAndBalances(final String tiersTopic, final String balancesTopic) {
+        final Random random = new Random(SEED);
+        final Set<Long> used = new HashSet<>();
+        final List<InputRecord> records = new ArrayList<>();
+        for (int i = 0; i < 2400; i++) {
+            final String account = "account-" + random.nextInt(30);
+            final long timestamp = unique(used, start + i * 400L - lateness(random, 5, 5_000, 0, 0));
+            if (random.nextInt(5) == 0) {
+                final byte[] tier = random.nextInt(20) == 0 ? null : utf8(TIERS[random.nextInt(TIERS.length)]);
+                records.add(new InputRecord(tiersTopic, account, tier, timestamp));
+            } else {
+                final byte[] balance = random.nextInt(30) == 0 ? null : LONGS.serialize(balancesTopic, (long) random.nextInt(1_000));
+                records.add(new InputRecord(balancesTopic, account, balance, timestamp));
+            }
+        }
+        return records;
+    }
+
+    /**
      * How far back an event's timestamp goes: {@code slightPercent} % of events up to {@code slight} ms,
      * {@code farPercent} % more between two thirds of {@code far} and {@code far} ms, the rest not at all.
      */
