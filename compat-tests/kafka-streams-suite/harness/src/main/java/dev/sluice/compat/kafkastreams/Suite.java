@@ -37,12 +37,12 @@ record Suite(String name, String title, String selectionRule, List<String> testJ
     private static final Duration INTEGRATION_CLASS_TIMEOUT = Duration.ofMinutes(10);
     /**
      * The invocations that repeat a test under the streams rebalance protocol (KIP-1071), by their display
-     * names, which name it in the three ways the tests do: the same topology and stores with the broker
-     * assigning the tasks. Sluice does not speak that protocol yet, so they are counted apart from the
-     * classic protocol's.
+     * names, which name it by the parameter that picks it (a group protocol, or a flag under one of three
+     * names) or by a named argument: the same topology and stores with the broker assigning the tasks.
+     * Sluice does not speak that protocol yet, so they are counted apart from the classic protocol's.
      */
-    private static final Pattern STREAMS_PROTOCOL_INVOCATIONS =
-        Pattern.compile("groupProtocol=streams|STREAMS protocol|useNewProtocol=true");
+    private static final Pattern STREAMS_PROTOCOL_INVOCATIONS = Pattern.compile("groupProtocol=streams"
+        + "|STREAMS protocol|useNewProtocol=true|streamsProtocolEnabled=true|streamsRebalanceProtocolEnabled=true");
 
     /** Every suite, as {@code make compat} runs them, with the given parts of the integration suite. */
     static List<Suite> all(final List<IntegrationParts.Part> integrationParts) {

@@ -20,7 +20,11 @@ class SuiteResultTest {
             passed("IQv2IntegrationTest", "shouldQuery STREAMS protocol"),
             passed("RestoreIntegrationTest", "shouldRestore [1] useNewProtocol=false"),
             passed("RestoreIntegrationTest", "shouldRestore [2] useNewProtocol=true"),
-            passed("StoreQueryIntegrationTest", "shouldQuery"));
+            passed("StoreQueryIntegrationTest", "shouldQuery"),
+            passed("InternalTopicIntegrationTest", "shouldCompact [1] streamsProtocolEnabled=true"),
+            passed("StreamsUncaughtExceptionHandlerIntegrationTest",
+                "shouldReplace [2] streamsRebalanceProtocolEnabled=true"),
+            passed("IQv2EndpointToPartitionsIntegrationTest", "shouldGet [3] STREAMS protocol No standby"));
         final List<TestOutcome> sluice = List.of(
             passed("EosIntegrationTest", "shouldCommit [1] groupProtocol=classic"),
             failed("EosIntegrationTest", "shouldCommit [2] groupProtocol=streams", "timed out"),
@@ -39,10 +43,13 @@ class SuiteResultTest {
         assertEquals(new SuiteResult.Counts(3, 2, 1, 0, 0), classic.counts(classic.sluice()));
         assertEquals(List.of("RestoreIntegrationTest.shouldRestore [1] useNewProtocol=false"),
             classic.regressions().stream().map(TestOutcome::name).toList());
-        assertEquals(new SuiteResult.Counts(3, 3, 0, 0, 0), streams.counts(streams.baseline()));
+        assertEquals(new SuiteResult.Counts(6, 6, 0, 0, 0), streams.counts(streams.baseline()));
         assertEquals(new SuiteResult.Counts(3, 1, 2, 0, 0), streams.counts(streams.sluice()));
         assertEquals(List.of("EosIntegrationTest.shouldCommit [2] groupProtocol=streams",
-                "IQv2IntegrationTest.shouldQuery STREAMS protocol"),
+                "IQv2IntegrationTest.shouldQuery STREAMS protocol",
+                "InternalTopicIntegrationTest.shouldCompact [1] streamsProtocolEnabled=true",
+                "StreamsUncaughtExceptionHandlerIntegrationTest.shouldReplace [2] streamsRebalanceProtocolEnabled=true",
+                "IQv2EndpointToPartitionsIntegrationTest.shouldGet [3] STREAMS protocol No standby"),
             streams.regressions().stream().map(TestOutcome::name).toList());
         assertEquals(1, result(apache, sluice).rows().stream().filter(row -> row.suite().streamsProtocol().isPresent())
             .count());
