@@ -19,13 +19,16 @@ broker: build
 	compat-tests/local-broker/run-broker
 
 ## compat: Kafka Streams' own tests and the exactly-once crash check, on Apache Kafka Streams and on
-## Sluice; writes compat-tests/REPORT.md
+## Sluice; writes compat-tests/REPORT.md. COMPAT_PARTS picks the integration tests' parts, comma-separated
+## (default: all; the names are in compat-tests/kafka-streams-suite/harness/.../IntegrationParts.java)
 COMPAT_HARNESS := compat-tests/kafka-streams-suite/harness
+COMPAT_PARTS ?= all
 compat: build
 	$(MVN) -q test -pl compat-tests/eos-crash
 	java -cp $(COMPAT_HARNESS)/target/classes:$$(cat $(COMPAT_HARNESS)/target/baseline.classpath) \
 	    dev.sluice.compat.kafkastreams.CompatMain $(COMPAT_HARNESS)/target $(COMPAT_HARNESS)/target/classes \
-	    $(COMPAT_HARNESS)/target/compat-run compat-tests/REPORT.md compat-tests/eos-crash/target/eos-crash-report.md
+	    $(COMPAT_HARNESS)/target/compat-run compat-tests/REPORT.md compat-tests/eos-crash/target/eos-crash-report.md \
+	    "$(COMPAT_PARTS)"
 
 ## bench: every benchmark, each beside its Apache Kafka Streams or plain-client counterpart
 bench: bench-apps bench-stores bench-engine

@@ -2,12 +2,14 @@ package dev.sluice.compat.kafkastreams;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 /**
  * {@code make compat}: runs the suites on both targets and writes the report.
  * Arguments: the directory holding the build's class path files, this harness's classes, a work
- * directory for the runs, the report to write, and the section the exactly-once crash check
- * ({@code compat-tests/eos-crash}) wrote for it in the same {@code make compat}.
+ * directory for the runs, the report to write, the section the exactly-once crash check
+ * ({@code compat-tests/eos-crash}) wrote for it in the same {@code make compat}, and, optionally, the
+ * integration suite's parts to run, comma-separated ({@link IntegrationParts}; default: all).
  */
 public final class CompatMain {
 
@@ -15,9 +17,11 @@ public final class CompatMain {
     }
 
     public static void main(final String[] args) throws Exception {
+        final List<IntegrationParts.Part> parts = IntegrationParts.named(args.length > 5 ? args[5] : "");
         final Classpaths classpaths = Classpaths.load(Path.of(args[0]), Path.of(args[1]));
-        final CompatRun.Results results = new CompatRun(classpaths, Path.of(args[2]).toAbsolutePath()).run(Suite.all());
         final String crashCheckSection = Files.readString(Path.of(args[4]));
+        final CompatRun.Results results = new CompatRun(classpaths, Path.of(args[2]).toAbsolutePath())
+            .run(Suite.all(parts));
         Files.writeString(Path.of(args[3]), Report.of(results, crashCheckSection));
         for (final SuiteResult suite : results.suites()) {
             System.out.println(Summary.line(suite));

@@ -31,7 +31,10 @@ final class CompatRun {
     record Results(List<SuiteResult> suites, Classpaths classpaths) {
     }
 
-    /** Runs the given suites, each on the baseline and then on Sluice. */
+    /**
+     * Runs the given suites, each on the baseline and then on Sluice; a suite's results come as the
+     * rows the report counts them in ({@link SuiteResult#rows()}).
+     */
     Results run(final List<Suite> suites) throws IOException, InterruptedException {
         final List<SuiteResult> results = new ArrayList<>();
         for (final Suite suite : suites) {
@@ -44,8 +47,8 @@ final class CompatRun {
                 ? classpaths.forIntegration(classpaths.forSluice()) : classpaths.forSluice();
             final SuiteResult.Run sluice = timed(suite, sluiceClasspath, classes,
                 workDirectory.resolve(suite.name()).resolve("sluice"));
-            results.add(new SuiteResult(suite, classes, suite.notRunnable(baselineClasspath, TESTS_VERSION),
-                storeClassChecks(), baseline, sluice));
+            results.addAll(new SuiteResult(suite, classes, suite.notRunnable(baselineClasspath, TESTS_VERSION),
+                storeClassChecks(), baseline, sluice).rows());
         }
         return new Results(results, classpaths);
     }
@@ -70,13 +73,13 @@ final class CompatRun {
         RUNTIME_CLASSES.forEach(name -> origins.put(name, Classpaths.originOf(name, classpath)));
         final List<TestOutcome> outcomes = new ArrayList<>();
         if (suite.classTimeout().isEmpty()) {
-            outcomes.addAll(ForkedRun.run(classpath, classes, directory, systemProperties(suite)));
+            outcomes.addAll(ForkedRun.run(classpath, classes, directory));
         } else {
             for (final String testClass : classes) {
                 final long classStarted = System.nanoTime();
                 final Path classDirectory = directory.resolve(testClass.substring(testClass.lastIndexOf('.') + 1));
                 final List<TestOutcome> classOutcomes = ForkedRun.runClass(classpath, testClass, classDirectory,
-                    systemProperties(suite), suite.classTimeout().get());
+                    suite.classTimeout().get());
                 outcomes.addAll(classOutcomes);
                 System.out.println(suite.name() + " " + directory.getFileName() + " " + testClass + ": "
                     + classOutcomes.stream().filter(o -> o.status() == TestOutcome.Status.PASSED).count() + "/"
@@ -84,11 +87,5 @@ final class CompatRun {
             }
         }
         return new SuiteResult.Run(outcomes, (System.nanoTime() - started) / 1_000_000_000L, origins);
-    }
-
-    /** The JVM's settings: what the suite leaves out. */
-    private static List<String> systemProperties(final Suite suite) {
-        return suite.leaveOut().map(pattern -> List.of("-D" + LeaveOutCondition.PROPERTY + "=" + pattern))
-            .orElse(List.of());
     }
 }

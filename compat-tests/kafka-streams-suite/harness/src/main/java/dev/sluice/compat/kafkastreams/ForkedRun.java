@@ -23,9 +23,9 @@ final class ForkedRun {
      * Runs the classes and returns their outcomes; the JVM's output goes to {@code log.txt} in the
      * work directory, which is also the tests' working directory.
      */
-    static List<TestOutcome> run(final List<Path> classpath, final List<String> classes, final Path workDirectory,
-                                 final List<String> systemProperties) throws IOException, InterruptedException {
-        final Process process = start(classpath, classes, workDirectory, systemProperties);
+    static List<TestOutcome> run(final List<Path> classpath, final List<String> classes, final Path workDirectory)
+        throws IOException, InterruptedException {
+        final Process process = start(classpath, classes, workDirectory);
         final int exit = process.waitFor();
         final Path results = workDirectory.resolve("results.tsv");
         if (exit != 0 || !Files.exists(results)) {
@@ -41,9 +41,8 @@ final class ForkedRun {
      * died, adds one failed entry for the class, so the tests it never finished are not lost silently.
      */
     static List<TestOutcome> runClass(final List<Path> classpath, final String testClass, final Path workDirectory,
-                                      final List<String> systemProperties, final Duration timeout)
-        throws IOException, InterruptedException {
-        final Process process = start(classpath, List.of(testClass), workDirectory, systemProperties);
+                                      final Duration timeout) throws IOException, InterruptedException {
+        final Process process = start(classpath, List.of(testClass), workDirectory);
         final boolean ended = process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
         if (!ended) {
             process.descendants().forEach(ProcessHandle::destroyForcibly);
@@ -53,7 +52,7 @@ final class ForkedRun {
         final List<TestOutcome> outcomes = new ArrayList<>(
             Files.exists(results) ? TestOutcome.read(results) : List.of());
         final String wholeClass = "[engine:junit-jupiter]/[class:" + testClass + "]";
-        final String simpleName = testClass.substring(testClass.lastIndexOf('.') + 1) + " (whole class)";
+        final String simpleName = testClass.substring(testClass.lastIndexOf('.') + 1) + TestOutcome.WHOLE_CLASS;
         if (!ended) {
             outcomes.add(new TestOutcome(wholeClass + "/[timeout]", simpleName, TestOutcome.Status.FAILED,
                 "timed out after " + timeout.toSeconds() + " s and was ended, " + outcomes.size()
@@ -65,8 +64,8 @@ final class ForkedRun {
         return outcomes;
     }
 
-    private static Process start(final List<Path> classpath, final List<String> classes, final Path workDirectory,
-                                 final List<String> systemProperties) throws IOException {
+    private static Process start(final List<Path> classpath, final List<String> classes, final Path workDirectory)
+        throws IOException {
         Files.createDirectories(workDirectory);
         final Path classList = Files.write(workDirectory.resolve("classes.txt"), classes);
         final Path results = workDirectory.resolve("results.tsv");
@@ -76,7 +75,6 @@ final class ForkedRun {
             "-Xmx1g",
             "-Djava.io.tmpdir=" + Files.createDirectories(workDirectory.resolve("tmp")),
             "-cp", classpath.stream().map(Path::toString).collect(Collectors.joining(File.pathSeparator))));
-        command.addAll(systemProperties);
         command.addAll(List.of(SuiteMain.class.getName(), classList.toString(), results.toString()));
         return new ProcessBuilder(command)
             .directory(workDirectory.toFile())

@@ -72,7 +72,7 @@ final class OutcomeRecorder implements TestExecutionListener, AutoCloseable {
                 return simpleName(method.getClassName()) + "." + method.getMethodName() + invocation;
             }
             if (source instanceof ClassSource type) {
-                return simpleName(type.getClassName()) + " (whole class)";
+                return simpleName(type.getClassName()) + TestOutcome.WHOLE_CLASS;
             }
             return test.getDisplayName();
         }).orElse(test.getDisplayName());
@@ -82,8 +82,16 @@ final class OutcomeRecorder implements TestExecutionListener, AutoCloseable {
         return className.substring(className.lastIndexOf('.') + 1);
     }
 
-    private static String describe(final Throwable failure) {
+    /**
+     * The failure's class and the first line of its message. A failure with no message of its own says
+     * why through its cause: an {@code ExceptionInInitializerError} is how a class whose static set-up
+     * failed (a cluster the local broker cannot be, say) reaches the class's first {@code @BeforeAll}.
+     */
+    static String describe(final Throwable failure) {
         final String message = failure.getMessage();
+        if (message == null && failure.getCause() != null) {
+            return failure.getClass().getName() + ": caused by " + describe(failure.getCause());
+        }
         return failure.getClass().getName() + (message == null ? "" : ": " + firstLine(message));
     }
 

@@ -1,7 +1,9 @@
 package dev.sluice.compat.kafkastreams;
 
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Collectors;
 
 /** The Markdown report of a {@link CompatRun}. */
@@ -41,13 +43,13 @@ final class Report {
             + "Kafka Streams' store classes a topology got (`store-class-checks.txt`), tests that fail on the "
             + "baseline with a linkage error (they need an API of " + CompatRun.TESTS_VERSION + " that "
             + version(results) + " lacks), and integration tests that need more than the single-node local "
-            + "broker. Skipped: disabled by the tests themselves, or left out by the suite (said per suite).");
+            + "broker. Skipped: disabled or aborted by the tests themselves.");
         line("- The 4.3.1 test utilities call `org.apache.kafka.common.utils.Exit`, which kafka-clients 4.4.0 "
             + "moved to `...utils.internals.Exit`; both runs get a one-method test-support bridge for it.");
         line("");
         summary(results);
         for (final SuiteResult suite : results.suites()) {
-            suiteSection(suite, results.classpaths());
+            suiteSection(suite);
         }
         out.append(crashCheckSection.strip()).append("\n");
         return out.toString();
@@ -63,6 +65,25 @@ final class Report {
             row(suite.suite().name(), "Sluice", suite, suite.sluice());
         }
         line("");
+        // The integration suite's two kinds of rows share their runs and their parts: one note each.
+        final Set<String> notes = new LinkedHashSet<>();
+        for (final SuiteResult suite : results.suites()) {
+            final Suite rows = suite.suite();
+            if (rows.streamsProtocol().isPresent()) {
+                notes.add("`" + rows.streamsProtocolRows().name() + "` counts the invocations of `" + rows.name()
+                    + "`'s tests under the streams rebalance protocol (KIP-1071), which Sluice does not speak yet; "
+                    + "they ran in the same runs, whose time both rows give.");
+            }
+            final List<IntegrationParts.Part> notRun = IntegrationParts.others(rows.parts());
+            if (!rows.parts().isEmpty() && !notRun.isEmpty()) {
+                notes.add("The integration tests in this report are only some of their parts: "
+                    + partNames(rows.parts()) + "; not run in this report: " + partNames(notRun) + ".");
+            }
+        }
+        notes.forEach(note -> {
+            line(note);
+            line("");
+        });
     }
 
     private void row(final String suite, final String target, final SuiteResult result, final SuiteResult.Run run) {
@@ -71,7 +92,7 @@ final class Report {
             + c.skipped() + " | " + c.notRunnable() + " | " + run.seconds() + " s |");
     }
 
-    private void integrationSetting(final Classpaths classpaths) {
+    private void localBrokerSetting() {
         line("The test jar is `kafka-streams-integration-tests` " + CompatRun.TESTS_VERSION + "; that of 4.4.0 is not "
             + "on Maven Central. Its tests start their Kafka cluster through the jar's `EmbeddedKafkaCluster`, "
             + "which would run KRaft brokers inside the test JVM. Both targets run the tests unchanged against "
@@ -79,27 +100,43 @@ final class Report {
             + "class of that name and API which starts, per test class, a single-node KRaft Apache Kafka "
             + "4.4.0 broker in a JVM of its own (`compat-tests/local-broker`) with the broker settings the test "
             + "asks for, and serves the tests' topic, client and group calls from it. Tests that need replicas "
-            + "on several brokers are not runnable on it.");
+            + "on several brokers, or brokers with different settings, are not runnable on it.");
         line("");
-        final TestJar jar = TestJar.read(Suite.testJar(classpaths.forIntegration(classpaths.forBaseline()),
-            "kafka-streams-integration-tests", CompatRun.TESTS_VERSION));
-        final List<String> notRun = Suite.integrationClassesNotRun(jar);
-        line("Not run yet (" + notRun.size() + " other test classes of the jar): " + String.join(", ", notRun) + ".");
+    }
+
+    /** The parts the suite's run holds, each with its classes, and the parts it does not hold. */
+    private void parts(final Suite suite) {
+        line("Parts in this report (`COMPAT_PARTS`):");
         line("");
+        suite.parts().forEach(part -> line("- `" + part.name() + "`, " + part.subject() + " (" + part.classes().size()
+            + " classes): " + String.join(", ", part.classes())));
+        line("");
+        final List<IntegrationParts.Part> others = IntegrationParts.others(suite.parts());
+        line("Not run in this report: " + (others.isEmpty() ? "none, every part ran" : partNames(others)) + ".");
+        line("");
+    }
+
+    private static String partNames(final List<IntegrationParts.Part> parts) {
+        return parts.stream().map(part -> "`" + part.name() + "` (" + part.classes().size() + " classes)")
+            .collect(Collectors.joining(", "));
     }
 
     private static String simpleName(final String className) {
         return className.substring(className.lastIndexOf('.') + 1);
     }
 
-    private void suiteSection(final SuiteResult result, final Classpaths classpaths) {
+    private void suiteSection(final SuiteResult result) {
         final Suite suite = result.suite();
         line("## " + suite.name() + ": " + suite.title());
         line("");
         line("Selection: " + suite.selectionRule() + "; " + result.classes().size() + " classes.");
         line("");
-        if (suite.onLocalBroker()) {
-            integrationSetting(classpaths);
+        if (!suite.parts().isEmpty()) {
+            parts(suite);
+        }
+        // Once, with the suite's own rows: its streams-protocol rows come from the same runs.
+        if (suite.onLocalBroker() && suite.streamsProtocol().isPresent()) {
+            localBrokerSetting();
         }
         final Map<String, List<TestOutcome>> notRunnable = result.notRunnableByReason();
         if (!notRunnable.isEmpty()) {

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.function.Function;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
@@ -18,43 +19,35 @@ import java.util.stream.Collectors;
  *
  * <p>A suite with a class timeout runs each class in a JVM of its own, ended when it takes longer; one
  * without runs all its classes in one JVM. A suite on the local broker runs with the integration class path.
- * {@code leaveOut} matches the display names of parameterized invocations the suite does not run
- * ({@link LeaveOutCondition}); they are reported as skipped.
+ * {@code parts} are the named parts of its classes that this run holds ({@link IntegrationParts}), empty
+ * for a suite that is not split into parts. The invocations whose display names match
+ * {@code streamsProtocol} run under the streams rebalance protocol (KIP-1071); the report counts them in
+ * rows of their own ({@link #streamsProtocolRows()}).
  */
 record Suite(String name, String title, String selectionRule, List<String> testJars,
              Function<TestJar, List<String>> selection, Optional<Duration> classTimeout, boolean onLocalBroker,
-             Optional<String> leaveOut) {
+             List<IntegrationParts.Part> parts, Optional<Pattern> streamsProtocol) {
 
     private static final String DRIVER = "org.apache.kafka.streams.TopologyTestDriver";
     private static final String STORE_INTERNALS = "org.apache.kafka.streams.state.internals.";
-    private static final String INTEGRATION = "org.apache.kafka.streams.integration.";
     /**
-     * The integration tests run so far, from the jar's exactly-once, interactive-query and restore tests:
-     * the ones that exercise what Sluice's transactional stores change.
+     * Fits the slowest integration classes measured on two cores, with room to spare, and keeps a class
+     * that hangs from taking the rest of the run's time.
      */
-    private static final List<String> INTEGRATION_CLASSES = List.of(
-        "EosIntegrationTest",
-        "EOSUncleanShutdownIntegrationTest",
-        "RestoreIntegrationTest",
-        "KTableSourceTopicRestartIntegrationTest",
-        "StoreQueryIntegrationTest",
-        "IQv2IntegrationTest",
-        "IQv2VersionedStoreIntegrationTest",
-        "ConsistencyVectorIntegrationTest",
-        "VersionedKeyValueStoreIntegrationTest");
-    private static final Duration INTEGRATION_CLASS_TIMEOUT = Duration.ofMinutes(15);
+    private static final Duration INTEGRATION_CLASS_TIMEOUT = Duration.ofMinutes(10);
     /**
      * The invocations that repeat a test under the streams rebalance protocol (KIP-1071), by their display
-     * names, which name it in the three ways the tests do: the same topology and stores with the broker
-     * assigning the tasks. Left out to keep the suite's time within a few tens of minutes on two cores;
-     * the classic protocol's invocations run.
+     * names, which name it by the parameter that picks it (a group protocol, or a flag under one of three
+     * names) or by a named argument: the same topology and stores with the broker assigning the tasks.
+     * Sluice does not speak that protocol yet, so they are counted apart from the classic protocol's.
      */
-    private static final String STREAMS_PROTOCOL_INVOCATIONS = "groupProtocol=streams|STREAMS protocol|useNewProtocol=true";
+    private static final Pattern STREAMS_PROTOCOL_INVOCATIONS = Pattern.compile("groupProtocol=streams"
+        + "|STREAMS protocol|useNewProtocol=true|streamsProtocolEnabled=true|streamsRebalanceProtocolEnabled=true");
 
-    /** Every suite, as {@code make compat} runs them. */
-    static List<Suite> all() {
+    /** Every suite, as {@code make compat} runs them, with the given parts of the integration suite. */
+    static List<Suite> all(final List<IntegrationParts.Part> integrationParts) {
         final List<Suite> suites = new ArrayList<>(fast());
-        suites.add(integration());
+        suites.add(integration(integrationParts));
         return suites;
     }
 
@@ -66,34 +59,37 @@ record Suite(String name, String title, String selectionRule, List<String> testJ
                     + "`TopologyTestDriver` (their class files, nested classes included, refer to it)",
                 List.of("kafka-streams", "kafka-streams-test-utils"),
                 jar -> jar.classesMentioning(DRIVER).stream().filter(name -> name.endsWith("Test")).toList(),
-                Optional.empty(), false, Optional.empty()),
+                Optional.empty(), false, List.of(), Optional.empty()),
             new Suite("kafka-streams-examples", "Kafka Streams examples' tests",
                 "every class of the `kafka-streams-examples` test jar",
                 List.of("kafka-streams-examples"),
-                TestJar::classes, Optional.empty(), false, Optional.empty()));
+                TestJar::classes, Optional.empty(), false, List.of(), Optional.empty()));
     }
 
-    /** Suite 3: Kafka Streams' integration tests, each class on a fresh local broker. */
-    static Suite integration() {
+    /** Suite 3: Kafka Streams' integration tests, each class on a fresh local broker, the given parts of them. */
+    static Suite integration(final List<IntegrationParts.Part> parts) {
         return new Suite("kafka-streams-integration", "Kafka Streams' integration tests on a real broker",
-            "from the `kafka-streams-integration-tests` test jar, its exactly-once, restore and interactive-query "
-                + "tests: " + String.join(", ", INTEGRATION_CLASSES) + "; each class in a JVM of its own, ended "
-                + "after " + INTEGRATION_CLASS_TIMEOUT.toMinutes() + " minutes. Invocations parameterized with the "
-                + "streams rebalance protocol (KIP-1071) are left out, reported as skipped, to keep the suite's time "
-                + "down: they run the same topologies and stores with the broker assigning the tasks",
+            "every test class of the `kafka-streams-integration-tests` test jar (the `*Test` classes of its "
+                + "integration package), in named parts that `make compat COMPAT_PARTS=part,...` picks (default: "
+                + "all); each class in a JVM of its own, ended after " + INTEGRATION_CLASS_TIMEOUT.toMinutes()
+                + " minutes. The invocations parameterized with the streams rebalance protocol (KIP-1071) run "
+                + "too and are counted in rows of their own, `kafka-streams-integration (streams protocol)`",
             List.of("kafka-streams-integration-tests"),
-            jar -> INTEGRATION_CLASSES.stream().map(name -> INTEGRATION + name)
-                .filter(jar.classes()::contains).toList(),
-            Optional.of(INTEGRATION_CLASS_TIMEOUT), true, Optional.of(STREAMS_PROTOCOL_INVOCATIONS));
+            jar -> IntegrationParts.classesOf(parts, jar),
+            Optional.of(INTEGRATION_CLASS_TIMEOUT), true, parts, Optional.of(STREAMS_PROTOCOL_INVOCATIONS));
     }
 
-    /** The integration test classes of the jar that this suite does not run (yet). */
-    static List<String> integrationClassesNotRun(final TestJar jar) {
-        return jar.classes().stream()
-            .filter(name -> name.startsWith(INTEGRATION) && name.endsWith("Test")
-                && !INTEGRATION_CLASSES.contains(name.substring(INTEGRATION.length())))
-            .map(name -> name.substring(INTEGRATION.length()))
-            .toList();
+    /**
+     * The suite the streams-protocol invocations of this one are reported as: the same classes and runs,
+     * counted apart.
+     */
+    Suite streamsProtocolRows() {
+        final Pattern pattern = streamsProtocol.orElseThrow();
+        return new Suite(name + " (streams protocol)", title + ", under the streams rebalance protocol (KIP-1071)",
+            "the invocations of `" + name + "`'s tests whose display names name the streams rebalance protocol (`"
+                + pattern.pattern() + "`), from the same runs as `" + name + "`: the same topologies and stores "
+                + "with the broker assigning the tasks. Sluice does not speak that protocol yet",
+            testJars, selection, classTimeout, onLocalBroker, parts, Optional.empty());
     }
 
     /** The classes to run, from the test jars on the given class path. */

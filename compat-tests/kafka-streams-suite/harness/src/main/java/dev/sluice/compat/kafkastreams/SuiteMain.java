@@ -22,8 +22,6 @@ public final class SuiteMain {
     public static void main(final String[] args) throws IOException {
         final LauncherDiscoveryRequest request = LauncherDiscoveryRequestBuilder.request()
             .selectors(Files.readAllLines(Path.of(args[0])).stream().map(name -> selectClass(name)).toList())
-            .configurationParameter("junit.jupiter.extensions.autodetection.enabled",
-                Boolean.toString(System.getProperty(LeaveOutCondition.PROPERTY) != null))
             .build();
         try (OutcomeRecorder recorder = new OutcomeRecorder(Path.of(args[1]))) {
             final Launcher launcher = LauncherFactory.create();

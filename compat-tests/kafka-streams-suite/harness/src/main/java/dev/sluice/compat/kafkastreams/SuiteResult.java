@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -16,7 +17,8 @@ import java.util.stream.Collectors;
  * replacement when its class tests Kafka Streams' own store implementations, when it is one of the
  * listed tests that check which store classes a topology got, when it fails on the baseline
  * with a linkage error (it needs an API of the tests' Kafka version that 4.4.0 lacks), or when it
- * fails on the baseline because it needs more than the single-node local broker.
+ * fails on the baseline because it needs more than the single-node local broker; a class that fails
+ * so in its set-up is one not-runnable entry, with what it asked for.
  */
 record SuiteResult(Suite suite, List<String> classes, Map<String, String> notRunnableClasses,
                    Set<String> storeClassChecks, Run baseline, Run sluice) {
@@ -29,6 +31,11 @@ record SuiteResult(Suite suite, List<String> classes, Map<String, String> notRun
         Map<String, TestOutcome> byId() {
             return outcomes.stream().collect(Collectors.toMap(TestOutcome::id, Function.identity(), (a, b) -> a,
                 LinkedHashMap::new));
+        }
+
+        /** The same run with only the outcomes {@code belongs} accepts. */
+        Run only(final Predicate<TestOutcome> belongs) {
+            return new Run(outcomes.stream().filter(belongs).toList(), seconds, runtimeOrigins);
         }
     }
 
@@ -46,6 +53,26 @@ record SuiteResult(Suite suite, List<String> classes, Map<String, String> notRun
         "java.lang.NoSuchMethodError", "java.lang.NoSuchFieldError", "java.lang.NoClassDefFoundError",
         "java.lang.AbstractMethodError", "java.lang.IncompatibleClassChangeError", "java.lang.ClassNotFoundException");
 
+    /**
+     * This result as the report's rows count it: for a suite with streams-protocol invocations, the other
+     * outcomes as the suite's own and those invocations apart, as {@link Suite#streamsProtocolRows()};
+     * otherwise just this. An outcome of a whole class (its set-up failed, or its JVM was ended) is not an
+     * invocation and stays with the suite's own.
+     */
+    List<SuiteResult> rows() {
+        if (suite.streamsProtocol().isEmpty()) {
+            return List.of(this);
+        }
+        final Pattern pattern = suite.streamsProtocol().get();
+        final Predicate<TestOutcome> streamsProtocol = test -> pattern.matcher(test.name()).find();
+        return List.of(only(suite, streamsProtocol.negate()), only(suite.streamsProtocolRows(), streamsProtocol));
+    }
+
+    private SuiteResult only(final Suite rows, final Predicate<TestOutcome> belongs) {
+        return new SuiteResult(rows, classes, notRunnableClasses, storeClassChecks, baseline.only(belongs),
+            sluice.only(belongs));
+    }
+
     /** Why the test cannot judge a replacement, or empty when it can. */
     Optional<String> notRunnableReason(final TestOutcome test) {
         final String reason = notRunnableClasses.get(testClass(test.id()));
@@ -62,7 +89,10 @@ record SuiteResult(Suite suite, List<String> classes, Map<String, String> notRun
         }
         if (onBaseline != null && onBaseline.status() == TestOutcome.Status.FAILED
             && onBaseline.message().contains(LOCAL_BROKER_MARKER)) {
-            return Optional.of(NEEDS_MORE_BROKERS);
+            // A whole class that cannot start says what it asked for: it is listed alone, with that.
+            return Optional.of(test.wholeClass() ? NEEDS_MORE_BROKERS + ":" + onBaseline.message()
+                .substring(onBaseline.message().indexOf(LOCAL_BROKER_MARKER) + LOCAL_BROKER_MARKER.length())
+                : NEEDS_MORE_BROKERS);
         }
         return Optional.empty();
     }
@@ -114,7 +144,8 @@ record SuiteResult(Suite suite, List<String> classes, Map<String, String> notRun
         for (final TestOutcome test : baseline.outcomes()) {
             notRunnableReason(test).ifPresent(reason -> {
                 final String classReason = notRunnableClasses.get(testClass(test.id()));
-                final String key = classReason != null ? simpleName(testClass(test.id())) + ": " + classReason : reason;
+                final String key = classReason != null ? simpleName(testClass(test.id())) + ": " + classReason
+                    : test.wholeClass() ? test.name() + ": " + reason : reason;
                 byReason.computeIfAbsent(key, k -> new ArrayList<>()).add(test);
             });
         }

@@ -13,6 +13,9 @@ record TestOutcome(String id, String name, Status status, String message) {
 
     enum Status { PASSED, FAILED, SKIPPED }
 
+    /** Ends the name of an outcome of a whole class rather than of one of its tests. */
+    static final String WHOLE_CLASS = " (whole class)";
+
     /** One line of a results file. */
     String line() {
         return String.join("\t", id, name, status.name(), message);
@@ -23,6 +26,11 @@ record TestOutcome(String id, String name, Status status, String message) {
             .map(line -> line.split("\t", -1))
             .map(f -> new TestOutcome(f[0], f[1], Status.valueOf(f[2]), f[3]))
             .toList();
+    }
+
+    /** Whether this is an outcome of a whole class: its set-up failed, or its JVM timed out or died. */
+    boolean wholeClass() {
+        return name.endsWith(WHOLE_CLASS);
     }
 
     /** The failure's class, or empty: tells a missing API (a linkage error) from a failed check. */
