@@ -275,8 +275,9 @@ impl EngineConfig {
     }
 
     /// Fails on a client setting librdkafka rejects, naming it, as Kafka's clients fail when
-    /// Kafka Streams creates them: before anything starts.
-    pub fn check_client_settings(&self) -> Result<()> {
+    /// Kafka Streams creates them: before anything starts. Returns the settings the clients
+    /// take as another value ([`ClientProperties::adjusted_settings`]), for a warning.
+    pub fn check_client_settings(&self) -> Result<BTreeMap<String, String>> {
         let clients = [
             self.main_consumer_config(1),
             self.restore_consumer_config(1),
@@ -293,7 +294,7 @@ impl EngineConfig {
                 },
             })?;
         }
-        Ok(())
+        Ok(self.clients.adjusted_settings())
     }
 
     /// The admin client.

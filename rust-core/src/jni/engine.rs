@@ -15,7 +15,7 @@ use jni::sys::{jboolean, jlong};
 use jni::{Env, EnvUnowned};
 use once_cell::sync::Lazy;
 
-use super::arrays::read_bytes;
+use super::arrays::{new_byte_array, read_bytes};
 use super::errors::{JavaException, NativeError, ThrowJavaException};
 use super::handles::HandleTable;
 use super::record_framing;
@@ -75,7 +75,8 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_st
 }
 
 /// Checks an application config as the engine would start with it, client settings included;
-/// raises `ConfigException` naming the bad key.
+/// raises `ConfigException` naming the bad key. Returns, framed as properties, the client
+/// settings the engine's clients take as another value.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_checkConfig<
     'local,
@@ -83,11 +84,12 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_ch
     mut env: EnvUnowned<'local>,
     _class: JClass<'local>,
     properties: JByteArray<'local>,
-) {
-    env.with_env(|env| -> Result<(), NativeError> {
+) -> JByteArray<'local> {
+    env.with_env(|env| -> Result<JByteArray<'local>, NativeError> {
         let properties = record_framing::properties(&read_bytes(env, &properties, "config")?)?;
         let config = EngineConfig::from_properties(&properties).map_err(engine_error)?;
-        config.check_client_settings().map_err(engine_error)
+        let adjusted = config.check_client_settings().map_err(engine_error)?;
+        new_byte_array(env, &record_framing::encoded_properties(&adjusted))
     })
     .resolve::<ThrowJavaException>()
 }

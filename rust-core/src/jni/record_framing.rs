@@ -113,6 +113,16 @@ pub(crate) fn positions(
     Ok(positions)
 }
 
+/// Encodes properties as [`properties`] decodes them.
+pub(crate) fn encoded_properties(properties: &BTreeMap<String, String>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (key, value) in properties {
+        put_string(&mut out, key);
+        put_string(&mut out, value);
+    }
+    out
+}
+
 /// Decodes properties.
 pub(crate) fn properties(bytes: &[u8]) -> Result<BTreeMap<String, String>, NativeError> {
     let mut reader = Reader::new(bytes);

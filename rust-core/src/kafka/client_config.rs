@@ -20,8 +20,10 @@
 //! The keys are the Java clients' (what a Kafka Streams application sets). Most mean the same
 //! to librdkafka; the few it names differently are renamed, and those it has no counterpart
 //! for (`max.poll.records`, `key.deserializer`, `interceptor.classes` …) are left out, the way
-//! Kafka's own clients ignore keys they do not use. A key librdkafka knows with a value it
-//! rejects still fails the client's creation, naming the key.
+//! Kafka's own clients ignore keys they do not use. A whole number beyond the range librdkafka
+//! allows for its key is taken as the nearest bound: Java's clients take any `int` (an
+//! application may set `Integer.MAX_VALUE` to mean "never"), and the broker's own limits still
+//! apply. Any other value librdkafka rejects still fails the client's creation, naming the key.
 
 use std::collections::BTreeMap;
 
@@ -50,6 +52,14 @@ pub enum ClientRole {
     /// The admin client.
     Admin,
 }
+
+const ROLES: [ClientRole; 5] = [
+    ClientRole::MainConsumer,
+    ClientRole::RestoreConsumer,
+    ClientRole::GlobalConsumer,
+    ClientRole::Producer,
+    ClientRole::Admin,
+];
 
 impl ClientRole {
     fn prefixes(self) -> &'static [&'static str] {
@@ -99,8 +109,22 @@ fn librdkafka_setting(key: &str, value: &str) -> Option<(String, String)> {
     probe.set(key, value);
     match probe.create_native_config() {
         Err(KafkaError::ClientConfig(RDKafkaConfRes::RD_KAFKA_CONF_UNKNOWN, ..)) => None,
+        Err(KafkaError::ClientConfig(RDKafkaConfRes::RD_KAFKA_CONF_INVALID, reason, ..)) => {
+            let value = nearest_in_range(value, &reason).unwrap_or_else(|| value.to_string());
+            Some((key.to_string(), value))
+        }
         _ => Some((key.to_string(), value.to_string())),
     }
+}
+
+/// The bound nearest to `value` when librdkafka's rejection `reason` says a whole number is
+/// outside its range ("... value 2147483647 is outside allowed range 1..3600000").
+fn nearest_in_range(value: &str, reason: &str) -> Option<String> {
+    let value: i64 = value.trim().parse().ok()?;
+    let range = reason.split("outside allowed range ").nth(1)?;
+    let (low, high) = range.trim().split_once("..")?;
+    let (low, high): (i64, i64) = (low.parse().ok()?, high.trim_end_matches('.').parse().ok()?);
+    Some(value.clamp(low, high).to_string())
 }
 
 /// The client settings of one engine instance: bootstrap servers and the user's prefixed
@@ -116,16 +140,10 @@ impl ClientProperties {
     /// Settings for `bootstrap_servers`, keeping from `properties` the keys with a client
     /// prefix (see the module documentation).
     pub fn new(bootstrap_servers: &str, properties: &BTreeMap<String, String>) -> Self {
-        let all_prefixes = [
-            ClientRole::MainConsumer,
-            ClientRole::RestoreConsumer,
-            ClientRole::GlobalConsumer,
-            ClientRole::Producer,
-            ClientRole::Admin,
-        ]
-        .iter()
-        .flat_map(|role| role.prefixes().iter())
-        .collect::<Vec<_>>();
+        let all_prefixes = ROLES
+            .iter()
+            .flat_map(|role| role.prefixes().iter())
+            .collect::<Vec<_>>();
         let prefixed = properties
             .iter()
             .filter(|(key, _)| all_prefixes.iter().any(|p| key.starts_with(*p)))
@@ -144,6 +162,32 @@ impl ClientProperties {
             .rev()
             .find_map(|prefix| self.prefixed.get(&format!("{prefix}{key}")))
             .map(String::as_str)
+    }
+
+    /// The user's settings librdkafka takes as another value (a number beyond its range, see
+    /// the module documentation): each prefixed key with the value the engine's clients use.
+    pub fn adjusted_settings(&self) -> BTreeMap<String, String> {
+        let mut adjusted = BTreeMap::new();
+        for (prefixed, value) in &self.prefixed {
+            let Some(key) = ROLES
+                .iter()
+                .flat_map(|role| role.prefixes())
+                .filter_map(|prefix| prefixed.strip_prefix(prefix))
+                .min_by_key(|key| key.len())
+            else {
+                continue;
+            };
+            if key == "auto.offset.reset" {
+                continue;
+            }
+            match librdkafka_setting(key, value) {
+                Some((_, used)) if used != *value => {
+                    adjusted.insert(prefixed.clone(), used);
+                }
+                _ => {}
+            }
+        }
+        adjusted
     }
 
     /// The configuration of a `role` client: `defaults` first, then the user's overrides
@@ -267,6 +311,36 @@ mod tests {
             &[("transactional.id", "app-1".into())],
         );
         assert_eq!(producer.get("transactional.id"), Some("app-1"));
+    }
+
+    #[test]
+    fn a_number_beyond_librdkafkas_range_is_taken_as_its_bound_and_reported() {
+        let properties: BTreeMap<String, String> = [
+            ("consumer.session.timeout.ms", "2147483647"),
+            ("main.consumer.max.poll.interval.ms", "2147483647"),
+            ("producer.linger.ms", "20"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let clients = ClientProperties::new("localhost:9092", &properties);
+        let main = clients.client_config(ClientRole::MainConsumer, &[]);
+        assert_eq!(main.get("session.timeout.ms"), Some("3600000"));
+        assert_eq!(main.get("max.poll.interval.ms"), Some("86400000"));
+        main.create_native_config().expect("bounds are valid");
+        assert_eq!(
+            clients.adjusted_settings(),
+            BTreeMap::from([
+                (
+                    "consumer.session.timeout.ms".to_string(),
+                    "3600000".to_string()
+                ),
+                (
+                    "main.consumer.max.poll.interval.ms".to_string(),
+                    "86400000".to_string()
+                ),
+            ])
+        );
     }
 
     #[test]

@@ -257,7 +257,7 @@ public class KafkaStreams implements AutoCloseable {
         this.topologyMetadata = topologyMetadata;
         this.topologyMetadata.buildAndRewriteTopology();
         EngineRuntime.checkTopology(topologyMetadata);
-        EngineRuntime.checkConfig(applicationConfigs);
+        final Map<String, String> adjustedClientSettings = EngineRuntime.checkConfig(applicationConfigs);
 
         final HostInfo applicationServer = HostInfo.buildFromEndpoint(
             applicationConfigs.getString(StreamsConfig.APPLICATION_SERVER_CONFIG));
@@ -285,6 +285,8 @@ public class KafkaStreams implements AutoCloseable {
                 + "consuming and producing; the supplier only provides the admin client used for metadata and lags",
                 clientSupplier.getClass().getName());
         }
+        adjustedClientSettings.forEach((key, used) -> log.warn("{} is beyond the range Sluice's engine clients"
+            + " (librdkafka) accept; they use {}", key, used));
         if (applicationConfigs.getInt(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG) > 0) {
             log.warn("{} is set, but Sluice's runtime runs no standby tasks: state is restored from the changelogs",
                 StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG);

@@ -5,12 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.streams.runtime.internals.EngineRuntime;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -163,6 +165,21 @@ class KafkaStreamsBeforeStartTest {
         badClient.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), "soon");
         assertTrue(assertThrows(ConfigException.class, () -> streams(badClient)).getMessage()
             .contains(ProducerConfig.LINGER_MS_CONFIG));
+    }
+
+    @Test
+    void timeoutsBeyondWhatTheEngineClientsTakeAreTakenAsTheirLargestAndReported() {
+        // Java's clients take any int; librdkafka caps these timeouts at an hour and a day.
+        final Properties props = props();
+        props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, Integer.MAX_VALUE);
+        props.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG), Integer.MAX_VALUE);
+        streams(props);
+
+        final Map<String, String> adjusted = EngineRuntime.checkConfig(new StreamsConfig(props));
+        assertEquals("86400000", adjusted.get(StreamsConfig.mainConsumerPrefix(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG)));
+        assertEquals("3600000", adjusted.get(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG)));
+        adjusted.forEach((key, used) -> assertTrue(key.endsWith(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG)
+            || key.endsWith(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG), "only the two timeouts are adjusted: " + adjusted));
     }
 
     @Test

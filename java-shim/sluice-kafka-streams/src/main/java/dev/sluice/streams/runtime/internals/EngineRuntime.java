@@ -318,11 +318,13 @@ public final class EngineRuntime implements AutoCloseable {
      * Checks the engine's part of {@code config} (the {@code sluice.*} keys, the client settings) the way
      * Kafka Streams checks its config and its clients' when a client is created.
      *
+     * @return the client settings the engine's clients take as another value (a number beyond
+     *     librdkafka's range is taken as its bound), each with the value they use, for a warning
      * @throws org.apache.kafka.common.config.ConfigException naming the first bad key
      */
-    public static void checkConfig(final StreamsConfig config) {
+    public static Map<String, String> checkConfig(final StreamsConfig config) {
         NativeLibrary.load();
-        NativeEngine.checkConfig(RuntimeFraming.properties(engineProperties(config)));
+        return RuntimeFraming.readProperties(NativeEngine.checkConfig(RuntimeFraming.properties(engineProperties(config))));
     }
 
     /**

@@ -29,9 +29,11 @@ final class NativeEngine {
      * Checks an application config as {@link #start} would take it, client settings included.
      *
      * @param config the application config as framed properties ({@link RuntimeFraming#properties})
+     * @return framed properties: the client settings the engine's clients take as another value, each
+     *     with the value they use
      * @throws org.apache.kafka.common.config.ConfigException naming the first bad key
      */
-    static native void checkConfig(byte[] config);
+    static native byte[] checkConfig(byte[] config);
 
     /**
      * Stops the engine cleanly (commit, close tasks), joins its threads and releases the handle; a
