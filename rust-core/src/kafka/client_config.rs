@@ -117,6 +117,26 @@ fn librdkafka_setting(key: &str, value: &str) -> Option<(String, String)> {
     }
 }
 
+/// librdkafka refuses a consumer whose `max.poll.interval.ms` is shorter than its
+/// `session.timeout.ms`, which Java's consumer takes: the poll interval is raised to the session
+/// timeout (the engine polls far more often than either).
+fn poll_interval_at_least_session_timeout(config: &mut ClientConfig) {
+    let millis = |key: &str, default: i64| {
+        config
+            .get(key)
+            .and_then(|value| value.trim().parse::<i64>().ok())
+            .unwrap_or(default)
+    };
+    let session_timeout = millis("session.timeout.ms", LIBRDKAFKA_SESSION_TIMEOUT_MS);
+    if millis("max.poll.interval.ms", LIBRDKAFKA_MAX_POLL_INTERVAL_MS) < session_timeout {
+        config.set("max.poll.interval.ms", session_timeout.to_string());
+    }
+}
+
+/// librdkafka's defaults of the two consumer timeouts.
+const LIBRDKAFKA_SESSION_TIMEOUT_MS: i64 = 45_000;
+const LIBRDKAFKA_MAX_POLL_INTERVAL_MS: i64 = 300_000;
+
 /// The bound nearest to `value` when librdkafka's rejection `reason` says a whole number is
 /// outside its range ("... value 2147483647 is outside allowed range 1..3600000").
 fn nearest_in_range(value: &str, reason: &str) -> Option<String> {
@@ -212,6 +232,9 @@ impl ClientProperties {
                     config.set(key, value);
                 }
             }
+        }
+        if role != ClientRole::Producer && role != ClientRole::Admin {
+            poll_interval_at_least_session_timeout(&mut config);
         }
         config
     }
@@ -328,6 +351,12 @@ mod tests {
         assert_eq!(main.get("session.timeout.ms"), Some("3600000"));
         assert_eq!(main.get("max.poll.interval.ms"), Some("86400000"));
         main.create_native_config().expect("bounds are valid");
+        // A session timeout beyond the poll interval raises the poll interval.
+        let restore = clients.client_config(ClientRole::RestoreConsumer, &[]);
+        assert_eq!(restore.get("max.poll.interval.ms"), Some("3600000"));
+        restore
+            .create::<rdkafka::consumer::BaseConsumer>()
+            .expect("librdkafka takes the consumer");
         assert_eq!(
             clients.adjusted_settings(),
             BTreeMap::from([
