@@ -107,13 +107,42 @@ fn librdkafka_setting(key: &str, value: &str) -> Option<(String, String)> {
     };
     let mut probe = ClientConfig::new();
     probe.set(key, value);
-    match probe.create_native_config() {
-        Err(KafkaError::ClientConfig(RDKafkaConfRes::RD_KAFKA_CONF_UNKNOWN, ..)) => None,
+    let value = match probe.create_native_config() {
+        Err(KafkaError::ClientConfig(RDKafkaConfRes::RD_KAFKA_CONF_UNKNOWN, ..)) => return None,
         Err(KafkaError::ClientConfig(RDKafkaConfRes::RD_KAFKA_CONF_INVALID, reason, ..)) => {
-            let value = nearest_in_range(value, &reason).unwrap_or_else(|| value.to_string());
-            Some((key.to_string(), value))
+            nearest_in_range(value, &reason).unwrap_or_else(|| value.to_string())
         }
-        _ => Some((key.to_string(), value.to_string())),
+        _ => value.to_string(),
+    };
+    Some((key.to_string(), within_microsecond_clock(key, value)))
+}
+
+/// Timeouts librdkafka keeps as an `int` of milliseconds and turns into microseconds in `int`
+/// arithmetic, so that beyond [`MICROSECOND_CLOCK_LIMIT_MS`] (about 35 minutes) the product
+/// overflows, though librdkafka accepts values up to an hour or a day. A session timeout that
+/// overflowed makes a consumer find its session expired at every check: it drops its
+/// assignment as lost, rebalance after rebalance, and never processes.
+const ON_THE_MICROSECOND_CLOCK: &[&str] = &[
+    "session.timeout.ms",
+    "heartbeat.interval.ms",
+    "metadata.max.age.ms",
+    "topic.metadata.propagation.max.ms",
+    "reconnect.backoff.max.ms",
+];
+
+/// The longest of those timeouts librdkafka computes with correctly.
+const MICROSECOND_CLOCK_LIMIT_MS: i64 = i32::MAX as i64 / 1000;
+
+/// `value` of `key`, lowered to [`MICROSECOND_CLOCK_LIMIT_MS`] when `key` is one of the
+/// timeouts [`ON_THE_MICROSECOND_CLOCK`] and `value` is beyond it.
+fn within_microsecond_clock(key: &str, value: String) -> String {
+    match value.trim().parse::<i64>() {
+        Ok(millis)
+            if millis > MICROSECOND_CLOCK_LIMIT_MS && ON_THE_MICROSECOND_CLOCK.contains(&key) =>
+        {
+            MICROSECOND_CLOCK_LIMIT_MS.to_string()
+        }
+        _ => value,
     }
 }
 
@@ -348,12 +377,13 @@ mod tests {
         .collect();
         let clients = ClientProperties::new("localhost:9092", &properties);
         let main = clients.client_config(ClientRole::MainConsumer, &[]);
-        assert_eq!(main.get("session.timeout.ms"), Some("3600000"));
+        // librdkafka takes up to an hour, but overflows its microsecond clock beyond 2147483.
+        assert_eq!(main.get("session.timeout.ms"), Some("2147483"));
         assert_eq!(main.get("max.poll.interval.ms"), Some("86400000"));
         main.create_native_config().expect("bounds are valid");
         // A session timeout beyond the poll interval raises the poll interval.
         let restore = clients.client_config(ClientRole::RestoreConsumer, &[]);
-        assert_eq!(restore.get("max.poll.interval.ms"), Some("3600000"));
+        assert_eq!(restore.get("max.poll.interval.ms"), Some("2147483"));
         restore
             .create::<rdkafka::consumer::BaseConsumer>()
             .expect("librdkafka takes the consumer");
@@ -362,13 +392,42 @@ mod tests {
             BTreeMap::from([
                 (
                     "consumer.session.timeout.ms".to_string(),
-                    "3600000".to_string()
+                    "2147483".to_string()
                 ),
                 (
                     "main.consumer.max.poll.interval.ms".to_string(),
                     "86400000".to_string()
                 ),
             ])
+        );
+    }
+
+    #[test]
+    fn a_timeout_librdkafka_takes_but_would_overflow_in_microseconds_is_lowered() {
+        let properties: BTreeMap<String, String> = [
+            ("consumer.session.timeout.ms", "2400000"),
+            ("consumer.heartbeat.interval.ms", "2147483"),
+            ("admin.metadata.max.age.ms", "86400000"),
+            ("producer.message.timeout.ms", "2400000"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let clients = ClientProperties::new("localhost:9092", &properties);
+        let main = clients.client_config(ClientRole::MainConsumer, &[]);
+        assert_eq!(main.get("session.timeout.ms"), Some("2147483"));
+        assert_eq!(main.get("heartbeat.interval.ms"), Some("2147483"));
+        let admin = clients.client_config(ClientRole::Admin, &[]);
+        assert_eq!(admin.get("metadata.max.age.ms"), Some("2147483"));
+        let producer = clients.client_config(ClientRole::Producer, &[]);
+        assert_eq!(
+            producer.get("message.timeout.ms"),
+            Some("2400000"),
+            "librdkafka counts this one in 64 bits"
+        );
+        assert_eq!(
+            clients.adjusted_settings().into_keys().collect::<Vec<_>>(),
+            ["admin.metadata.max.age.ms", "consumer.session.timeout.ms"]
         );
     }
 
