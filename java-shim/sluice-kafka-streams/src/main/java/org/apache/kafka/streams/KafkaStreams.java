@@ -673,6 +673,14 @@ public class KafkaStreams implements AutoCloseable {
     }
 
     private Thread shutdownHelper(final boolean error) {
+        return shutdownHelper(error, Optional.empty());
+    }
+
+    /**
+     * The thread that closes the client, to ERROR when {@code error}; once the engine closed, the static
+     * members of {@code leavingInstance} (its {@code group.instance.id}) are removed from the group.
+     */
+    private Thread shutdownHelper(final boolean error, final Optional<String> leavingInstance) {
         return new Thread(() -> {
             final EngineRuntime toClose;
             synchronized (engineLock) {
@@ -687,6 +695,7 @@ public class KafkaStreams implements AutoCloseable {
                         log.error("The engine stopped with an error", e);
                     }
                 }
+                leavingInstance.ifPresent(this::removeStaticMembers);
             }
             instances.close();
             stateDirectory.close();
@@ -698,7 +707,7 @@ public class KafkaStreams implements AutoCloseable {
     }
 
     boolean close(final Optional<Long> timeout, final org.apache.kafka.streams.CloseOptions.GroupMembershipOperation operation) {
-        checkGroupMembershipOperation(operation);
+        final Optional<String> leavingInstance = staticMembersLeaving(operation);
         final long timeoutMs = timeout.orElse(Long.MAX_VALUE);
         log.debug("Stopping Streams client with timeout = {}ms.", timeoutMs);
         if (!setState(State.PENDING_SHUTDOWN)) {
@@ -720,7 +729,7 @@ public class KafkaStreams implements AutoCloseable {
             throw new IllegalStateException("If transitioning to PENDING_SHUTDOWN fails, the state should be either in "
                 + "PENDING_SHUTDOWN, PENDING_ERROR, ERROR, or NOT_RUNNING");
         }
-        final Thread shutdownThread = shutdownHelper(false);
+        final Thread shutdownThread = shutdownHelper(false, leavingInstance);
         shutdownThread.setDaemon(true);
         shutdownThread.start();
         if (waitOnStates(timeoutMs, State.NOT_RUNNING)) {
@@ -732,22 +741,61 @@ public class KafkaStreams implements AutoCloseable {
     }
 
     /**
-     * The engine's consumers close as consumers do by default: a dynamic member leaves the group, a
-     * static one ({@code group.instance.id}) stays. An operation asking for the other is refused
-     * before anything closes.
+     * The static members that must leave the group once the engine closed: those of this instance's
+     * {@code group.instance.id} when {@code operation} asks them to leave. The engine's consumers close as
+     * consumers do by default: a dynamic member leaves the group, a static one stays; a dynamic member
+     * asked to stay is refused before anything closes.
      */
-    private void checkGroupMembershipOperation(final org.apache.kafka.streams.CloseOptions.GroupMembershipOperation operation) {
-        if (operation == org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.DEFAULT) {
-            return;
+    private Optional<String> staticMembersLeaving(
+        final org.apache.kafka.streams.CloseOptions.GroupMembershipOperation operation) {
+        // Kafka Streams names thread n's member <group.instance.id>-n, so thread 0's ends in "-0".
+        final Optional<String> instanceId = Optional.ofNullable((String) applicationConfigs.getMainConsumerConfigs(
+                applicationConfigs.getString(StreamsConfig.APPLICATION_ID_CONFIG), clientId, 0)
+                .get(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG))
+            .map(threadZero -> threadZero.substring(0, threadZero.length() - "-0".length()));
+        switch (operation) {
+            case LEAVE_GROUP:
+                return instanceId;
+            case REMAIN_IN_GROUP:
+                if (instanceId.isEmpty()) {
+                    throw new UnsupportedOperationException("KafkaStreams.close(CloseOptions) with "
+                        + "GroupMembershipOperation.REMAIN_IN_GROUP: Sluice's engine closes its consumers as consumers "
+                        + "do by default, so a dynamic member leaves the group");
+                }
+                return Optional.empty();
+            default:
+                return Optional.empty();
         }
-        final boolean staticMember = applicationConfigs.getMainConsumerConfigs(
-            applicationConfigs.getString(StreamsConfig.APPLICATION_ID_CONFIG), clientId, 0)
-            .get(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG) != null;
-        final boolean engineLeaves = !staticMember;
-        if ((operation == org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.LEAVE_GROUP) != engineLeaves) {
-            throw new UnsupportedOperationException("KafkaStreams.close(CloseOptions) with GroupMembershipOperation."
-                + operation + ": Sluice's engine closes its consumers as consumers do by default, so a "
-                + (staticMember ? "static member (group.instance.id) stays in" : "dynamic member leaves") + " the group");
+    }
+
+    /**
+     * Removes this instance's static members from the group, as Kafka Streams' consumers leave it when
+     * closed with LEAVE_GROUP: librdkafka's static members never send a leave request, so the admin
+     * client removes each engine thread's member ({@code <group.instance.id>-<thread index>}).
+     */
+    private void removeStaticMembers(final String instanceId) {
+        final String groupId = applicationConfigs.getString(StreamsConfig.APPLICATION_ID_CONFIG);
+        final java.util.regex.Pattern threadMember = java.util.regex.Pattern.compile(
+            java.util.regex.Pattern.quote(instanceId) + "-\\d+");
+        final long timeoutMs = applicationConfigs.getInt(StreamsConfig.REQUEST_TIMEOUT_MS_CONFIG);
+        try {
+            final List<org.apache.kafka.clients.admin.MemberToRemove> members = adminClient
+                .describeConsumerGroups(List.of(groupId)).describedGroups().get(groupId)
+                .get(timeoutMs, TimeUnit.MILLISECONDS).members().stream()
+                .map(member -> member.groupInstanceId().orElse(""))
+                .filter(id -> threadMember.matcher(id).matches())
+                .map(org.apache.kafka.clients.admin.MemberToRemove::new)
+                .toList();
+            if (!members.isEmpty()) {
+                adminClient.removeMembersFromConsumerGroup(groupId,
+                        new org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupOptions(members))
+                    .all().get(timeoutMs, TimeUnit.MILLISECONDS);
+            }
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+            log.warn("Interrupted while removing the static members of {} from the group", instanceId);
+        } catch (final java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            log.warn("Could not remove the static members of {} from the group", instanceId, e);
         }
     }
 

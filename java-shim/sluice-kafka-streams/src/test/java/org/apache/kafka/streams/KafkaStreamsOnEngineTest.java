@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.streams.state.internals.StoreDirectoryCorruptedException;
+import dev.sluice.streams.testing.broker.BrokerOptions;
 import dev.sluice.streams.testing.broker.LocalKafkaBroker;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -16,6 +17,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -76,8 +78,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class KafkaStreamsOnEngineTest {
 
+    /** Takes any session timeout, as the brokers of applications that set one of hours do. */
     @RegisterExtension
-    static final LocalKafkaBroker BROKER = new LocalKafkaBroker();
+    static final LocalKafkaBroker BROKER = new LocalKafkaBroker(
+        BrokerOptions.defaults().withServerProperty("group.max.session.timeout.ms", String.valueOf(Integer.MAX_VALUE)));
 
     private static final String COUNTS = "word-counts";
 
@@ -168,6 +172,49 @@ class KafkaStreamsOnEngineTest {
         assertEquals(KafkaStreams.State.NOT_RUNNING, streams.state());
         waitFor(() -> transitions.contains("PENDING_SHUTDOWN->NOT_RUNNING"), "the listener to see NOT_RUNNING");
         assertTrue(transitions.contains("RUNNING->PENDING_SHUTDOWN"), transitions.toString());
+    }
+
+    @Test
+    void staticMembersWithASessionOfNeverProcessAndLeaveTheGroupWhenClosedWithLeaveGroup() throws Exception {
+        BROKER.createTopic("static-input", 2);
+        BROKER.createTopic("static-output", 2);
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream("static-input", Consumed.with(Serdes.String(), Serdes.String()))
+            .mapValues(value -> value.toUpperCase(Locale.ROOT))
+            .to("static-output", Produced.with(Serdes.String(), Serdes.String()));
+        final Properties props = props("static-app");
+        props.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, "static-instance");
+        // What Java's clients take as "never"; librdkafka's own arithmetic overflows beyond 2147483 ms, which
+        // made every member drop its assignment as lost, rebalance after rebalance.
+        props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, Integer.MAX_VALUE);
+        props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 2);
+        final KafkaStreams streams = new KafkaStreams(builder.build(), props);
+        started.add(streams);
+        streams.start();
+        produce("static-input", List.of("a", "b", "c", "d"));
+        try (KafkaConsumer<String, String> consumer = consumer(StringDeserializer.class)) {
+            consumer.subscribe(List.of("static-output"));
+            final List<String> output = new ArrayList<>();
+            consumeUntil(consumer, output, 4);
+            assertEquals(Set.of("A", "B", "C", "D"), new HashSet<>(output));
+        }
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers()))) {
+            waitFor(() -> staticMembers(admin, "static-app").equals(Set.of("static-instance-1", "static-instance-2")),
+                "each thread to be a static member of its own");
+            assertTrue(streams.close(CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
+                .withTimeout(Duration.ofSeconds(60))));
+            assertEquals(Set.of(), staticMembers(admin, "static-app"), "closed with LEAVE_GROUP, the members left");
+        }
+    }
+
+    private static Set<String> staticMembers(final Admin admin, final String groupId) {
+        try {
+            return admin.describeConsumerGroups(List.of(groupId)).describedGroups().get(groupId).get().members().stream()
+                .flatMap(member -> member.groupInstanceId().stream())
+                .collect(Collectors.toSet());
+        } catch (final Exception e) {
+            throw new AssertionError("describing group " + groupId, e);
+        }
     }
 
     @Test
