@@ -274,15 +274,20 @@ impl CommitBarrier {
             .maybe_purge(admin, owned, &self.metrics, Instant::now());
     }
 
-    /// Aborts the open transaction: every task rolls back and rewinds to the committed
-    /// offsets. An abort that fails abortably is fatal.
-    pub fn abort(&mut self, consumer: &dyn GroupConsumer, tasks: &mut Tasks) -> Result<Recovery> {
+    /// Aborts the open transaction because of `cause`: every task rolls back and rewinds to
+    /// the committed offsets. An abort that fails abortably is fatal.
+    pub fn abort(
+        &mut self,
+        consumer: &dyn GroupConsumer,
+        tasks: &mut Tasks,
+        cause: &str,
+    ) -> Result<Recovery> {
         match self.producer.abort() {
             Ok(()) => {
                 self.forget_sent();
                 self.metrics.aborted();
                 for task in tasks.values_mut() {
-                    task.rollback()?;
+                    task.rollback(cause)?;
                 }
                 rewind_to_committed(consumer)?;
                 Ok(Recovery::RolledBack)
@@ -308,7 +313,7 @@ impl CommitBarrier {
         failure: TransactionFailure,
     ) -> Result<Recovery> {
         match failure {
-            TransactionFailure::Abortable(_) => self.abort(consumer, tasks),
+            TransactionFailure::Abortable(_) => self.abort(consumer, tasks, &failure.to_string()),
             TransactionFailure::Fenced(_) => {
                 self.metrics.aborted();
                 self.producer = self.source.create()?;

@@ -131,12 +131,15 @@ pub trait TaskProcessor: Send {
         Ok(())
     }
 
-    /// The uncommitted work was dropped (an aborted transaction); inputs are rewound.
-    fn rolled_back(&mut self) -> Result<(), ProcessorError> {
+    /// The uncommitted work was dropped (an aborted transaction) because of `cause`; inputs
+    /// are rewound and the task goes on.
+    fn rolled_back(&mut self, cause: &str) -> Result<(), ProcessorError> {
+        let _ = cause;
         Ok(())
     }
 
-    /// The task goes away; `clean` when its work was just committed.
+    /// The task goes away; `clean` when its work was just committed, otherwise its uncommitted
+    /// work goes with it (no [`rolled_back`](Self::rolled_back) comes first).
     fn close(&mut self, clean: bool) -> Result<(), ProcessorError> {
         let _ = clean;
         Ok(())

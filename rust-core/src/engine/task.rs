@@ -218,9 +218,10 @@ impl Task {
         Ok(())
     }
 
-    /// Drops the uncommitted work: the processor's and the consumed offsets.
-    pub fn rollback(&mut self) -> Result<()> {
-        let rolled_back = self.processor.rolled_back();
+    /// Drops the uncommitted work, because of `cause`: the processor's and the consumed
+    /// offsets.
+    pub fn rollback(&mut self, cause: &str) -> Result<()> {
+        let rolled_back = self.processor.rolled_back(cause);
         self.processor_outcome(rolled_back)?;
         self.consumed.clear();
         self.returned = 0;

@@ -234,9 +234,9 @@ impl TaskManager {
         self.shared.metrics.store_corrupted();
         let mut task = self.tasks.remove(&id).expect("the task that just failed");
         self.restorer.forget(&mut task)?;
-        task.rollback()?;
         task.close(false)?;
-        match self.barrier.abort(consumer, &mut self.tasks)? {
+        let cause = format!("the state of task {id} was found corrupt");
+        match self.barrier.abort(consumer, &mut self.tasks, &cause)? {
             Recovery::RolledBack => self.open_task(consumer, id, true),
             Recovery::Fenced => self.give_up_tasks(),
         }
@@ -263,9 +263,6 @@ impl TaskManager {
         for id in revoked {
             if let Some(mut task) = self.tasks.remove(&id) {
                 self.restorer.forget(&mut task)?;
-                if !clean {
-                    task.rollback()?;
-                }
                 task.close(clean)?;
             }
             if let Some(inputs) = self.inputs.remove(&id) {
@@ -291,7 +288,6 @@ impl TaskManager {
             .map_err(Error::Assignment)?;
         for (_, mut task) in std::mem::take(&mut self.tasks) {
             self.restorer.forget(&mut task)?;
-            task.rollback()?;
             task.close(false)?;
         }
         self.inputs.clear();
@@ -572,7 +568,6 @@ impl TaskManager {
             let closed = self
                 .restorer
                 .forget(&mut task)
-                .and_then(|()| if committed { Ok(()) } else { task.rollback() })
                 .and_then(|()| task.close(committed));
             if let Err(error) = closed {
                 first_error.get_or_insert(error);

@@ -338,9 +338,17 @@ impl TaskProcessor for JvmTaskProcessor {
         Ok(())
     }
 
-    fn rolled_back(&mut self) -> Result<(), ProcessorError> {
-        self.0
-            .call(jni_str!("rolledBack"), &jni_sig!("()V"), None)?;
+    fn rolled_back(&mut self, cause: &str) -> Result<(), ProcessorError> {
+        upcall(&self.0.vm, |env| {
+            let cause = env.new_string(cause)?;
+            env.call_method(
+                &*self.0.runner,
+                jni_str!("rolledBack"),
+                jni_sig!("(Ljava/lang/String;)V"),
+                &[JValue::Object(&cause)],
+            )?;
+            Ok(())
+        })?;
         Ok(())
     }
 

@@ -337,7 +337,7 @@ impl<L: StoreLogic> TaskProcessor for StoreKeepingProcessor<L> {
         self.stores.commit(delivered)
     }
 
-    fn rolled_back(&mut self) -> Result<(), ProcessorError> {
+    fn rolled_back(&mut self, _cause: &str) -> Result<(), ProcessorError> {
         self.logic.rolled_back();
         self.stores.rollback()
     }

@@ -282,9 +282,9 @@ final class StreamTaskRunner implements TaskRunner {
     }
 
     @Override
-    public void rolledBack() {
+    public void rolledBack(final String cause) {
         guarded(() -> {
-            log.info("Rebuilding the task from its committed state after an aborted transaction");
+            log.warn("Rebuilding the task from its committed state after an aborted transaction: {}", cause);
             final boolean wasRunning = running;
             closeDirtyQuietly();
             build();

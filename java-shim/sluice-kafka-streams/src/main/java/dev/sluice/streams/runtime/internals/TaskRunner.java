@@ -72,8 +72,11 @@ public interface TaskRunner {
      */
     void committed(byte[] deliveredOffsets);
 
-    /** The transaction was aborted: store writes since the last commit are dropped; the engine rewinds the inputs. */
-    void rolledBack();
+    /**
+     * The transaction was aborted because of {@code cause}: store writes since the last commit are dropped; the
+     * engine rewinds the inputs and the task goes on.
+     */
+    void rolledBack(String cause);
 
     /** Closes the task; {@code clean} when it committed just before, otherwise it closes dirty. */
     void close(boolean clean);

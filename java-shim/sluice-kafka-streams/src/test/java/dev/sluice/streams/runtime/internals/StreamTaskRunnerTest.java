@@ -226,7 +226,7 @@ class StreamTaskRunnerTest {
             assertEquals(Map.of("hello", 3L), counts(produced(count.flush()), OUTPUT));
 
             // Uncommitted: the flush above was never followed by a successful commit.
-            count.rolledBack();
+            count.rolledBack("the test aborts the transaction");
             count.process(batch(List.of(record(REPARTITION, 0, 2L, 12L, bytes("hello"), bytes("x")))));
             assertEquals(Map.of("hello", 3L), counts(produced(count.flush()), OUTPUT),
                 "the rollback dropped the uncommitted count");
