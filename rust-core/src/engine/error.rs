@@ -22,6 +22,9 @@ pub enum Error {
     /// The topology cannot run against the topics as they are: a missing source topic,
     /// partition counts that break co-partitioning, an unsupported feature.
     Topology(String),
+    /// Source topics of the topology are gone (deleted while the application runs): Kafka
+    /// Streams' `MissingSourceTopicException`, which every member of the group gets.
+    MissingSourceTopics(Vec<String>),
     /// A Kafka client failed beyond its retries.
     Kafka(KafkaFailure),
     /// The producer failed in a way the engine does not recover from.
@@ -75,6 +78,9 @@ impl fmt::Display for Error {
         match self {
             Error::Config { key, reason } => write!(f, "invalid value for {key}: {reason}"),
             Error::Topology(message) => write!(f, "topology cannot run: {message}"),
+            Error::MissingSourceTopics(topics) => {
+                write!(f, "source topics {topics:?} are missing")
+            }
             Error::Kafka(failure) => write!(f, "{failure}"),
             Error::Producer(failure) => write!(f, "{failure}"),
             Error::Processor { task, source } => write!(f, "task {task} failed: {source}"),

@@ -73,18 +73,22 @@ pub fn plan(
     let mut internal: BTreeSet<String> = BTreeSet::new();
     let mut explicit: BTreeSet<String> = BTreeSet::new();
     let mut repartition_configs: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let count_of = |topic: &String| existing.get(topic).copied().flatten();
+    let missing: BTreeSet<&String> = topology
+        .subtopologies
+        .iter()
+        .flat_map(|sub| &sub.source_topics)
+        .filter(|topic| count_of(topic).is_none())
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::MissingSourceTopics(
+            missing.into_iter().cloned().collect(),
+        ));
+    }
     for sub in &topology.subtopologies {
         for topic in &sub.source_topics {
-            match existing.get(topic).copied().flatten() {
-                Some(count) => {
-                    counts.insert(topic.clone(), count);
-                }
-                None => {
-                    return Err(Error::Topology(format!(
-                        "source topic {topic} of sub-topology {} does not exist",
-                        sub.id
-                    )))
-                }
+            if let Some(count) = count_of(topic) {
+                counts.insert(topic.clone(), count);
             }
         }
         for topic in &sub.repartition_source_topics {
@@ -476,7 +480,10 @@ mod tests {
             &existing(&[("input", None)]),
             -1,
         );
-        assert!(matches!(missing, Err(Error::Topology(m)) if m.contains("input")));
+        assert!(
+            matches!(&missing, Err(Error::MissingSourceTopics(topics)) if topics == &["input"]),
+            "{missing:?}"
+        );
         let wrong = plan(
             "app",
             &counter_topology(),

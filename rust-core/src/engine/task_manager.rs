@@ -134,12 +134,14 @@ impl TaskManager {
         self.failure.take().map_or(Ok(()), Err)
     }
 
-    /// Opens the tasks of the `partitions` just assigned.
+    /// Opens the tasks of the `partitions` just assigned, once every source topic is known to
+    /// be there still.
     pub fn on_assigned(
         &mut self,
         consumer: &dyn GroupConsumer,
         partitions: &[TopicPartition],
     ) -> Result<()> {
+        self.check_source_topics(consumer)?;
         for partition in partitions {
             let Some(id) = self.shared.topology.task_of(partition) else {
                 continue;
@@ -166,6 +168,24 @@ impl TaskManager {
             .factory
             .assigned(&owned, &member_id)
             .map_err(Error::Assignment)
+    }
+
+    /// Fails with [`Error::MissingSourceTopics`] when source topics of the topology are gone, as
+    /// Kafka Streams' assignor fails every member at a rebalance that finds them missing. The
+    /// repartition topics are the runtime's own and are not asked about.
+    pub fn check_source_topics(&self, consumer: &dyn GroupConsumer) -> Result<()> {
+        let topology = &self.shared.topology;
+        let sources: Vec<String> = topology
+            .source_topics()
+            .into_iter()
+            .filter(|topic| !topology.repartition_topics.contains(topic))
+            .collect();
+        let missing = consumer.missing_topics(&sources)?;
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::MissingSourceTopics(missing))
+        }
     }
 
     /// Opens task `id` and starts restoring its stores; its inputs wait until they are. With

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use crate::engine::error::{Error, Result};
 use crate::engine::processor::LoopTurn;
 use crate::engine::task_manager::{TaskManager, ThreadShared};
-use crate::kafka::{record_count, GroupConsumer, RebalanceListener};
+use crate::kafka::{record_count, ClientError, GroupConsumer, RebalanceListener};
 use crate::store::TopicPartition;
 
 /// Longest wait of one poll while idle; bounds how late a stop request is noticed.
@@ -71,6 +71,11 @@ fn run_loop(
                 records
             }
             Err(error) => {
+                // librdkafka reports a subscribed topic that went away once, then goes on
+                // without it: Kafka Streams fails the thread then.
+                if error.error.protocol_code() == ClientError::UNKNOWN_TOPIC_OR_PARTITION {
+                    listener.lock().check_source_topics(consumer)?;
+                }
                 // The client retries by itself; give up only once the client timeout passed.
                 let since = *poll_failing_since.get_or_insert_with(Instant::now);
                 if since.elapsed() >= shared.config.client_timeout {

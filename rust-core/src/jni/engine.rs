@@ -244,6 +244,7 @@ fn engine_error(error: EngineError) -> NativeError {
     let exception = match error {
         EngineError::Config { .. } => JavaException::Config,
         EngineError::Timeout(_) => JavaException::Timeout,
+        EngineError::MissingSourceTopics(_) => JavaException::MissingSourceTopic,
         _ => JavaException::Streams,
     };
     NativeError::new(exception, error.to_string())

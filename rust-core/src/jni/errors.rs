@@ -31,6 +31,8 @@ pub(crate) enum JavaException {
     Config,
     /// `org.apache.kafka.common.errors.TimeoutException`: not done within the time given.
     Timeout,
+    /// `org.apache.kafka.streams.errors.MissingSourceTopicException`: a source topic is gone.
+    MissingSourceTopic,
 }
 
 impl JavaException {
@@ -50,6 +52,9 @@ impl JavaException {
             JavaException::IllegalArgument => jni_str!("java/lang/IllegalArgumentException"),
             JavaException::Config => jni_str!("org/apache/kafka/common/config/ConfigException"),
             JavaException::Timeout => jni_str!("org/apache/kafka/common/errors/TimeoutException"),
+            JavaException::MissingSourceTopic => {
+                jni_str!("org/apache/kafka/streams/errors/MissingSourceTopicException")
+            }
         }
     }
 }

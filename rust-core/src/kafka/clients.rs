@@ -120,6 +120,9 @@ pub trait GroupConsumer {
 
     /// The member id the group coordinator gave the consumer, once it joined the group.
     fn member_id(&self) -> Option<String>;
+
+    /// Those of `topics` the cluster does not have, asked of the broker.
+    fn missing_topics(&self, topics: &[String]) -> Result<Vec<String>, KafkaFailure>;
 }
 
 /// A record the producer could not write.

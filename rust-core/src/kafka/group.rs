@@ -219,6 +219,23 @@ impl GroupConsumer for KafkaGroupConsumer {
             Some(member).filter(|m| !m.is_empty())
         }
     }
+
+    fn missing_topics(&self, topics: &[String]) -> Result<Vec<String>, KafkaFailure> {
+        let mut missing = Vec::new();
+        for topic in topics {
+            let metadata = self
+                .fetch_metadata(Some(topic.as_str()), self.context().timeout)
+                .map_err(|e| KafkaFailure::new(format!("fetching the metadata of {topic}"), e))?;
+            let exists = metadata
+                .topics()
+                .iter()
+                .any(|t| t.name() == topic && t.error().is_none() && !t.partitions().is_empty());
+            if !exists {
+                missing.push(topic.clone());
+            }
+        }
+        Ok(missing)
+    }
 }
 
 /// The partitions of an rdkafka list.

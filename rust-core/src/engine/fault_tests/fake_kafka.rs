@@ -38,6 +38,9 @@ pub enum Poll {
     Prefetched(TopicPartition),
     /// The poll fails.
     Fail(ClientError),
+    /// The topic is deleted; the poll fails as librdkafka's does for a subscribed topic that
+    /// went away.
+    DeleteTopic(String),
 }
 
 /// A producer operation a test makes fail.
@@ -93,6 +96,7 @@ struct Cluster {
     generation: u32,
     events: Vec<Event>,
     commits: Vec<GroupCommit>,
+    deleted_topics: BTreeSet<String>,
 }
 
 impl Cluster {
@@ -165,6 +169,11 @@ impl FakeKafka {
     /// The next `op` fails with `failure`.
     pub fn fail_next(&self, op: ProducerOp, failure: TransactionFailure) {
         self.cluster().faults.push((op, failure));
+    }
+
+    /// `topic` is gone, without the consumer saying so until it is asked.
+    pub fn delete_topic(&self, topic: &str) {
+        self.cluster().deleted_topics.insert(topic.to_string());
     }
 
     /// Every record with `value` is rejected by the broker with `error`.
@@ -344,6 +353,14 @@ impl GroupConsumer for FakeConsumer {
                 Ok(fetched)
             }
             Some(Poll::Fail(error)) => Err(KafkaFailure::new("polling the source topics", error)),
+            Some(Poll::DeleteTopic(topic)) => {
+                let error = ClientError::new(
+                    ClientError::UNKNOWN_TOPIC_OR_PARTITION,
+                    format!("Subscribed topic not available: {topic}"),
+                );
+                self.kafka.cluster().deleted_topics.insert(topic);
+                Err(KafkaFailure::new("polling the source topics", error))
+            }
         }
     }
 
@@ -436,6 +453,15 @@ impl GroupConsumer for FakeConsumer {
 
     fn member_id(&self) -> Option<String> {
         Some("fake-member".into())
+    }
+
+    fn missing_topics(&self, topics: &[String]) -> Result<Vec<String>, KafkaFailure> {
+        let cluster = self.kafka.cluster();
+        Ok(topics
+            .iter()
+            .filter(|topic| cluster.deleted_topics.contains(*topic))
+            .cloned()
+            .collect())
     }
 }
 

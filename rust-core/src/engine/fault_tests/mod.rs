@@ -526,6 +526,50 @@ fn a_poll_failing_for_less_than_the_client_timeout_is_retried() {
 }
 
 #[test]
+fn a_source_topic_deleted_while_running_stops_the_thread_as_missing() {
+    let harness = Harness::exactly_once();
+    harness.kafka.script([
+        both_inputs(),
+        Poll::Fetch,
+        Poll::DeleteTopic(INPUT.into()),
+        Poll::Fetch,
+    ]);
+    let error = harness.run().unwrap_err();
+    assert!(
+        matches!(&error, Error::MissingSourceTopics(topics) if topics == &[INPUT.to_string()]),
+        "{error}"
+    );
+    assert_eq!(harness.dirty_closes(), 2);
+}
+
+#[test]
+fn a_rebalance_that_finds_a_source_topic_gone_stops_the_thread_before_any_task_runs() {
+    let harness = Harness::exactly_once();
+    harness.kafka.delete_topic(INPUT);
+    harness.kafka.script([both_inputs(), Poll::Fetch]);
+    let error = harness.run().unwrap_err();
+    assert!(
+        matches!(&error, Error::MissingSourceTopics(topics) if topics == &[INPUT.to_string()]),
+        "{error}"
+    );
+    assert!(harness.journal.calls().is_empty(), "no task was created");
+}
+
+#[test]
+fn an_unknown_topic_reported_while_the_source_topics_are_there_is_retried() {
+    let harness = Harness::exactly_once();
+    let failure = ClientError::new(
+        ClientError::UNKNOWN_TOPIC_OR_PARTITION,
+        "Subscribed topic not available: in",
+    );
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fail(failure), Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(harness.output(), every_input());
+}
+
+#[test]
 fn a_poll_failing_beyond_the_client_timeout_stops_the_thread() {
     let harness = Harness::new(
         "exactly_once_v2",

@@ -79,6 +79,15 @@ final class ClientSupervisor {
         return first;
     }
 
+    /**
+     * The engine could not start, for a reason Kafka Streams' threads meet only once running: the
+     * uncaught exception handler gets {@code failure}; there is no thread to replace.
+     */
+    void engineFailedToStart(final Throwable failure) {
+        log.error("The engine could not start", failure);
+        handleThreadFailure(failure, Optional.empty());
+    }
+
     /** Makes the supervisor look now. */
     void wakeUp() {
         wakeUps.release();
@@ -180,8 +189,9 @@ final class ClientSupervisor {
             response = StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
         }
         if (response == StreamThreadExceptionResponse.REPLACE_THREAD && replaceIn.isEmpty()) {
-            log.error("The uncaught exception handler chose REPLACE_THREAD for the global thread, which cannot be "
-                + "replaced; the client shuts down instead", failure);
+            log.error("The uncaught exception handler chose REPLACE_THREAD for a failure no stream thread "
+                + "replacement mends (of the global thread, or of the engine's start); the client shuts down instead",
+                failure);
             response = StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
         }
         switch (response) {

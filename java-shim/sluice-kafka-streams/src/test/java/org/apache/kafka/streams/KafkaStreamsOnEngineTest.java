@@ -46,6 +46,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.EngineTestSupport.RestoreTally;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
+import org.apache.kafka.streams.errors.MissingSourceTopicException;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Grouped;
@@ -205,6 +206,41 @@ class KafkaStreamsOnEngineTest {
                 .withTimeout(Duration.ofSeconds(60))));
             assertEquals(Set.of(), staticMembers(admin, "static-app"), "closed with LEAVE_GROUP, the members left");
         }
+    }
+
+    @Test
+    void aSourceTopicMissingAtStartOrDeletedLaterGoesToTheHandlerAsMissingSourceTopic() throws Exception {
+        final List<Throwable> handled = new CopyOnWriteArrayList<>();
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream("gone-input", Consumed.with(Serdes.String(), Serdes.String())).to("gone-output");
+
+        // As in Kafka Streams, start() returns and the handler hears of it.
+        final KafkaStreams neverThere = new KafkaStreams(builder.build(), props("gone-at-start"));
+        started.add(neverThere);
+        neverThere.setUncaughtExceptionHandler(error -> {
+            handled.add(error);
+            return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        });
+        neverThere.start();
+        waitFor(() -> neverThere.state() == KafkaStreams.State.ERROR, "the client to shut down to ERROR");
+        assertEquals(1, handled.size());
+        assertTrue(handled.get(0) instanceof MissingSourceTopicException, describe(handled.get(0)));
+
+        BROKER.createTopic("gone-input", 2);
+        final KafkaStreams running = new KafkaStreams(builder.build(), props("gone-later"));
+        started.add(running);
+        running.setUncaughtExceptionHandler(error -> {
+            handled.add(error);
+            return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        });
+        running.start();
+        waitFor(() -> running.state() == KafkaStreams.State.RUNNING, "the client to run");
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers()))) {
+            admin.deleteTopics(List.of("gone-input")).all().get();
+        }
+        waitFor(() -> running.state() == KafkaStreams.State.ERROR, "the client to shut down to ERROR");
+        assertEquals(2, handled.size());
+        assertTrue(handled.get(1) instanceof MissingSourceTopicException, describe(handled.get(1)));
     }
 
     private static Set<String> staticMembers(final Admin admin, final String groupId) {
