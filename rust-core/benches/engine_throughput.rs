@@ -349,6 +349,7 @@ fn engine_pass_through(input: &str, records: u64) -> (Instant, u64) {
         }],
         global_stores: vec![],
         copartition_groups: vec![],
+        offset_resets: Default::default(),
     };
     let processed = Arc::new(AtomicU64::new(0));
     let first_record = Arc::new(OnceLock::new());

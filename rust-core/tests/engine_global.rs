@@ -175,6 +175,7 @@ impl App {
                 persistent: true,
             }],
             copartition_groups: vec![],
+            offset_resets: Default::default(),
         }
     }
 

@@ -171,6 +171,7 @@ impl App {
             }],
             global_stores: vec![],
             copartition_groups: vec![],
+            offset_resets: Default::default(),
         }
     }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::engine::config::EngineConfig;
 use crate::kafka::{
     group, ChangelogReader, GroupConsumer, KafkaFailure, KafkaStreamsProducer, RebalanceListener,
-    RestoreConsumer, StreamsProducer, ThreadClients, TransactionFailure,
+    RestoreConsumer, StreamsProducer, Subscription, ThreadClients, TransactionFailure,
 };
 
 /// Creates the clients of each engine thread of an instance.
@@ -17,13 +17,13 @@ impl ThreadClients for KafkaThreadClients {
         &self,
         thread: usize,
         listener: Arc<dyn RebalanceListener>,
-        topics: &[String],
+        subscription: &Subscription,
     ) -> Result<Box<dyn GroupConsumer>, KafkaFailure> {
         let config = &self.0;
         let consumer = group::subscribe(
             &config.main_consumer_config(thread),
             listener,
-            topics,
+            subscription,
             config.client_timeout,
         )?;
         Ok(Box::new(consumer))

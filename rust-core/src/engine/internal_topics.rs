@@ -74,15 +74,15 @@ pub fn plan(
     let mut explicit: BTreeSet<String> = BTreeSet::new();
     let mut repartition_configs: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     let count_of = |topic: &String| existing.get(topic).copied().flatten();
-    let missing: BTreeSet<&String> = topology
+    let missing_sources: BTreeSet<&String> = topology
         .subtopologies
         .iter()
         .flat_map(|sub| &sub.source_topics)
         .filter(|topic| count_of(topic).is_none())
         .collect();
-    if !missing.is_empty() {
+    if !missing_sources.is_empty() {
         return Err(Error::MissingSourceTopics(
-            missing.into_iter().cloned().collect(),
+            missing_sources.into_iter().cloned().collect(),
         ));
     }
     for sub in &topology.subtopologies {
@@ -202,6 +202,7 @@ pub fn plan(
             subtopologies,
             global_stores,
             repartition_topics: internal,
+            offset_resets: topology.offset_resets.clone(),
         },
         missing,
     ))
@@ -420,6 +421,7 @@ mod tests {
             ],
             global_stores: vec![],
             copartition_groups: vec![],
+            offset_resets: Default::default(),
         }
     }
 
@@ -557,6 +559,7 @@ mod tests {
                 vec![REGISTRATION.into(), "customers".into()],
                 vec![RESPONSE.into(), "orders".into()],
             ],
+            offset_resets: Default::default(),
         }
     }
 

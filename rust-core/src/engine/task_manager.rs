@@ -34,7 +34,7 @@ use crate::engine::restore::{RestoreListener, Restorer};
 use crate::engine::task::{Outputs, Task};
 use crate::engine::topology::ResolvedTopology;
 use crate::engine::topology::TaskId;
-use crate::kafka::{record_count, Admin, GroupConsumer, RecordRun, ThreadClients};
+use crate::kafka::{record_count, Admin, GroupConsumer, OffsetReset, RecordRun, ThreadClients};
 use crate::store::TopicPartition;
 
 /// Longest a restore step may block the loop.
@@ -506,7 +506,12 @@ impl TaskManager {
         }
         let running = self.running_tasks();
         for id in running {
-            let lags = lags(consumer, &self.inputs[&id], &self.committed_starts);
+            let lags = lags(
+                consumer,
+                &self.inputs[&id],
+                &self.committed_starts,
+                &self.shared.topology.offset_resets,
+            );
             let task = self.tasks.get_mut(&id).expect("listed above");
             task.update_lags(&lags)?;
             let outputs = task.punctuate()?;
@@ -607,13 +612,15 @@ impl TaskManager {
 
 /// How far behind the end of each of `partitions` the consumer is: the high watermark its
 /// last fetch saw, minus the next offset it hands out. Before it handed out anything, the
-/// next offset is the one `starts` gives (the group's committed offset), else the log's start
-/// (`auto.offset.reset=earliest`). `None` while unknown (nothing fetched yet). Answered from
-/// what the consumer already knows, without asking the broker.
+/// next offset is the one `starts` gives (the group's committed offset), else where its
+/// topic's reset policy in `resets` starts (the log's start unless it says `latest`). `None`
+/// while unknown (nothing fetched yet). Answered from what the consumer already knows, without
+/// asking the broker.
 fn lags(
     consumer: &dyn GroupConsumer,
     partitions: &[TopicPartition],
     starts: &BTreeMap<TopicPartition, i64>,
+    resets: &BTreeMap<String, OffsetReset>,
 ) -> Vec<(TopicPartition, Option<i64>)> {
     let positions = consumer.next_offsets();
     partitions
@@ -621,9 +628,13 @@ fn lags(
         .map(|partition| {
             let handed_out = positions.get(partition).copied();
             let lag = consumer.fetched_watermarks(partition).map(|(low, high)| {
+                let reset_to = match resets.get(&partition.topic) {
+                    Some(OffsetReset::Latest) => high,
+                    _ => low,
+                };
                 let next = handed_out
                     .or_else(|| starts.get(partition).copied())
-                    .unwrap_or(low);
+                    .unwrap_or(reset_to);
                 (high - next).max(0)
             });
             (partition.clone(), lag)

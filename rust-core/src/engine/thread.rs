@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use crate::engine::error::{Error, Result};
 use crate::engine::processor::LoopTurn;
 use crate::engine::task_manager::{TaskManager, ThreadShared};
-use crate::kafka::{record_count, ClientError, GroupConsumer, RebalanceListener};
+use crate::kafka::{record_count, ClientError, GroupConsumer, RebalanceListener, Subscription};
 use crate::store::TopicPartition;
 
 /// Longest wait of one poll while idle; bounds how late a stop request is noticed.
@@ -27,10 +27,14 @@ pub(crate) fn run(shared: Arc<ThreadShared>, index: usize, stop: Arc<AtomicBool>
     let listener = Arc::new(ThreadListener {
         manager: Mutex::new(TaskManager::new(Arc::clone(&shared), index)?),
     });
-    let topics = shared.topology.source_topics();
-    let consumer = shared
-        .clients
-        .group_consumer(index, Arc::clone(&listener) as _, &topics)?;
+    let subscription = Subscription {
+        topics: shared.topology.source_topics(),
+        offset_resets: shared.topology.offset_resets.clone(),
+    };
+    let consumer =
+        shared
+            .clients
+            .group_consumer(index, Arc::clone(&listener) as _, &subscription)?;
     let result = run_loop(&shared, &listener, consumer.as_ref(), &stop);
     let closed = listener.lock().close_all(consumer.as_ref(), result.is_ok());
     // Dropping the consumer leaves the group; its revocation finds no task left.

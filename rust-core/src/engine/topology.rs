@@ -16,6 +16,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::kafka::OffsetReset;
 use crate::store::TopicPartition;
 
 /// A whole topology.
@@ -30,6 +31,11 @@ pub struct TopologyDescription {
     /// the sub-topologies (repartition topics by their unprefixed name).
     #[serde(default)]
     pub copartition_groups: Vec<Vec<String>>,
+    /// Where each source topic's partitions without a committed offset (or with one out of
+    /// range) start: its source's own policy (`Consumed.withOffsetResetPolicy`), else the
+    /// consumer's `auto.offset.reset`. A topic not named starts where the consumer's does.
+    #[serde(default)]
+    pub offset_resets: BTreeMap<String, OffsetReset>,
 }
 
 /// One sub-topology.
@@ -144,6 +150,8 @@ pub struct ResolvedTopology {
     pub global_stores: Vec<ResolvedGlobalStore>,
     /// The repartition topics, which the topology both writes and reads.
     pub repartition_topics: BTreeSet<String>,
+    /// Where each source topic's partitions without a committed offset start, as described.
+    pub offset_resets: BTreeMap<String, OffsetReset>,
 }
 
 /// A global store with the partition count of its topic.

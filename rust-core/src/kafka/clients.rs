@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use crate::kafka::changelog::ChangelogEvent;
 use crate::kafka::error::{ClientError, KafkaFailure, TransactionFailure};
 use crate::kafka::records::{InputOffset, ProducedRecord, ProducedView, RecordRun};
@@ -16,15 +18,36 @@ use crate::store::TopicPartition;
 /// The offset of the last record delivered to each partition since the last commit.
 pub type DeliveredOffsets = BTreeMap<TopicPartition, i64>;
 
+/// Where a consumer starts reading a partition that has no committed offset, or one out of
+/// range: Kafka's `auto.offset.reset`, which a Kafka Streams source may set for its topics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OffsetReset {
+    /// From the log's start.
+    Earliest,
+    /// From the log's end.
+    Latest,
+    /// Nowhere: the consumer fails.
+    None,
+}
+
+/// The topics a group member subscribes to, and those among them that have a reset policy of
+/// their own (the consumer's `auto.offset.reset` applies to the others).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Subscription {
+    pub topics: Vec<String>,
+    pub offset_resets: BTreeMap<String, OffsetReset>,
+}
+
 /// Creates the clients of engine thread `thread` (1-based, as Kafka Streams counts).
 pub trait ThreadClients: Send + Sync {
-    /// A member of the application's group, subscribed to `topics`, whose rebalances reach
-    /// `listener`.
+    /// A member of the application's group, subscribed as `subscription` says, whose
+    /// rebalances reach `listener`.
     fn group_consumer(
         &self,
         thread: usize,
         listener: Arc<dyn RebalanceListener>,
-        topics: &[String],
+        subscription: &Subscription,
     ) -> Result<Box<dyn GroupConsumer>, KafkaFailure>;
 
     /// The thread's producer: transactional with `transactional_id`, which fences the older

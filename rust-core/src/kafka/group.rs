@@ -5,16 +5,27 @@
 //! The callbacks run inside [`BaseConsumer::poll`], on the polling thread, before
 //! librdkafka applies the change: on revocation the listener can still commit the
 //! partitions it is losing, with the group generation that owns them.
+//!
+//! librdkafka keeps `auto.offset.reset` per topic: a topic with a reset policy of its own
+//! gets a topic handle made with that policy before the consumer subscribes, which the
+//! consumer then uses for the topic's partitions, both when they have no committed offset
+//! and when it is out of range.
 
 use std::collections::BTreeMap;
+use std::ffi::{c_char, CStr, CString};
+use std::ptr::NonNull;
 use std::sync::Arc;
 use std::time::Duration;
 
+use rdkafka::bindings as native;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer, ConsumerContext, Rebalance};
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::{ClientConfig, ClientContext};
 
-use crate::kafka::clients::{GroupConsumer, GroupMetadata, RebalanceListener};
+use crate::kafka::clients::{
+    GroupConsumer, GroupMetadata, OffsetReset, RebalanceListener, Subscription,
+};
 use crate::kafka::error::KafkaFailure;
 use crate::kafka::records::{push_to_runs, InputOffset, RecordRun};
 use crate::store::TopicPartition;
@@ -28,13 +39,41 @@ pub struct GroupContext {
     timeout: Duration,
 }
 
-/// A group consumer whose rebalances reach its [`RebalanceListener`].
-pub type KafkaGroupConsumer = BaseConsumer<GroupContext>;
+/// The rdkafka consumer of a [`KafkaGroupConsumer`], which its rebalance callbacks are given.
+pub type BaseGroupConsumer = BaseConsumer<GroupContext>;
+
+/// A group consumer whose rebalances reach its [`RebalanceListener`], with the topic handles
+/// that give some of its topics a reset policy of their own.
+pub struct KafkaGroupConsumer {
+    /// Declared first so that they go first: librdkafka wants every topic handle given back
+    /// before its client is destroyed.
+    _reset_topics: Vec<ResetTopic>,
+    consumer: BaseGroupConsumer,
+}
+
+/// What [`GroupConsumer`] is implemented on: the [`KafkaGroupConsumer`], and the rdkafka
+/// consumer under it, as the rebalance callbacks hand it to the listener.
+pub trait OnRdkafka {
+    /// The rdkafka consumer.
+    fn rdkafka(&self) -> &BaseGroupConsumer;
+}
+
+impl OnRdkafka for BaseGroupConsumer {
+    fn rdkafka(&self) -> &BaseGroupConsumer {
+        self
+    }
+}
+
+impl OnRdkafka for KafkaGroupConsumer {
+    fn rdkafka(&self) -> &BaseGroupConsumer {
+        &self.consumer
+    }
+}
 
 impl ClientContext for GroupContext {}
 
 impl ConsumerContext for GroupContext {
-    fn pre_rebalance(&self, consumer: &KafkaGroupConsumer, rebalance: &Rebalance<'_>) {
+    fn pre_rebalance(&self, consumer: &BaseGroupConsumer, rebalance: &Rebalance<'_>) {
         if let Rebalance::Revoke(list) = rebalance {
             self.listener.partitions_revoked(
                 consumer,
@@ -44,7 +83,7 @@ impl ConsumerContext for GroupContext {
         }
     }
 
-    fn post_rebalance(&self, consumer: &KafkaGroupConsumer, rebalance: &Rebalance<'_>) {
+    fn post_rebalance(&self, consumer: &BaseGroupConsumer, rebalance: &Rebalance<'_>) {
         if let Rebalance::Assign(list) = rebalance {
             self.listener
                 .partitions_assigned(consumer, &partitions_of(list));
@@ -52,38 +91,114 @@ impl ConsumerContext for GroupContext {
     }
 }
 
-/// Creates a consumer with `config` reporting to `listener`, subscribed to `topics`;
-/// blocking calls wait up to `timeout`.
+/// Creates a consumer with `config` reporting to `listener`, subscribed as `subscription`
+/// says; blocking calls wait up to `timeout`.
 pub fn subscribe(
     config: &ClientConfig,
     listener: Arc<dyn RebalanceListener>,
-    topics: &[String],
+    subscription: &Subscription,
     timeout: Duration,
 ) -> Result<KafkaGroupConsumer, KafkaFailure> {
+    let topics = &subscription.topics;
     let context = GroupContext {
         listener,
-        topics: topics.to_vec(),
+        topics: topics.clone(),
         timeout,
     };
-    let consumer: KafkaGroupConsumer = config
+    let consumer: BaseGroupConsumer = config
         .create_with_context(context)
         .map_err(|e| KafkaFailure::new("creating the group consumer", e))?;
+    let reset_topics = subscription
+        .offset_resets
+        .iter()
+        .map(|(topic, reset)| ResetTopic::new(&consumer, topic, *reset))
+        .collect::<Result<Vec<_>, _>>()?;
     consumer
         .subscribe(&topic_names(topics))
         .map_err(|e| KafkaFailure::new(format!("subscribing to {topics:?}"), e))?;
-    Ok(consumer)
+    Ok(KafkaGroupConsumer {
+        _reset_topics: reset_topics,
+        consumer,
+    })
 }
 
 fn topic_names(topics: &[String]) -> Vec<&str> {
     topics.iter().map(String::as_str).collect()
 }
 
-impl GroupConsumer for KafkaGroupConsumer {
+/// A librdkafka topic handle whose topic configuration is the consumer's own but for
+/// `auto.offset.reset`; the consumer's partitions of that topic use it.
+struct ResetTopic(NonNull<native::rd_kafka_topic_t>);
+
+impl ResetTopic {
+    fn new(
+        consumer: &BaseGroupConsumer,
+        topic: &str,
+        reset: OffsetReset,
+    ) -> Result<Self, KafkaFailure> {
+        let context = || format!("giving {topic} its own auto.offset.reset");
+        let invalid = |_| {
+            KafkaFailure::new(
+                context(),
+                KafkaError::ClientCreation("topic name with a NUL byte".into()),
+            )
+        };
+        let name = CString::new(topic).map_err(invalid)?;
+        let value = match reset {
+            OffsetReset::Earliest => c"earliest",
+            OffsetReset::Latest => c"latest",
+            OffsetReset::None => c"error",
+        };
+        let client = consumer.client().native_ptr();
+        let mut reason = [0 as c_char; 256];
+        // SAFETY: the client pointer is live while `consumer` is; the configuration is a copy
+        // this function owns until `rd_kafka_topic_new` takes it (it does, whether it succeeds
+        // or not), and is destroyed here if setting the value fails; the strings are valid C
+        // strings, and librdkafka writes at most `reason.len()` bytes, NUL included.
+        let handle = unsafe {
+            let conf = native::rd_kafka_default_topic_conf_dup(client);
+            let set = native::rd_kafka_topic_conf_set(
+                conf,
+                c"auto.offset.reset".as_ptr(),
+                value.as_ptr(),
+                reason.as_mut_ptr(),
+                reason.len(),
+            );
+            if set != native::rd_kafka_conf_res_t::RD_KAFKA_CONF_OK {
+                native::rd_kafka_topic_conf_destroy(conf);
+                let reason = CStr::from_ptr(reason.as_ptr())
+                    .to_string_lossy()
+                    .into_owned();
+                return Err(KafkaFailure::new(
+                    context(),
+                    KafkaError::ClientCreation(reason),
+                ));
+            }
+            native::rd_kafka_topic_new(client, name.as_ptr(), conf)
+        };
+        NonNull::new(handle).map(ResetTopic).ok_or_else(|| {
+            KafkaFailure::new(
+                context(),
+                KafkaError::ClientCreation(RDKafkaErrorCode::InvalidTopic.to_string()),
+            )
+        })
+    }
+}
+
+impl Drop for ResetTopic {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from `rd_kafka_topic_new` and is given back once, before
+        // its client is destroyed (`KafkaGroupConsumer` drops its topics first).
+        unsafe { native::rd_kafka_topic_destroy(self.0.as_ptr()) }
+    }
+}
+
+impl<T: OnRdkafka> GroupConsumer for T {
     fn poll_records(&self, max: usize, wait: Duration) -> Result<Vec<RecordRun>, KafkaFailure> {
         let mut runs = Vec::new();
         let mut timeout = wait;
         for polled in 0..max {
-            match self.poll(timeout) {
+            match self.rdkafka().poll(timeout) {
                 None => break,
                 Some(Ok(message)) => push_to_runs(&mut runs, &message),
                 Some(Err(error)) if polled == 0 => {
@@ -97,45 +212,53 @@ impl GroupConsumer for KafkaGroupConsumer {
     }
 
     fn rejoin(&self) -> Result<(), KafkaFailure> {
-        self.unsubscribe();
-        self.subscribe(&topic_names(&self.context().topics))
+        let consumer = self.rdkafka();
+        consumer.unsubscribe();
+        consumer
+            .subscribe(&topic_names(&consumer.context().topics))
             .map_err(|e| KafkaFailure::new("rejoining the group", e))
     }
 
     fn assigned_partitions(&self) -> Result<Vec<TopicPartition>, KafkaFailure> {
         let list = self
+            .rdkafka()
             .assignment()
             .map_err(|e| KafkaFailure::new("reading the assignment", e))?;
         Ok(partitions_of(&list))
     }
 
     fn pause_partitions(&self, partitions: &[TopicPartition]) -> Result<(), KafkaFailure> {
-        self.pause(&partition_list(partitions.iter().map(|p| (p, None))))
+        self.rdkafka()
+            .pause(&partition_list(partitions.iter().map(|p| (p, None))))
             .map_err(|e| KafkaFailure::new(format!("pausing {partitions:?}"), e))
     }
 
     fn resume_partitions(&self, partitions: &[TopicPartition]) -> Result<(), KafkaFailure> {
-        self.resume(&partition_list(partitions.iter().map(|p| (p, None))))
+        self.rdkafka()
+            .resume(&partition_list(partitions.iter().map(|p| (p, None))))
             .map_err(|e| KafkaFailure::new(format!("resuming {partitions:?}"), e))
     }
 
     fn seek_to(&self, partition: &TopicPartition, offset: Option<i64>) -> Result<(), KafkaFailure> {
         let offset = offset.map_or(Offset::Beginning, Offset::Offset);
-        self.seek(
-            &partition.topic,
-            partition.partition,
-            offset,
-            self.context().timeout,
-        )
-        .map_err(|e| KafkaFailure::new(format!("rewinding {partition}"), e))
+        let consumer = self.rdkafka();
+        consumer
+            .seek(
+                &partition.topic,
+                partition.partition,
+                offset,
+                consumer.context().timeout,
+            )
+            .map_err(|e| KafkaFailure::new(format!("rewinding {partition}"), e))
     }
 
     fn committed_offsets(
         &self,
         partitions: &[TopicPartition],
     ) -> Result<Vec<(TopicPartition, Option<InputOffset>)>, KafkaFailure> {
+        let consumer = self.rdkafka();
         let list = partition_list(partitions.iter().map(|p| (p, None)));
-        let committed = Consumer::committed_offsets(self, list, self.context().timeout)
+        let committed = Consumer::committed_offsets(consumer, list, consumer.context().timeout)
             .map_err(|e| KafkaFailure::new("reading committed offsets", e))?;
         Ok(committed
             .elements()
@@ -161,12 +284,13 @@ impl GroupConsumer for KafkaGroupConsumer {
         &self,
         consumed: &BTreeMap<TopicPartition, InputOffset>,
     ) -> Result<(), KafkaFailure> {
-        self.commit(&commit_list(consumed), CommitMode::Sync)
+        self.rdkafka()
+            .commit(&commit_list(consumed), CommitMode::Sync)
             .map_err(|e| KafkaFailure::new("committing consumed offsets", e))
     }
 
     fn next_offsets(&self) -> BTreeMap<TopicPartition, i64> {
-        let Ok(list) = self.position() else {
+        let Ok(list) = self.rdkafka().position() else {
             return BTreeMap::new();
         };
         list.elements()
@@ -188,7 +312,7 @@ impl GroupConsumer for KafkaGroupConsumer {
         // and librdkafka only writes the two offsets; it reads its cached fetch state, no I/O.
         let error = unsafe {
             rdkafka::bindings::rd_kafka_get_watermark_offsets(
-                self.client().native_ptr(),
+                self.rdkafka().client().native_ptr(),
                 topic.as_ptr(),
                 partition.partition,
                 &mut low,
@@ -202,11 +326,11 @@ impl GroupConsumer for KafkaGroupConsumer {
     }
 
     fn group_metadata(&self) -> Option<GroupMetadata> {
-        Consumer::group_metadata(self).map(GroupMetadata::new)
+        Consumer::group_metadata(self.rdkafka()).map(GroupMetadata::new)
     }
 
     fn member_id(&self) -> Option<String> {
-        let client = self.client().native_ptr();
+        let client = self.rdkafka().client().native_ptr();
         // SAFETY: the client pointer is live for as long as `self`; librdkafka returns its
         // own copy of the member id (or null), which the caller frees with rd_kafka_mem_free.
         unsafe {
@@ -221,10 +345,11 @@ impl GroupConsumer for KafkaGroupConsumer {
     }
 
     fn missing_topics(&self, topics: &[String]) -> Result<Vec<String>, KafkaFailure> {
+        let consumer = self.rdkafka();
         let mut missing = Vec::new();
         for topic in topics {
-            let metadata = self
-                .fetch_metadata(Some(topic.as_str()), self.context().timeout)
+            let metadata = consumer
+                .fetch_metadata(Some(topic.as_str()), consumer.context().timeout)
                 .map_err(|e| KafkaFailure::new(format!("fetching the metadata of {topic}"), e))?;
             let exists = metadata
                 .topics()

@@ -32,8 +32,8 @@ pub use assigned::AssignedConsumer;
 pub use changelog::{ChangelogEvent, ChangelogReader};
 pub use client_config::{ClientProperties, ClientRole};
 pub use clients::{
-    DeliveredOffsets, FailedSend, GroupConsumer, GroupMetadata, RebalanceListener, RestoreConsumer,
-    StreamsProducer, ThreadClients,
+    DeliveredOffsets, FailedSend, GroupConsumer, GroupMetadata, OffsetReset, RebalanceListener,
+    RestoreConsumer, StreamsProducer, Subscription, ThreadClients,
 };
 pub use error::{ClientError, KafkaFailure, TransactionFailure};
 pub use group::KafkaGroupConsumer;

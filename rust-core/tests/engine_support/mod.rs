@@ -88,6 +88,7 @@ pub fn counter_topology(input: &str, output: &str) -> TopologyDescription {
         ],
         global_stores: vec![],
         copartition_groups: vec![],
+        offset_resets: Default::default(),
     }
 }
 

@@ -15,7 +15,7 @@ use std::time::Duration;
 use crate::kafka::{
     ChangelogEvent, ClientError, DeliveredOffsets, FailedSend, GroupConsumer, GroupMetadata,
     InputOffset, KafkaFailure, ProducedRecord, ProducedView, RebalanceListener, RecordRun,
-    RestoreConsumer, StreamsProducer, ThreadClients, TransactionFailure,
+    RestoreConsumer, StreamsProducer, Subscription, ThreadClients, TransactionFailure,
 };
 use crate::store::TopicPartition;
 
@@ -218,7 +218,7 @@ impl ThreadClients for Arc<FakeKafka> {
         &self,
         _thread: usize,
         listener: Arc<dyn RebalanceListener>,
-        _topics: &[String],
+        _subscription: &Subscription,
     ) -> Result<Box<dyn GroupConsumer>, KafkaFailure> {
         Ok(Box::new(FakeConsumer {
             kafka: Arc::clone(self),

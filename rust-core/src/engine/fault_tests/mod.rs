@@ -258,6 +258,7 @@ impl Harness {
             }],
             global_stores: Vec::new(),
             repartition_topics: BTreeSet::new(),
+            offset_resets: BTreeMap::new(),
         };
         let shared = Arc::new(ThreadShared {
             admin: Admin::new(&config.admin_config(), config.client_timeout).unwrap(),

@@ -243,6 +243,40 @@ class KafkaStreamsOnEngineTest {
         assertTrue(handled.get(1) instanceof MissingSourceTopicException, describe(handled.get(1)));
     }
 
+    @Test
+    void aSourceWithAResetPolicyOfItsOwnStartsWhereItSaysTheOthersWhereTheConsumerDoes() throws Exception {
+        BROKER.createTopic("reset-latest", 2);
+        BROKER.createTopic("reset-default", 2);
+        BROKER.createTopic("reset-output", 1);
+        produce("reset-latest", List.of("early-latest-1", "early-latest-2"));
+        produce("reset-default", List.of("early-default-1", "early-default-2"));
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream("reset-latest", Consumed.with(Serdes.String(), Serdes.String())
+                .withOffsetResetPolicy(AutoOffsetReset.latest()))
+            .merge(builder.stream("reset-default", Consumed.with(Serdes.String(), Serdes.String())))
+            .to("reset-output", Produced.with(Serdes.String(), Serdes.String()));
+        final KafkaStreams streams = new KafkaStreams(builder.build(), props("reset-app"));
+        started.add(streams);
+        streams.start();
+
+        final List<String> output = new ArrayList<>();
+        try (KafkaConsumer<String, String> consumer = consumer(StringDeserializer.class)) {
+            consumer.subscribe(List.of("reset-output"));
+            // The consumer's auto.offset.reset (earliest here) for the topic without a policy of its own.
+            consumeUntil(consumer, output, 2);
+            // Once the latest source is read from its end, what is written to it comes through.
+            final long deadline = System.nanoTime() + WAIT.toNanos();
+            for (int late = 0; output.stream().noneMatch(value -> value.startsWith("late")); late++) {
+                assertTrue(System.nanoTime() < deadline, "nothing written to the latest source came through: " + output);
+                produce("reset-latest", List.of("late-" + late));
+                consumer.poll(Duration.ofMillis(500)).forEach(record -> output.add(record.value()));
+            }
+        }
+        assertTrue(output.containsAll(List.of("early-default-1", "early-default-2")), output.toString());
+        assertTrue(output.stream().noneMatch(value -> value.startsWith("early-latest")),
+            "the latest source skipped what was there before: " + output);
+    }
+
     private static Set<String> staticMembers(final Admin admin, final String groupId) {
         try {
             return admin.describeConsumerGroups(List.of(groupId)).describedGroups().get(groupId).get().members().stream()

@@ -7,10 +7,13 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.internals.AutoOffsetResetStrategy;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TopologyDescription;
 import org.apache.kafka.streams.processor.StateStore;
@@ -52,7 +55,8 @@ final class EngineTopology {
     }
 
     /**
-     * Rejects what Sluice's runtime does not run yet: named topologies and pattern subscriptions.
+     * Rejects what Sluice's runtime does not run yet: named topologies, pattern subscriptions and sources
+     * that reset their offsets by duration.
      *
      * @throws UnsupportedOperationException naming what is not supported
      */
@@ -64,6 +68,37 @@ final class EngineTopology {
             throw new UnsupportedOperationException("Sluice's runtime does not run topologies that subscribe to "
                 + "topics by pattern yet");
         }
+        for (final String topic : topologyMetadata.allFullSourceTopicNames()) {
+            topologyMetadata.offsetResetStrategy(topic)
+                .filter(strategy -> strategy.type() == AutoOffsetResetStrategy.StrategyType.BY_DURATION)
+                .ifPresent(strategy -> {
+                    throw new UnsupportedOperationException("Sluice's runtime does not reset offsets by duration yet "
+                        + "(the source of " + topic + ")");
+                });
+        }
+    }
+
+    /**
+     * Where each source topic's partitions without a committed offset start, by name: {@code earliest},
+     * {@code latest} or {@code none} ({@link #resetStrategy}).
+     */
+    private static Map<String, String> offsetResets(final TopologyMetadata topologyMetadata, final StreamsConfig config) {
+        final Map<String, String> resets = new TreeMap<>();
+        for (final String topic : topologyMetadata.allFullSourceTopicNames()) {
+            resets.put(topic, resetStrategy(topologyMetadata, config, topic).type().name().toLowerCase(Locale.ROOT));
+        }
+        return resets;
+    }
+
+    /**
+     * Where a partition of source topic {@code topic} without a committed offset starts, as in Kafka Streams:
+     * its source's own reset policy ({@code Consumed.withOffsetResetPolicy}; repartition topics read from
+     * their start), else the main consumer's {@code auto.offset.reset}.
+     */
+    static AutoOffsetResetStrategy resetStrategy(final TopologyMetadata topologyMetadata, final StreamsConfig config,
+                                                 final String topic) {
+        return topologyMetadata.offsetResetStrategy(topic).orElseGet(() -> AutoOffsetResetStrategy.fromString(
+            (String) config.getMainConsumerConfigs("", "", 0).get(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG)));
     }
 
     /** {@link #describe} as the UTF-8 JSON the engine takes. */
@@ -132,6 +167,7 @@ final class EngineTopology {
         }
         description.put("copartition_groups", copartitionGroups);
         description.put("global_stores", globalStores(topologyMetadata));
+        description.put("offset_resets", offsetResets(topologyMetadata, config));
     }
 
     /** Each global store with the topic it is loaded from; the JVM's global runner keeps them. */

@@ -10,13 +10,16 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import org.apache.kafka.clients.consumer.NoOffsetForPartitionException;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.internals.AutoOffsetResetStrategy;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.internals.LogContext;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TopologyConfig;
+import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.internals.StreamsConfigUtils;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.TaskId;
@@ -106,6 +109,14 @@ final class TaskEnvironment implements TaskFactory {
             RuntimeFraming.readInputs(inputs).forEach((input, offset) -> {
                 if (offset != null) {
                     committed.put(input, offset);
+                } else if (EngineTopology.resetStrategy(topologyMetadata, taskConfig, input.topic()).type()
+                    == AutoOffsetResetStrategy.StrategyType.NONE) {
+                    // Where Kafka Streams' stream thread finds that its consumer has nowhere to start.
+                    throw new StreamsException("No valid committed offset found for input topic " + input.topic()
+                        + " (partition " + input.partition() + ") and no valid reset policy configured. You need to "
+                        + "set configuration parameter \"auto.offset.reset\" or specify a topic specific reset policy "
+                        + "via StreamsBuilder#stream(..., Consumed.with(AutoOffsetReset)) or StreamsBuilder#table(..., "
+                        + "Consumed.with(AutoOffsetReset))", new NoOffsetForPartitionException(input));
                 }
             });
             final StreamTaskRunner task = new StreamTaskRunner(this, new TaskId(subtopology, partition), committed);

@@ -1,6 +1,7 @@
 package dev.sluice.streams.runtime.internals;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -12,7 +13,9 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.AutoOffsetReset;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
@@ -219,7 +222,33 @@ class EngineTopologyTest {
     void jsonIsWhatTheEngineParses() throws Exception {
         final TopologyMetadata metadata = metadata(StreamTaskRunnerTest.wordCount(), new Properties());
         final Map<?, ?> parsed = new ObjectMapper().readValue(EngineTopology.json(metadata, config(new Properties())), Map.class);
-        assertEquals(Set.of("subtopologies", "copartition_groups", "global_stores"), parsed.keySet());
+        assertEquals(Set.of("subtopologies", "copartition_groups", "global_stores", "offset_resets"), parsed.keySet());
+    }
+
+    @Test
+    void eachSourceTopicStartsWhereItsOwnPolicySaysElseWhereTheConsumerDoes() {
+        final Properties latest = new Properties();
+        latest.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "latest");
+        // The word count's input follows the consumer, and so does its repartition topic, as in Kafka Streams.
+        assertEquals(Map.of("input", "latest", "app-words-repartition", "latest"),
+            describe(StreamTaskRunnerTest.wordCount(), latest).get("offset_resets"));
+
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream("strict", Consumed.<String, String>with(AutoOffsetReset.none()))
+            .merge(builder.stream("recent", Consumed.<String, String>with(AutoOffsetReset.latest())))
+            .merge(builder.stream("default"))
+            .to("out");
+        assertEquals(Map.of("strict", "none", "recent", "latest", "default", "earliest"),
+            describe(builder.build(), new Properties()).get("offset_resets"));
+    }
+
+    @Test
+    void aSourceResetByDurationIsNotRunYet() {
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream("input", Consumed.<String, String>with(AutoOffsetReset.byDuration(Duration.ofHours(1)))).to("out");
+        final UnsupportedOperationException error = assertThrows(UnsupportedOperationException.class,
+            () -> EngineTopology.checkRunnable(metadata(builder.build(), new Properties())));
+        assertTrue(error.getMessage().contains("by duration"), error.getMessage());
     }
 
     /** Every topic the described sub-topologies read or write, by the full name Kafka Streams gives it. */
