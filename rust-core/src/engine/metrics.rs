@@ -1,10 +1,21 @@
-//! Counters an engine instance exposes, summed over its threads.
+//! Counters an engine instance exposes, summed over its threads, and how far behind its
+//! inputs each thread is.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
-/// Engine counters; all monotonic.
+use crate::store::TopicPartition;
+
+/// Each stream thread's lag behind the end of each input partition of its running tasks, by
+/// thread index.
+pub type InputLags = BTreeMap<usize, BTreeMap<TopicPartition, i64>>;
+
+/// Engine counters, all monotonic, and the threads' input lags.
 #[derive(Debug, Default)]
 pub struct EngineMetrics {
+    /// As each thread computed them last, on its last turn: its consumer's `records-lag`.
+    input_lags: Mutex<InputLags>,
     records_processed: AtomicU64,
     commits: AtomicU64,
     interval_commits: AtomicU64,
@@ -93,5 +104,26 @@ impl EngineMetrics {
 
     pub(crate) fn purge_failed(&self) {
         self.failed_purges.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Each running stream thread's lags.
+    pub fn input_lags(&self) -> InputLags {
+        self.lags().clone()
+    }
+
+    /// Thread `thread`'s lags are `lags` now; it has no others.
+    pub(crate) fn lags_found(&self, thread: usize, lags: BTreeMap<TopicPartition, i64>) {
+        self.lags().insert(thread, lags);
+    }
+
+    /// Thread `thread` stopped: its consumer, and its lags, are gone.
+    pub(crate) fn thread_stopped(&self, thread: usize) {
+        self.lags().remove(&thread);
+    }
+
+    fn lags(&self) -> MutexGuard<'_, InputLags> {
+        self.input_lags
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }

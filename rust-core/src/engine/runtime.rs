@@ -17,7 +17,7 @@ use crate::engine::config::EngineConfig;
 use crate::engine::error::{joined, Error, Result};
 use crate::engine::global::{self, GlobalThreadSetup};
 use crate::engine::internal_topics;
-use crate::engine::metrics::{EngineMetrics, MetricsSnapshot};
+use crate::engine::metrics::{EngineMetrics, InputLags, MetricsSnapshot};
 use crate::engine::process_id;
 use crate::engine::processor::ProcessorFactory;
 use crate::engine::restore::RestoreListener;
@@ -223,6 +223,12 @@ impl Engine {
     /// The instance's counters.
     pub fn metrics(&self) -> MetricsSnapshot {
         self.metrics.snapshot()
+    }
+
+    /// How far behind the end of each input partition of its running tasks each stream thread
+    /// is, by thread index.
+    pub fn input_lags(&self) -> InputLags {
+        self.metrics.input_lags()
     }
 
     /// True once a thread stopped on its own (it failed; [`take_stopped_thread`] or

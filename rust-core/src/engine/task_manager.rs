@@ -62,6 +62,8 @@ pub(crate) struct ThreadShared {
 /// The tasks of a thread and the barrier that commits them.
 pub(crate) struct TaskManager {
     shared: Arc<ThreadShared>,
+    /// The thread's index (1-based).
+    index: usize,
     tasks: Tasks,
     /// Input partitions of each task.
     inputs: BTreeMap<TaskId, Vec<TopicPartition>>,
@@ -115,6 +117,7 @@ impl TaskManager {
         Ok(TaskManager {
             restorer: Restorer::new(reader, shared.restore_listener.clone()),
             shared,
+            index,
             tasks: BTreeMap::new(),
             inputs: BTreeMap::new(),
             paused: BTreeSet::new(),
@@ -499,27 +502,33 @@ impl TaskManager {
     }
 
     /// Runs the wall-clock punctuation of the running tasks, telling them first how far behind
-    /// their inputs' ends they are.
+    /// their inputs' ends they are (which the thread's metrics show too).
     pub fn punctuate(&mut self, consumer: &dyn GroupConsumer) -> Result<()> {
         if self.processing_paused {
             return Ok(());
         }
         let running = self.running_tasks();
-        for id in running {
+        let mut known_lags = BTreeMap::new();
+        for id in &running {
             let lags = lags(
                 consumer,
-                &self.inputs[&id],
+                &self.inputs[id],
                 &self.committed_starts,
                 &self.shared.topology.offset_resets,
             );
-            let task = self.tasks.get_mut(&id).expect("listed above");
+            known_lags.extend(
+                lags.iter()
+                    .filter_map(|(partition, lag)| lag.map(|lag| (partition.clone(), lag))),
+            );
+            let task = self.tasks.get_mut(id).expect("listed above");
             task.update_lags(&lags)?;
             let outputs = task.punctuate()?;
-            if !self.send(consumer, id, outputs)? {
+            if !self.send(consumer, *id, outputs)? {
                 return Ok(());
             }
-            self.follow_full_inputs(consumer, id)?;
+            self.follow_full_inputs(consumer, *id)?;
         }
+        self.shared.metrics.lags_found(self.index, known_lags);
         Ok(())
     }
 

@@ -39,6 +39,7 @@ pub(crate) fn run(shared: Arc<ThreadShared>, index: usize, stop: Arc<AtomicBool>
     let closed = listener.lock().close_all(consumer.as_ref(), result.is_ok());
     // Dropping the consumer leaves the group; its revocation finds no task left.
     drop(consumer);
+    shared.metrics.thread_stopped(index);
     result.and(closed)
 }
 

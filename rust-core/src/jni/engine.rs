@@ -196,6 +196,21 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_st
     .resolve::<ThrowJavaException>()
 }
 
+/// How far behind the end of each input partition of its running tasks each stream thread is,
+/// framed as input lags.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_inputLags<'local>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> JByteArray<'local> {
+    env.with_env(|env| -> Result<JByteArray<'local>, NativeError> {
+        let lags = with_engine(handle, |engine| Ok(engine.input_lags()))?;
+        new_byte_array(env, &record_framing::input_lags(&lags))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
 /// Takes the stopped engine thread `name` out of the engine; raises the error it stopped with.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_takeStoppedThread<

@@ -7,6 +7,8 @@
 //! - **Properties** (Java → native): repeated `i32 keyLength, key, i32 valueLength, value`.
 //! - **Offsets** (native → Java): repeated `i32 topicLength, topic, i32 partition,
 //!   i64 offset`, -1 for no offset (the layout of [`super::framing::offsets`]).
+//! - **Input lags** (native → Java): repeated `i32 thread, i32 topicLength, topic,
+//!   i32 partition, i64 lag`.
 //! - **Inputs** (native → Java): repeated `i32 topicLength, topic, i32 partition,
 //!   i64 committedOffset (-1: none), i32 metadataLength, metadata`.
 //! - **Positions** (Java → native): the layout of inputs; every entry has an offset.
@@ -24,6 +26,7 @@ use std::collections::BTreeMap;
 
 use super::errors::NativeError;
 use super::framing::{malformed, Reader};
+use crate::engine::metrics::InputLags;
 use crate::engine::{CommittedInput, InputOffset};
 use crate::kafka::{ProducedRecord, ProducedRecords, RecordRun};
 use crate::store::TopicPartition;
@@ -69,6 +72,20 @@ pub(crate) fn offsets<'a>(
         put_string(&mut out, &partition.topic);
         put_i32(&mut out, partition.partition);
         out.extend_from_slice(&offset.unwrap_or(NO_OFFSET).to_be_bytes());
+    }
+    out
+}
+
+/// Frames each stream thread's input lags.
+pub(crate) fn input_lags(lags: &InputLags) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (thread, partitions) in lags {
+        for (partition, lag) in partitions {
+            put_i32(&mut out, *thread as i32);
+            put_string(&mut out, &partition.topic);
+            put_i32(&mut out, partition.partition);
+            out.extend_from_slice(&lag.to_be_bytes());
+        }
     }
     out
 }

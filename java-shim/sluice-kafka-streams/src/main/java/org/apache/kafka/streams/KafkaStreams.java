@@ -487,10 +487,17 @@ public class KafkaStreams implements AutoCloseable {
         }
     }
 
-    /** The client-level metrics (version, state, topology, alive threads) and the admin client's. */
+    /**
+     * The client's metrics (client, thread, task, processor and store levels), the admin client's, and the
+     * {@code records-lag} of the engine threads' consumers.
+     */
     public Map<MetricName, ? extends Metric> metrics() {
         final Map<MetricName, Metric> result = new LinkedHashMap<>(metrics.metrics());
         result.putAll(ClientUtils.adminClientMetrics(adminClient));
+        final EngineRuntime current = currentEngine();
+        if (current != null) {
+            result.putAll(current.consumerLagMetrics());
+        }
         return Collections.unmodifiableMap(result);
     }
 

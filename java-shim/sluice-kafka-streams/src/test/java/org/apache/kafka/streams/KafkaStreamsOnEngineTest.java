@@ -164,6 +164,12 @@ class KafkaStreamsOnEngineTest {
         assertFalse(streams.metadataForLocalThreads().isEmpty());
         assertEquals(Map.of(0, 0L, 1, 0L), lagsOf(streams.allLocalStorePartitionLags().get(COUNTS)),
             "running tasks are caught up, as Kafka Streams counts them");
+        // Each input partition's records-lag, as the consumers of Kafka Streams' threads report it.
+        final Set<String> inputs = Set.of("wc-input-0", "wc-input-1",
+            "wc-app-word-counts-repartition-0",
+            "wc-app-word-counts-repartition-1");
+        waitFor(() -> recordsLags(streams).equals(inputs.stream().collect(Collectors.toMap(input -> input, input -> 0.0))),
+            "every input partition's records-lag to be 0: " + recordsLags(streams));
         // The tasks' processor and store metrics are the client's, beside the client-level ones.
         assertTrue(streams.metrics().keySet().stream().anyMatch(name -> name.group().equals("stream-state-metrics")));
         assertTrue(streams.metrics().keySet().stream().anyMatch(name -> name.group().equals("stream-metrics")
@@ -275,6 +281,16 @@ class KafkaStreamsOnEngineTest {
         assertTrue(output.containsAll(List.of("early-default-1", "early-default-2")), output.toString());
         assertTrue(output.stream().noneMatch(value -> value.startsWith("early-latest")),
             "the latest source skipped what was there before: " + output);
+    }
+
+    /** The records-lag metrics of {@code streams}, by topic-partition. */
+    private static Map<String, Double> recordsLags(final KafkaStreams streams) {
+        return streams.metrics().values().stream()
+            .filter(metric -> metric.metricName().name().equals("records-lag")
+                && metric.metricName().group().equals("consumer-fetch-manager-metrics"))
+            .collect(Collectors.toMap(
+                metric -> metric.metricName().tags().get("topic") + "-" + metric.metricName().tags().get("partition"),
+                metric -> ((Number) metric.metricValue()).doubleValue()));
     }
 
     private static Set<String> staticMembers(final Admin admin, final String groupId) {

@@ -2,6 +2,7 @@ package dev.sluice.streams.runtime.internals;
 
 import dev.sluice.streams.internals.NativeLibrary;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -13,6 +14,8 @@ import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.types.Password;
 import org.apache.kafka.common.metrics.MetricConfig;
@@ -20,6 +23,7 @@ import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.metrics.Sensor;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.processor.StateRestoreListener;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.TaskId;
@@ -270,6 +274,43 @@ public final class EngineRuntime implements AutoCloseable {
     /** The bytes the running local tasks' stores and the global stores hold uncommitted, summed; read from any thread. */
     public long uncommittedBytes() {
         return environment.uncommittedBytes();
+    }
+
+    /**
+     * The {@code records-lag} metric of each engine thread's consumer (Kafka's
+     * {@code consumer-fetch-manager-metrics}, tagged with its client id, topic and partition): how far
+     * behind the end of each input partition of its running tasks the thread is. Read from any thread;
+     * empty before the engine starts and once it closed.
+     */
+    public Map<MetricName, Metric> consumerLagMetrics() {
+        final long running = handle;
+        if (running == 0 || closed) {
+            return Map.of();
+        }
+        final byte[] framed;
+        try {
+            framed = NativeEngine.inputLags(running);
+        } catch (final StreamsException closedMeanwhile) {
+            return Map.of();
+        }
+        final String applicationId = config.getString(StreamsConfig.APPLICATION_ID_CONFIG);
+        final Map<MetricName, Metric> metrics = new LinkedHashMap<>();
+        RuntimeFraming.readInputLags(framed).forEach((thread, lags) -> {
+            // The client id of the thread's consumer, as the engine names it.
+            final String clientId = applicationId + "-StreamThread-" + thread + "-consumer";
+            lags.forEach((partition, lag) -> {
+                final MetricName name = new MetricName("records-lag", "consumer-fetch-manager-metrics",
+                    "The latest lag of the partition",
+                    Map.of("client-id", clientId, "topic", partition.topic(), "partition",
+                        String.valueOf(partition.partition())));
+                metrics.put(name, new ValueMetric(name, lag.doubleValue()));
+            });
+        });
+        return metrics;
+    }
+
+    /** A metric's value at the moment it was read. */
+    private record ValueMetric(MetricName metricName, Object metricValue) implements Metric {
     }
 
     /** The name the engine's global thread runs under, which its failures are reported with. */

@@ -63,6 +63,12 @@ final class NativeEngine {
      */
     static native String removeThread(long handle, long timeoutMs);
 
+    /**
+     * How far behind the end of each input partition of its running tasks each engine thread is, as it
+     * computed it on its last turn; framed as {@link RuntimeFraming#readInputLags} reads it.
+     */
+    static native byte[] inputLags(long handle);
+
     /** The name of an engine thread that stopped on its own (it failed), or null. */
     static native String stoppedThread(long handle);
 

@@ -24,6 +24,7 @@ import org.apache.kafka.common.record.TimestampType;
  * <ul>
  *   <li><b>Properties</b>: repeated {@code int keyLength, key, int valueLength, value}.</li>
  *   <li><b>Offsets</b>: as {@link OffsetFraming} frames them.</li>
+ *   <li><b>Input lags</b>: repeated {@code int thread, int topicLength, topic, int partition, long lag}.</li>
  *   <li><b>Inputs</b>: repeated {@code int topicLength, topic, int partition, long committedOffset (-1 none),
  *       int metadataLength (-1 none), metadata}.</li>
  *   <li><b>Consumed records</b>: {@code int runCount}, then per run of records of one partition
@@ -176,6 +177,18 @@ final class RuntimeFraming {
     /** A batch of no records. */
     static byte[] emptyRecords() {
         return new byte[Integer.BYTES];
+    }
+
+    /** Each engine thread's lag behind the end of its input partitions, by thread index. */
+    static Map<Integer, Map<TopicPartition, Long>> readInputLags(final byte[] framed) {
+        final ByteBuffer in = ByteBuffer.wrap(framed);
+        final Map<Integer, Map<TopicPartition, Long>> lags = new LinkedHashMap<>();
+        while (in.hasRemaining()) {
+            final int thread = in.getInt();
+            final TopicPartition partition = readPartition(in);
+            lags.computeIfAbsent(thread, t -> new LinkedHashMap<>()).put(partition, in.getLong());
+        }
+        return lags;
     }
 
     private static TopicPartition readPartition(final ByteBuffer in) {
