@@ -358,28 +358,44 @@ fn enforce_copartitioning(
                 }
             })
             .collect();
-        let fixed: Vec<(&String, i32)> = topics
+        let count_of = |topic: &String| counts.get(topic).copied().unwrap_or_default();
+        let external: BTreeMap<&String, i32> = topics
             .iter()
-            .filter(|t| !internal.contains(*t) || explicit.contains(*t))
-            .map(|t| (t, counts.get(t).copied().unwrap_or_default()))
+            .filter(|t| !internal.contains(*t))
+            .map(|t| (t, count_of(t)))
             .collect();
-        if let Some((first, count)) = fixed.first() {
-            if let Some((other, other_count)) = fixed.iter().find(|(_, c)| c != count) {
+        let enforced: BTreeMap<&String, i32> = topics
+            .iter()
+            .filter(|t| internal.contains(*t) && explicit.contains(*t))
+            .map(|t| (t, count_of(t)))
+            .collect();
+        // Kafka Streams' rules and words: the user topics decide, else the repartition topics
+        // whose count the topology sets, else the largest count.
+        let target = if let Some(&first) = external.values().next() {
+            if external.values().any(|count| *count != first) {
                 return Err(Error::Topology(format!(
-                    "topics {first} ({count} partitions) and {other} ({other_count} partitions) \
-                     must be co-partitioned: give them the same number of partitions"
+                    "Topics not co-partitioned: [{}]",
+                    java_map(&external)
                 )));
             }
-        }
-        let target = match fixed.first() {
-            Some((_, count)) => *count,
-            None => topics
-                .iter()
-                .filter_map(|t| counts.get(t))
-                .copied()
-                .max()
-                .unwrap_or(1),
+            first
+        } else if let Some(&first) = enforced.values().next() {
+            if enforced.values().any(|count| *count != first) {
+                return Err(Error::Topology(format!(
+                    "Following topics do not have the same number of partitions: [{}]",
+                    java_map(&enforced)
+                )));
+            }
+            first
+        } else {
+            topics.iter().map(count_of).max().unwrap_or(1)
         };
+        if let Some((topic, count)) = enforced.iter().find(|(_, count)| **count != target) {
+            return Err(Error::Topology(format!(
+                "Number of partitions [{count}] of repartition topic [{topic}] doesn't match \
+                 number of partitions [{target}] of the source topic."
+            )));
+        }
         for topic in topics
             .iter()
             .filter(|t| internal.contains(*t) && !explicit.contains(*t))
@@ -388,6 +404,15 @@ fn enforce_copartitioning(
         }
     }
     Ok(())
+}
+
+/// `counts` as Java prints a sorted map (`{a=1, b=2}`), which Kafka Streams' messages show.
+fn java_map(counts: &BTreeMap<&String, i32>) -> String {
+    let entries: Vec<String> = counts
+        .iter()
+        .map(|(topic, count)| format!("{topic}={count}"))
+        .collect();
+    format!("{{{}}}", entries.join(", "))
 }
 
 #[cfg(test)]
@@ -615,7 +640,25 @@ mod tests {
             &existing(&[("input", Some(3)), ("table", Some(5)), ("other", Some(4))]),
             -1,
         );
-        assert!(matches!(mismatch, Err(Error::Topology(m)) if m.contains("co-partitioned")));
+        assert!(
+            matches!(&mismatch, Err(Error::Topology(m)) if m == "Topics not co-partitioned: [{other=4, table=5}]"),
+            "{mismatch:?}"
+        );
+
+        // A repartition topic whose count the topology sets must have the user topics' count.
+        topology.copartition_groups = vec![vec!["by-word-repartition".into(), "table".into()]];
+        topology.subtopologies[1].repartition_source_topics[0].partitions = Some(2);
+        let enforced = plan(
+            "app",
+            &topology,
+            &existing(&[("input", Some(3)), ("table", Some(5)), ("other", Some(4))]),
+            -1,
+        );
+        assert!(
+            matches!(&enforced, Err(Error::Topology(m)) if m == "Number of partitions [2] of repartition \
+                topic [app-by-word-repartition] doesn't match number of partitions [5] of the source topic."),
+            "{enforced:?}"
+        );
     }
 
     /// A source table's store (sub-topology 0 reads `input`) with `input` as its changelog.

@@ -260,6 +260,7 @@ fn engine_error(error: EngineError) -> NativeError {
         EngineError::Config { .. } => JavaException::Config,
         EngineError::Timeout(_) => JavaException::Timeout,
         EngineError::MissingSourceTopics(_) => JavaException::MissingSourceTopic,
+        EngineError::Topology(_) => JavaException::Topology,
         _ => JavaException::Streams,
     };
     NativeError::new(exception, error.to_string())

@@ -33,6 +33,9 @@ pub(crate) enum JavaException {
     Timeout,
     /// `org.apache.kafka.streams.errors.MissingSourceTopicException`: a source topic is gone.
     MissingSourceTopic,
+    /// `org.apache.kafka.streams.errors.TopologyException`: the topology cannot run against
+    /// the topics as they are.
+    Topology,
 }
 
 impl JavaException {
@@ -54,6 +57,9 @@ impl JavaException {
             JavaException::Timeout => jni_str!("org/apache/kafka/common/errors/TimeoutException"),
             JavaException::MissingSourceTopic => {
                 jni_str!("org/apache/kafka/streams/errors/MissingSourceTopicException")
+            }
+            JavaException::Topology => {
+                jni_str!("org/apache/kafka/streams/errors/TopologyException")
             }
         }
     }

@@ -44,6 +44,7 @@ import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.common.utils.internals.LogContext;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.errors.MissingSourceTopicException;
+import org.apache.kafka.streams.errors.TopologyException;
 import org.apache.kafka.streams.errors.ProcessorStateException;
 import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.errors.StreamsNotStartedException;
@@ -580,9 +581,10 @@ public class KafkaStreams implements AutoCloseable {
             }
             // A pause or resume while the engine started found no engine to tell.
             engineFollowsPause();
-        } catch (final MissingSourceTopicException e) {
-            // Kafka Streams' threads meet missing source topics at their first rebalance, after start()
-            // returned: the uncaught exception handler decides what becomes of the client.
+        } catch (final MissingSourceTopicException | TopologyException e) {
+            // Kafka Streams' threads meet missing source topics, and partition counts that do not fit the
+            // topology, at their first rebalance, after start() returned: the uncaught exception handler
+            // decides what becomes of the client.
             supervisor.engineFailedToStart(e);
             return;
         } catch (final RuntimeException e) {

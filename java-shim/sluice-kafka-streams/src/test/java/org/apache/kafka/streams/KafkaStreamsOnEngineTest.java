@@ -47,6 +47,7 @@ import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.EngineTestSupport.RestoreTally;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.errors.MissingSourceTopicException;
+import org.apache.kafka.streams.errors.TopologyException;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Grouped;
@@ -212,6 +213,29 @@ class KafkaStreamsOnEngineTest {
                 .withTimeout(Duration.ofSeconds(60))));
             assertEquals(Set.of(), staticMembers(admin, "static-app"), "closed with LEAVE_GROUP, the members left");
         }
+    }
+
+    @Test
+    void joinedTopicsThatAreNotCoPartitionedGoToTheHandlerAsATopologyException() throws Exception {
+        BROKER.createTopic("copart-left", 2);
+        BROKER.createTopic("copart-right", 3);
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream("copart-left", Consumed.with(Serdes.String(), Serdes.String()))
+            .join(builder.table("copart-right", Consumed.with(Serdes.String(), Serdes.String())), (l, r) -> l + r)
+            .to("copart-output");
+        final List<Throwable> handled = new CopyOnWriteArrayList<>();
+        final KafkaStreams streams = new KafkaStreams(builder.build(), props("copart-app"));
+        started.add(streams);
+        streams.setUncaughtExceptionHandler(error -> {
+            handled.add(error);
+            return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        });
+        streams.start();
+        waitFor(() -> streams.state() == KafkaStreams.State.ERROR, "the client to shut down to ERROR");
+        assertEquals(1, handled.size());
+        assertTrue(handled.get(0) instanceof TopologyException, describe(handled.get(0)));
+        assertTrue(handled.get(0).getMessage().contains("Topics not co-partitioned: [{copart-left=2, copart-right=3}]"),
+            handled.get(0).getMessage());
     }
 
     @Test
