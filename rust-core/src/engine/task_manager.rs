@@ -137,14 +137,14 @@ impl TaskManager {
         self.failure.take().map_or(Ok(()), Err)
     }
 
-    /// Opens the tasks of the `partitions` just assigned, once every source topic is known to
-    /// be there still.
+    /// Opens the tasks of the `partitions` just assigned, then makes sure every source topic
+    /// is there still; the broker is asked after the inputs that must wait were paused, so
+    /// that the consumer does not fetch them meanwhile.
     pub fn on_assigned(
         &mut self,
         consumer: &dyn GroupConsumer,
         partitions: &[TopicPartition],
     ) -> Result<()> {
-        self.check_source_topics(consumer)?;
         for partition in partitions {
             let Some(id) = self.shared.topology.task_of(partition) else {
                 continue;
@@ -165,6 +165,7 @@ impl TaskManager {
                 self.open_task(consumer, id, false)?;
             }
         }
+        self.check_source_topics(consumer)?;
         let owned: Vec<TaskId> = self.tasks.keys().chain(&self.held).copied().collect();
         let member_id = consumer.member_id().unwrap_or_default();
         self.shared

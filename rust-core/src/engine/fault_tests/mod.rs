@@ -544,7 +544,7 @@ fn a_source_topic_deleted_while_running_stops_the_thread_as_missing() {
 }
 
 #[test]
-fn a_rebalance_that_finds_a_source_topic_gone_stops_the_thread_before_any_task_runs() {
+fn a_rebalance_that_finds_a_source_topic_gone_stops_the_thread_before_any_task_processes() {
     let harness = Harness::exactly_once();
     harness.kafka.delete_topic(INPUT);
     harness.kafka.script([both_inputs(), Poll::Fetch]);
@@ -553,7 +553,13 @@ fn a_rebalance_that_finds_a_source_topic_gone_stops_the_thread_before_any_task_r
         matches!(&error, Error::MissingSourceTopics(topics) if topics == &[INPUT.to_string()]),
         "{error}"
     );
-    assert!(harness.journal.calls().is_empty(), "no task was created");
+    assert_eq!(
+        harness
+            .journal
+            .count(|call| matches!(call, Call::Processed(_))),
+        0
+    );
+    assert_eq!(harness.dirty_closes(), 2, "the tasks it opened close dirty");
 }
 
 #[test]
