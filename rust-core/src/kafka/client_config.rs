@@ -304,11 +304,16 @@ mod tests {
         user: &[(&str, &str)],
         defaults: &[(&str, String)],
     ) -> ClientConfig {
+        clients(user).client_config(role, defaults)
+    }
+
+    /// The client settings of an instance whose application sets `user`.
+    fn clients(user: &[(&str, &str)]) -> ClientProperties {
         let props: BTreeMap<String, String> = user
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        ClientProperties::new("b:9092", &props).client_config(role, defaults)
+        ClientProperties::new("b:9092", &props)
     }
 
     #[test]
@@ -367,15 +372,11 @@ mod tests {
 
     #[test]
     fn a_number_beyond_librdkafkas_range_is_taken_as_its_bound_and_reported() {
-        let properties: BTreeMap<String, String> = [
+        let clients = clients(&[
             ("consumer.session.timeout.ms", "2147483647"),
             ("main.consumer.max.poll.interval.ms", "2147483647"),
             ("producer.linger.ms", "20"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-        let clients = ClientProperties::new("localhost:9092", &properties);
+        ]);
         let main = clients.client_config(ClientRole::MainConsumer, &[]);
         // librdkafka takes up to an hour, but overflows its microsecond clock beyond 2147483.
         assert_eq!(main.get("session.timeout.ms"), Some("2147483"));
@@ -404,16 +405,12 @@ mod tests {
 
     #[test]
     fn a_timeout_librdkafka_takes_but_would_overflow_in_microseconds_is_lowered() {
-        let properties: BTreeMap<String, String> = [
+        let clients = clients(&[
             ("consumer.session.timeout.ms", "2400000"),
             ("consumer.heartbeat.interval.ms", "2147483"),
             ("admin.metadata.max.age.ms", "86400000"),
             ("producer.message.timeout.ms", "2400000"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-        let clients = ClientProperties::new("localhost:9092", &properties);
+        ]);
         let main = clients.client_config(ClientRole::MainConsumer, &[]);
         assert_eq!(main.get("session.timeout.ms"), Some("2147483"));
         assert_eq!(main.get("heartbeat.interval.ms"), Some("2147483"));

@@ -226,10 +226,7 @@ class KafkaStreamsOnEngineTest {
         final List<Throwable> handled = new CopyOnWriteArrayList<>();
         final KafkaStreams streams = new KafkaStreams(builder.build(), props("copart-app"));
         started.add(streams);
-        streams.setUncaughtExceptionHandler(error -> {
-            handled.add(error);
-            return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
-        });
+        shutDownOnFailure(streams, handled);
         streams.start();
         waitFor(() -> streams.state() == KafkaStreams.State.ERROR, "the client to shut down to ERROR");
         assertEquals(1, handled.size());
@@ -247,10 +244,7 @@ class KafkaStreamsOnEngineTest {
         // As in Kafka Streams, start() returns and the handler hears of it.
         final KafkaStreams neverThere = new KafkaStreams(builder.build(), props("gone-at-start"));
         started.add(neverThere);
-        neverThere.setUncaughtExceptionHandler(error -> {
-            handled.add(error);
-            return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
-        });
+        shutDownOnFailure(neverThere, handled);
         neverThere.start();
         waitFor(() -> neverThere.state() == KafkaStreams.State.ERROR, "the client to shut down to ERROR");
         assertEquals(1, handled.size());
@@ -259,10 +253,7 @@ class KafkaStreamsOnEngineTest {
         BROKER.createTopic("gone-input", 2);
         final KafkaStreams running = new KafkaStreams(builder.build(), props("gone-later"));
         started.add(running);
-        running.setUncaughtExceptionHandler(error -> {
-            handled.add(error);
-            return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
-        });
+        shutDownOnFailure(running, handled);
         running.start();
         waitFor(() -> running.state() == KafkaStreams.State.RUNNING, "the client to run");
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers()))) {
@@ -305,6 +296,14 @@ class KafkaStreamsOnEngineTest {
         assertTrue(output.containsAll(List.of("early-default-1", "early-default-2")), output.toString());
         assertTrue(output.stream().noneMatch(value -> value.startsWith("early-latest")),
             "the latest source skipped what was there before: " + output);
+    }
+
+    /** What reaches the uncaught exception handler of {@code streams} goes into {@code handled}; the client shuts down. */
+    private static void shutDownOnFailure(final KafkaStreams streams, final List<Throwable> handled) {
+        streams.setUncaughtExceptionHandler(error -> {
+            handled.add(error);
+            return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        });
     }
 
     /** The records-lag metrics of {@code streams}, by topic-partition. */
