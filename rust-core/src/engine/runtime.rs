@@ -34,6 +34,10 @@ pub struct Engine {
     threads: BTreeMap<usize, StreamThread>,
     /// Threads asked to stop that did not stop within the time they were given; joined on close.
     retiring: Vec<StreamThread>,
+    /// The index of the failed thread last taken out, until the next thread is added: Kafka
+    /// Streams starts a failed thread's replacement while the failed one is still shutting
+    /// down, so the replacement never takes its number (a thread added later may).
+    replacing: Option<usize>,
     /// The global thread, when the topology has global stores.
     global: Option<JoinHandle<Result<()>>>,
     /// Stops the global thread; set once the stream threads, which read its stores, stopped.
@@ -108,6 +112,7 @@ impl Engine {
             shared,
             threads: BTreeMap::new(),
             retiring: Vec::new(),
+            replacing: None,
             global,
             global_stop,
             metrics,
@@ -121,11 +126,13 @@ impl Engine {
         Ok(engine)
     }
 
-    /// Starts a stream thread with the lowest index no running thread has, as Kafka Streams
-    /// numbers a thread it adds or replaces; returns its name.
+    /// Starts a stream thread with the lowest index no running thread has (nor, for a
+    /// replacement, the failed thread it replaces), as Kafka Streams numbers a thread it adds or
+    /// replaces; returns its name.
     pub fn add_thread(&mut self) -> Result<String> {
+        let replacing = self.replacing.take();
         let index = (1..)
-            .find(|index| !self.threads.contains_key(index))
+            .find(|index| !self.threads.contains_key(index) && replacing != Some(*index))
             .expect("fewer threads than indexes");
         let name = self.thread_name(index);
         let stop = Arc::new(AtomicBool::new(false));
@@ -191,13 +198,13 @@ impl Engine {
                 thread.handle.is_finished() && self.thread_name(**index) == name
             })
             .map(|(index, _)| *index);
-        match index.and_then(|index| self.threads.remove(&index)) {
-            Some(thread) => {
-                self.reshare_budget();
-                joined(thread.handle)
-            }
-            None => Ok(()),
-        }
+        let Some(index) = index else {
+            return Ok(());
+        };
+        let thread = self.threads.remove(&index).expect("found above");
+        self.replacing = Some(index);
+        self.reshare_budget();
+        joined(thread.handle)
     }
 
     /// Pauses (or resumes) processing, as `KafkaStreams.pause` does: the stream threads stop

@@ -44,6 +44,9 @@ final class ClientSupervisor {
 
         /** The tasks of the engine are {@code local} now: the client forgets the others' threads. */
         void retainTasks(Set<TaskId> local);
+
+        /** Starts one more engine thread in {@code engine}, as the client adds a stream thread; returns its name. */
+        String addThread(EngineRuntime engine);
     }
 
     private static final long INTERVAL_MS = 100;
@@ -221,7 +224,7 @@ final class ClientSupervisor {
     /** Starts a thread in place of the failed one, which took its tasks out dirty; the others run on. */
     private void replaceThread(final EngineRuntime current) {
         try {
-            log.info("Started stream thread {} in place of the failed one", current.addThread());
+            log.info("Started stream thread {} in place of the failed one", client.addThread(current));
         } catch (final RuntimeException e) {
             log.error("The replacement thread could not start; shutting the client down", e);
             client.closeToError();

@@ -67,7 +67,6 @@ import org.apache.kafka.streams.processor.internals.StateDirectory;
 import org.apache.kafka.streams.processor.internals.StreamThread;
 import org.apache.kafka.streams.processor.internals.StreamsMetadataState;
 import org.apache.kafka.streams.processor.internals.Task;
-import org.apache.kafka.streams.processor.internals.TaskMetadataImpl;
 import org.apache.kafka.streams.processor.internals.ThreadMetadataImpl;
 import org.apache.kafka.streams.processor.internals.TopologyMetadata;
 import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
@@ -517,8 +516,7 @@ public class KafkaStreams implements AutoCloseable {
             return Optional.empty();
         }
         try {
-            final String name = current.addThread();
-            log.info("Added stream thread {}", name);
+            final String name = addThread(current);
             supervisor.wakeUp();
             return Optional.of(name);
         } catch (final IllegalStateException closedMeanwhile) {
@@ -557,7 +555,8 @@ public class KafkaStreams implements AutoCloseable {
         }
         try {
             final Optional<String> removed = current.removeThread(Duration.ofMillis(timeoutMs));
-            removed.ifPresentOrElse(name -> log.info("Removed stream thread {}", name),
+            removed.ifPresentOrElse(name -> log.info("Removed stream thread {}; resizing thread cache due to thread "
+                    + "removal, new cache size per thread is {}", name, current.cacheBytesPerThread()),
                 () -> log.warn("There are no threads eligible for removal"));
             supervisor.wakeUp();
             return removed;
@@ -677,6 +676,19 @@ public class KafkaStreams implements AutoCloseable {
         public void retainTasks(final Set<TaskId> local) {
             taskThreads.keySet().retainAll(local);
         }
+
+        @Override
+        public String addThread(final EngineRuntime current) {
+            return KafkaStreams.this.addThread(current);
+        }
+    }
+
+    /** Starts one more engine thread in {@code current} and says, as Kafka Streams does, how the cache is split now. */
+    private String addThread(final EngineRuntime current) {
+        final String name = current.addThread();
+        log.info("Adding {}, there will now be {} live threads and the new cache size per thread is {}",
+            name.substring(name.lastIndexOf("StreamThread-")), current.aliveThreads(), current.cacheBytesPerThread());
+        return name;
     }
 
     /**
@@ -1039,11 +1051,10 @@ public class KafkaStreams implements AutoCloseable {
         final Map<String, String> threadStates = current.threadStates();
         final Map<String, Set<TaskMetadata>> tasksByThread = new TreeMap<>();
         threadStates.keySet().forEach(thread -> tasksByThread.put(thread, new HashSet<>()));
-        current.localTasks().forEach((task, partitions) -> {
+        current.localTasks().forEach((task, metadata) -> {
             final String thread = taskThreads.get(task);
             if (thread != null) {
-                tasksByThread.computeIfAbsent(thread, t -> new HashSet<>()).add(
-                    new TaskMetadataImpl(task, partitions, Map.of(), Map.of(), Optional.empty()));
+                tasksByThread.computeIfAbsent(thread, t -> new HashSet<>()).add(metadata);
             }
         });
         final Set<ThreadMetadata> result = new HashSet<>();

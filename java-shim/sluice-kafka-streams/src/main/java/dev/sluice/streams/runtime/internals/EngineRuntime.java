@@ -16,13 +16,13 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.types.Password;
 import org.apache.kafka.common.metrics.MetricConfig;
 import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.metrics.Sensor;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TaskMetadata;
 import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.processor.StateRestoreListener;
 import org.apache.kafka.streams.processor.StateStore;
@@ -202,6 +202,11 @@ public final class EngineRuntime implements AutoCloseable {
         }
     }
 
+    /** Each engine thread's share of {@code statestore.cache.max.bytes} now, as Kafka Streams splits it. */
+    public long cacheBytesPerThread() {
+        return environment.cacheBytesPerThread();
+    }
+
     /** How many engine threads run (Kafka Streams' alive stream threads). */
     public int aliveThreads() {
         return environment.aliveThreads();
@@ -350,8 +355,8 @@ public final class EngineRuntime implements AutoCloseable {
         return environment.threadStates();
     }
 
-    /** Running local tasks and their input partitions, for metadata. */
-    public Map<TaskId, Set<TopicPartition>> localTasks() {
+    /** Running local tasks' metadata (inputs, committed and fetched offsets, live), by task. */
+    public Map<TaskId, TaskMetadata> localTasks() {
         return environment.localTasks();
     }
 

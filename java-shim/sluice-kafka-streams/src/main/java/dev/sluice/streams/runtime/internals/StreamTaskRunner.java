@@ -19,6 +19,7 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.common.utils.internals.LogContext;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TaskMetadata;
 import org.apache.kafka.streams.errors.ProcessorStateException;
 import org.apache.kafka.streams.errors.TaskCorruptedException;
 import org.apache.kafka.streams.internals.StreamsConfigUtils;
@@ -34,6 +35,7 @@ import org.apache.kafka.streams.processor.internals.RecordCollectorImpl;
 import org.apache.kafka.streams.processor.internals.StreamTask;
 import org.apache.kafka.streams.processor.internals.StreamsProducer;
 import org.apache.kafka.streams.processor.internals.Task;
+import org.apache.kafka.streams.processor.internals.TaskMetadataImpl;
 import org.apache.kafka.streams.state.internals.ThreadCache;
 import org.slf4j.Logger;
 
@@ -104,6 +106,16 @@ final class StreamTaskRunner implements TaskRunner {
         return inputPartitions;
     }
 
+    /**
+     * Kafka Streams' metadata of this task: its inputs, and their committed and highest fetched offsets
+     * as the task's own maps, which go on changing as the task runs (-1 for none yet).
+     */
+    TaskMetadata metadata() {
+        final StreamTask current = task;
+        return new TaskMetadataImpl(id, inputPartitions, current.committedOffsets(), current.highWaterMark(),
+            current.timeCurrentIdlingStarted());
+    }
+
     /** The outermost store called {@code name} of this task (read by interactive queries), or null. */
     StateStore store(final String name) {
         final StreamTask current = task;
@@ -166,6 +178,8 @@ final class StreamTaskRunner implements TaskRunner {
                 final long lastOffset = batch.get(batch.size() - 1).offset();
                 consumer.handedOver(partition, lastOffset);
                 task.updateNextOffsets(partition, new OffsetAndMetadata(lastOffset + 1));
+                // The highest offset fetched, which Kafka Streams' threads report as the task's end offset.
+                task.updateEndOffsets(partition, lastOffset);
             });
             recordProcessed(processBuffered(), startMs);
             return produced();
@@ -269,6 +283,7 @@ final class StreamTaskRunner implements TaskRunner {
             stateManager.updateChangelogOffsets(written);
             task.postCommit(true);
             consumer.committed(preparedOffsets);
+            preparedOffsets.forEach((partition, offset) -> task.updateCommittedOffsets(partition, offset.offset()));
             producer.committed();
             committedInputs.putAll(preparedOffsets);
             preparedOffsets = Map.of();
@@ -286,8 +301,12 @@ final class StreamTaskRunner implements TaskRunner {
         guarded(() -> {
             log.warn("Rebuilding the task from its committed state after an aborted transaction: {}", cause);
             final boolean wasRunning = running;
+            final StreamTask previous = task;
             closeDirtyQuietly();
             build();
+            // The task's metadata goes on from where the rolled back incarnation's left off.
+            previous.committedOffsets().forEach(task::updateCommittedOffsets);
+            previous.highWaterMark().forEach(task::updateEndOffsets);
             if (wasRunning) {
                 startRunning();
             }

@@ -18,6 +18,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.internals.LogContext;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TaskMetadata;
 import org.apache.kafka.streams.TopologyConfig;
 import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.internals.StreamsConfigUtils;
@@ -344,11 +345,11 @@ final class TaskEnvironment implements TaskFactory {
         return total;
     }
 
-    /** The running tasks and their input partitions. */
-    Map<TaskId, Set<TopicPartition>> localTasks() {
-        final Map<TaskId, Set<TopicPartition>> tasks = new HashMap<>();
+    /** The running tasks' metadata, by task. */
+    Map<TaskId, TaskMetadata> localTasks() {
+        final Map<TaskId, TaskMetadata> tasks = new HashMap<>();
         for (final StreamTaskRunner task : runningTasks.values()) {
-            tasks.put(task.id(), task.inputPartitions());
+            tasks.put(task.id(), task.metadata());
         }
         return tasks;
     }

@@ -38,6 +38,7 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TaskMetadata;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.TopologyTestDriver;
@@ -196,8 +197,9 @@ class StreamTaskRunnerTest {
             @SuppressWarnings("unchecked")
             final KeyValueStore<String, ValueAndTimestamp<Long>> counts = (KeyValueStore<String, ValueAndTimestamp<Long>>) store;
             assertEquals(1L, counts.get("world").value());
-            assertEquals(Map.of(TaskRunnerFixture.task(1, 0), java.util.Set.of(REPARTITION_0)),
-                fixture.environment().localTasks());
+            assertEquals(java.util.Set.of(TaskRunnerFixture.task(1, 0)), fixture.environment().localTasks().keySet());
+            assertEquals(java.util.Set.of(REPARTITION_0),
+                fixture.environment().localTasks().get(TaskRunnerFixture.task(1, 0)).topicPartitions());
             count.close(false);
             assertTrue(fixture.environment().localTasks().isEmpty());
         }
@@ -212,7 +214,12 @@ class StreamTaskRunnerTest {
                 record(REPARTITION, 0, 1L, 11L, bytes("hello"), bytes("x")))));
             assertEquals(Map.of("hello", 2L), counts(produced(count.flush()), OUTPUT));
             final byte[] committable = count.committableOffsets();
+            final TaskMetadata metadata = fixture.environment().localTasks().get(TaskRunnerFixture.task(1, 0));
+            assertEquals(Map.of(REPARTITION_0, 1L), metadata.endOffsets(), "the highest offset fetched");
+            assertEquals(Map.of(REPARTITION_0, -1L), metadata.committedOffsets(), "none committed yet");
             count.committed(deliveredOffsets(Map.of(CHANGELOG_0, 0L, new TopicPartition(OUTPUT, 0), 7L)));
+            assertEquals(Map.of(REPARTITION_0, 2L), metadata.committedOffsets(),
+                "the metadata follows the task: the offset the commit took");
             count.close(true);
 
             fixture.reopen();
@@ -226,7 +233,12 @@ class StreamTaskRunnerTest {
             assertEquals(Map.of("hello", 3L), counts(produced(count.flush()), OUTPUT));
 
             // Uncommitted: the flush above was never followed by a successful commit.
+            final TaskMetadata beforeRollback = fixture.environment().localTasks().get(TaskRunnerFixture.task(1, 0));
+            assertEquals(Map.of(REPARTITION_0, 2L), beforeRollback.endOffsets());
             count.rolledBack("the test aborts the transaction");
+            assertEquals(Map.of(REPARTITION_0, 2L),
+                fixture.environment().localTasks().get(TaskRunnerFixture.task(1, 0)).endOffsets(),
+                "the rebuilt task's metadata goes on from the rolled back one's");
             count.process(batch(List.of(record(REPARTITION, 0, 2L, 12L, bytes("hello"), bytes("x")))));
             assertEquals(Map.of("hello", 3L), counts(produced(count.flush()), OUTPUT),
                 "the rollback dropped the uncommitted count");
