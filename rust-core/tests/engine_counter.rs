@@ -197,6 +197,28 @@ fn threads_added_and_removed_while_running_keep_the_counts_exact() {
         None,
         "no thread stopped on its own"
     );
+
+    // A removal that times out: the thread goes on stopping, and its number stays taken until
+    // it has ended and been reaped.
+    assert!(matches!(
+        engine.remove_thread(Duration::ZERO),
+        Err(Error::Timeout(_))
+    ));
+    assert_eq!(engine.thread_names(), vec![name(2), name(3)]);
+    assert_eq!(engine.add_thread().unwrap(), name(4));
+    let mut reaped = None;
+    wait_until("the retiring thread to end", WAIT, || {
+        reaped = engine.reap_retired();
+        reaped.is_some()
+    });
+    assert_eq!(reaped, Some(name(1)));
+    assert_eq!(
+        engine.reap_retired(),
+        None,
+        "each ended thread is reaped once"
+    );
+    assert_eq!(engine.add_thread().unwrap(), name(1));
+    assert!(!engine.has_failed(), "engine thread stopped");
     engine.close().expect("clean close");
 
     let all: Vec<String> = first.into_iter().chain(second).chain(third).collect();

@@ -32,8 +32,11 @@ pub struct Engine {
     shared: Arc<ThreadShared>,
     /// The stream threads by index (1-based, as Kafka Streams numbers them).
     threads: BTreeMap<usize, StreamThread>,
-    /// Threads asked to stop that did not stop within the time they were given; joined on close.
-    retiring: Vec<StreamThread>,
+    /// Threads asked to stop that did not stop within the time they were given, by index: their
+    /// numbers stay taken until [`reap_retired`](Self::reap_retired) finds them ended.
+    retiring: BTreeMap<usize, StreamThread>,
+    /// What the first reaped thread that failed while retiring stopped with, for close to return.
+    retired_error: Option<Error>,
     /// The index of the failed thread last taken out, until the next thread is added: Kafka
     /// Streams starts a failed thread's replacement while the failed one is still shutting
     /// down, so the replacement never takes its number (a thread added later may).
@@ -111,7 +114,8 @@ impl Engine {
         let mut engine = Engine {
             shared,
             threads: BTreeMap::new(),
-            retiring: Vec::new(),
+            retiring: BTreeMap::new(),
+            retired_error: None,
             replacing: None,
             global,
             global_stop,
@@ -126,13 +130,17 @@ impl Engine {
         Ok(engine)
     }
 
-    /// Starts a stream thread with the lowest index no running thread has (nor, for a
-    /// replacement, the failed thread it replaces), as Kafka Streams numbers a thread it adds or
-    /// replaces; returns its name.
+    /// Starts a stream thread with the lowest index no running or retiring thread has (nor, for
+    /// a replacement, the failed thread it replaces), as Kafka Streams numbers a thread it adds
+    /// or replaces; returns its name.
     pub fn add_thread(&mut self) -> Result<String> {
         let replacing = self.replacing.take();
         let index = (1..)
-            .find(|index| !self.threads.contains_key(index) && replacing != Some(*index))
+            .find(|index| {
+                !self.threads.contains_key(index)
+                    && !self.retiring.contains_key(index)
+                    && replacing != Some(*index)
+            })
             .expect("fewer threads than indexes");
         let name = self.thread_name(index);
         let stop = Arc::new(AtomicBool::new(false));
@@ -168,7 +176,7 @@ impl Engine {
         let deadline = Instant::now() + timeout;
         while !thread.handle.is_finished() {
             if Instant::now() >= deadline {
-                self.retiring.push(thread);
+                self.retiring.insert(index, thread);
                 return Err(Error::Timeout(format!(
                     "{name} did not stop within {timeout:?}"
                 )));
@@ -177,6 +185,22 @@ impl Engine {
         }
         joined(thread.handle)?;
         Ok(Some(name))
+    }
+
+    /// Joins a removed thread that outlived its removal's timeout and has ended since, and
+    /// returns its name (`None`: no such thread); the first error such a thread stopped with is
+    /// kept for [`close`](Self::close).
+    pub fn reap_retired(&mut self) -> Option<String> {
+        let index = self
+            .retiring
+            .iter()
+            .find(|(_, thread)| thread.handle.is_finished())
+            .map(|(index, _)| *index)?;
+        let thread = self.retiring.remove(&index).expect("found above");
+        if let Err(error) = joined(thread.handle) {
+            self.retired_error.get_or_insert(error);
+        }
+        Some(self.thread_name(index))
     }
 
     /// The name of a stream thread that stopped on its own (it failed), if one did.
@@ -255,12 +279,12 @@ impl Engine {
     pub fn close(mut self) -> Result<()> {
         let threads: Vec<StreamThread> = std::mem::take(&mut self.threads)
             .into_values()
-            .chain(self.retiring.drain(..))
+            .chain(std::mem::take(&mut self.retiring).into_values())
             .collect();
         for thread in &threads {
             thread.stop.store(true, Ordering::Relaxed);
         }
-        let mut first_error = None;
+        let mut first_error = self.retired_error.take();
         for thread in threads {
             if let Err(error) = joined(thread.handle) {
                 first_error.get_or_insert(error);

@@ -196,6 +196,22 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_st
     .resolve::<ThrowJavaException>()
 }
 
+/// The name of a removed engine thread that ended after its removal timed out, now joined, or null.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_reapRetiredThread<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> JString<'local> {
+    env.with_env(|env| -> Result<JString<'local>, NativeError> {
+        let reaped = with_engine(handle, |engine| Ok(engine.reap_retired()))?;
+        java_string_or_null(env, reaped)
+    })
+    .resolve::<ThrowJavaException>()
+}
+
 /// How far behind the end of each input partition of its running tasks each stream thread is,
 /// framed as input lags.
 #[unsafe(no_mangle)]

@@ -114,6 +114,7 @@ final class ClientSupervisor {
                     final Throwable thrownByGlobalState = threadFailures.remove(current.globalThreadName());
                     handleThreadFailure(thrownByGlobalState != null ? thrownByGlobalState : engineError, Optional.empty());
                 } else {
+                    current.reapRetiredThreads();
                     followRebalances(current);
                 }
             }

@@ -30,6 +30,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.metrics.Gauge;
@@ -554,10 +555,17 @@ public class KafkaStreams implements AutoCloseable {
             return Optional.empty();
         }
         try {
-            final Optional<String> removed = current.removeThread(Duration.ofMillis(timeoutMs));
-            removed.ifPresentOrElse(name -> log.info("Removed stream thread {}; resizing thread cache due to thread "
-                    + "removal, new cache size per thread is {}", name, current.cacheBytesPerThread()),
-                () -> log.warn("There are no threads eligible for removal"));
+            final Optional<String> removed;
+            try {
+                removed = current.removeThread(Duration.ofMillis(timeoutMs));
+            } catch (final TimeoutException stillStopping) {
+                logCacheResize(current);
+                throw stillStopping;
+            }
+            removed.ifPresentOrElse(name -> {
+                log.info("Removed stream thread {}", name);
+                logCacheResize(current);
+            }, () -> log.warn("There are no threads eligible for removal"));
             supervisor.wakeUp();
             return removed;
         } catch (final IllegalStateException closedMeanwhile) {
@@ -681,6 +689,11 @@ public class KafkaStreams implements AutoCloseable {
         public String addThread(final EngineRuntime current) {
             return KafkaStreams.this.addThread(current);
         }
+    }
+
+    private void logCacheResize(final EngineRuntime current) {
+        log.info("Resizing thread cache due to thread removal, new cache size per thread is {}",
+            current.cacheBytesPerThread());
     }
 
     /** Starts one more engine thread in {@code current} and says, as Kafka Streams does, how the cache is split now. */

@@ -6,6 +6,7 @@ import static org.apache.kafka.streams.EngineTestSupport.waitFor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.streams.state.internals.StoreDirectoryCorruptedException;
@@ -38,6 +39,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.Serdes;
@@ -525,8 +527,24 @@ class KafkaStreamsOnEngineTest {
         second.forEach(line -> Arrays.stream(line.split(" ")).forEach(word -> expected.merge(word, 1L, Long::sum)));
         assertEquals(expected, consumeLatestCounts("threads-output", expected));
         waitFor(() -> streams.state() == KafkaStreams.State.RUNNING, "the client to run with one thread");
-        assertEquals(Set.of("threads-app-StreamThread-2"), streams.metadataForLocalThreads().stream()
-            .map(ThreadMetadata::threadName).collect(Collectors.toSet()));
+        assertEquals(Set.of("threads-app-StreamThread-2"), threadNames(streams));
+
+        // A removal that times out: the thread goes on stopping, no longer counted, and its number stays
+        // taken until it has ended.
+        assertEquals(Optional.of("threads-app-StreamThread-1"), streams.addStreamThread());
+        waitFor(() -> threadNames(streams).size() == 2, "both threads to report");
+        assertThrows(TimeoutException.class, () -> streams.removeStreamThread(Duration.ZERO));
+        assertEquals(1, aliveStreamThreads(streams));
+        waitFor(() -> threadNames(streams).equals(Set.of("threads-app-StreamThread-2")),
+            "the stopping thread to end and be forgotten: " + threadNames(streams));
+        assertEquals(Optional.of("threads-app-StreamThread-1"), streams.addStreamThread(), "its number is free again");
+        assertEquals(2, aliveStreamThreads(streams));
+        waitFor(() -> streams.state() == KafkaStreams.State.RUNNING && threadNames(streams).size() == 2,
+            "the client to run with two threads");
+    }
+
+    private static Set<String> threadNames(final KafkaStreams streams) {
+        return streams.metadataForLocalThreads().stream().map(ThreadMetadata::threadName).collect(Collectors.toSet());
     }
 
     /** Upper-cases each value under exactly-once: every input record has exactly one output record. */

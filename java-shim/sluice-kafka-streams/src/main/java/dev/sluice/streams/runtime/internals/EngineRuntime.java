@@ -17,6 +17,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.config.types.Password;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.metrics.MetricConfig;
 import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.metrics.Sensor;
@@ -231,9 +232,42 @@ public final class EngineRuntime implements AutoCloseable {
      * @throws org.apache.kafka.common.errors.TimeoutException when it has not stopped within {@code timeout}
      */
     public Optional<String> removeThread(final Duration timeout) {
-        final Optional<String> name = Optional.ofNullable(NativeEngine.removeThread(runningHandle(), timeout.toMillis()));
-        name.ifPresent(environment::threadRemoved);
+        final long running = runningHandle();
+        environment.threadStopping();
+        final Optional<String> name;
+        try {
+            name = Optional.ofNullable(NativeEngine.removeThread(running, timeout.toMillis()));
+        } catch (final RuntimeException e) {
+            // A thread that did not stop in time goes on stopping, and is reaped once it has ended; any
+            // other failure stopped none.
+            if (!(e instanceof TimeoutException)) {
+                environment.threadAdded();
+            }
+            throw e;
+        }
+        name.ifPresentOrElse(environment::threadGone, environment::threadAdded);
         return name;
+    }
+
+    /**
+     * Forgets the engine threads that were removed, outlived their removal's timeout, and have ended
+     * since (their numbers are free again); called by the client's supervisor.
+     */
+    public void reapRetiredThreads() {
+        final long running = handle;
+        if (running == 0 || closed) {
+            return;
+        }
+        try {
+            for (String name = NativeEngine.reapRetiredThread(running); name != null;
+                 name = NativeEngine.reapRetiredThread(running)) {
+                environment.threadGone(name);
+            }
+        } catch (final RuntimeException e) {
+            if (!closed) {
+                throw e;
+            }
+        }
     }
 
     /**
@@ -264,7 +298,8 @@ public final class EngineRuntime implements AutoCloseable {
         try {
             NativeEngine.takeStoppedThread(runningHandle(), name);
         } finally {
-            environment.threadRemoved(name);
+            environment.threadStopping();
+            environment.threadGone(name);
         }
     }
 

@@ -37,9 +37,13 @@ final class EngineThreadAssignments {
         threadCount++;
     }
 
-    /** {@code thread} stopped and is gone. */
-    synchronized void threadRemoved(final String thread) {
+    /** A thread was asked to stop: it no longer counts, though it may go on reporting until it has ended. */
+    synchronized void threadStopping() {
         threadCount--;
+    }
+
+    /** {@code thread} has ended: what it reported goes. */
+    synchronized void threadGone(final String thread) {
         restoring.remove(thread);
         running.remove(thread);
         rebalancing.remove(thread);

@@ -69,6 +69,12 @@ final class NativeEngine {
      */
     static native byte[] inputLags(long handle);
 
+    /**
+     * The name of a removed engine thread that outlived its removal's timeout and has ended since, now
+     * joined, or null; each such thread is named once.
+     */
+    static native String reapRetiredThread(long handle);
+
     /** The name of an engine thread that stopped on its own (it failed), or null. */
     static native String stoppedThread(long handle);
 

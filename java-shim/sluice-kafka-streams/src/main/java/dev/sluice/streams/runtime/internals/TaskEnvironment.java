@@ -269,9 +269,17 @@ final class TaskEnvironment implements TaskFactory {
         assignments.threadAdded();
     }
 
-    /** Engine thread {@code name} stopped and is gone: it no longer counts, and its metrics go. */
-    void threadRemoved(final String name) {
-        assignments.threadRemoved(name);
+    /**
+     * An engine thread was asked to stop: it no longer counts, and the others' shares of the cache grow
+     * at their next loop turn, as Kafka Streams resizes them before the thread has ended.
+     */
+    void threadStopping() {
+        assignments.threadStopping();
+    }
+
+    /** Engine thread {@code name} has ended: what it reported, its metrics and its cache go. */
+    void threadGone(final String name) {
+        assignments.threadGone(name);
         threadMetrics.entrySet().removeIf(entry -> {
             if (!entry.getKey().getName().equals(name)) {
                 return false;

@@ -57,8 +57,11 @@ class ThreadSharesTest {
             assertEquals(60_000, environment.cacheBytesPerThread());
             environment.threadAdded();
             assertEquals(40_000, environment.cacheBytesPerThread());
-            environment.threadRemoved("app-StreamThread-1");
-            environment.threadRemoved("app-StreamThread-2");
+            // A thread asked to stop gives its share up at once, before it has ended.
+            environment.threadStopping();
+            assertEquals(60_000, environment.cacheBytesPerThread());
+            environment.threadStopping();
+            environment.threadGone("app-StreamThread-2");
             assertEquals(120_000, environment.cacheBytesPerThread());
         }
         try (TaskRunnerFixture fixture = new TaskRunnerFixture(count(true), cache(120_000, 2))) {
