@@ -67,6 +67,7 @@ final class GlobalStateRunner implements GlobalRunner {
 
     // The current incarnation of the global task; a wipe replaces them.
     private GlobalStateManagerImpl stateManager;
+    private TaskEnvironment.EngineThreadCache cache;
     private volatile GlobalStateUpdateTask task;
 
     /** Opens the global stores; failures propagate to the caller, which reports them. */
@@ -129,6 +130,9 @@ final class GlobalStateRunner implements GlobalRunner {
     @Override
     public void process(final byte[] records) {
         guarded(() -> {
+            // As Kafka Streams resizes its global thread's cache with its stream threads'; a cache that
+            // shrinks evicts into the stores, on this thread.
+            cache.resize(environment.globalCacheBytes());
             for (final List<ConsumerRecord<byte[], byte[]>> batch : RuntimeFraming.readConsumedRecords(records).values()) {
                 for (final ConsumerRecord<byte[], byte[]> record : batch) {
                     task.update(record);
@@ -181,9 +185,11 @@ final class GlobalStateRunner implements GlobalRunner {
         final StreamsConfig config = environment.config();
         final GlobalStateManagerImpl manager = new GlobalStateManagerImpl(logContext, environment.time(), topology,
             new GlobalTopicsConsumer(logStarts), environment.stateDirectory(), NO_RESTORE_LISTENER, config);
+        final long cacheBytes = environment.globalCacheBytes();
+        cache = new TaskEnvironment.EngineThreadCache(
+            new ThreadCache(logContext, cacheBytes, environment.metrics()), cacheBytes);
         final GlobalProcessorContextImpl context = new GlobalProcessorContextImpl(
-            config, manager, environment.metrics(), new ThreadCache(logContext, environment.globalCacheBytes(), environment.metrics()),
-            environment.time());
+            config, manager, environment.metrics(), cache.cache, environment.time());
         manager.setGlobalProcessorContext(context);
         @SuppressWarnings("deprecation")
         final boolean handleProcessingErrors = config.getBoolean(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG);

@@ -226,7 +226,7 @@ final class TaskEnvironment implements TaskFactory {
         return partitionLookup;
     }
 
-    /** The global thread's share of the record cache, as the engine threads' is when it is created. */
+    /** The global thread's share of the record cache, as each engine thread's: it changes as they come and go. */
     long globalCacheBytes() {
         return cacheBytesPerThread();
     }
@@ -290,17 +290,20 @@ final class TaskEnvironment implements TaskFactory {
         threadCaches.keySet().removeIf(thread -> thread.getName().equals(name));
     }
 
-    /** An engine thread's record cache and the size it was last given; only that thread resizes it. */
-    private static final class EngineThreadCache {
-        private final ThreadCache cache;
+    /**
+     * An engine thread's (or the global thread's) record cache and the size it was last given; only that
+     * thread resizes it.
+     */
+    static final class EngineThreadCache {
+        final ThreadCache cache;
         private long bytes;
 
-        private EngineThreadCache(final ThreadCache cache, final long bytes) {
+        EngineThreadCache(final ThreadCache cache, final long bytes) {
             this.cache = cache;
             this.bytes = bytes;
         }
 
-        private void resize(final long newBytes) {
+        void resize(final long newBytes) {
             if (newBytes != bytes) {
                 cache.resize(newBytes);
                 bytes = newBytes;

@@ -6,12 +6,15 @@ import static dev.sluice.streams.runtime.internals.TaskRunnerFixture.record;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.streams.internals.OffsetFraming;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
@@ -89,6 +92,29 @@ class ThreadSharesTest {
             environment.loopTurned(0, 0, 0, 0, 0, 0);
             // Evicting a dirty entry flushes its store's cache: every count goes out, with its changelog record.
             assertEquals(2 * records.size(), produced(task.punctuate()).size());
+            assertTrue(fixture.failures.isEmpty(), fixture.failures.toString());
+        }
+    }
+
+    @Test
+    void theGlobalThreadsCacheTakesItsNewShareAtItsNextBatch() throws Exception {
+        try (TaskRunnerFixture fixture = new TaskRunnerFixture(count(true), cache(300_000, 2))) {
+            final TaskEnvironment environment = fixture.environment();
+            final GlobalStateRunner global = environment.createGlobal(
+                OffsetFraming.write(Map.of(new TopicPartition("global-input", 0), 0L)));
+            final List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+            for (int i = 0; i < 150; i++) {
+                records.add(record("global-input", 0, i, 1_000L + i, bytes("key-" + i), bytes("v")));
+            }
+            global.process(batch(records));
+            assertEquals(0, global.uncommittedBytes(), "100 000 bytes hold every entry: none reached the store");
+
+            for (int added = 0; added < 48; added++) {
+                environment.threadAdded();
+            }
+            global.process(batch(List.of(record("global-input", 0, 150, 2_000L, bytes("key-150"), bytes("v")))));
+            assertTrue(global.uncommittedBytes() > 0, "the shrunk cache evicted into the store");
+            global.close(true);
             assertTrue(fixture.failures.isEmpty(), fixture.failures.toString());
         }
     }
