@@ -102,17 +102,13 @@ final class StreamTaskRunner implements TaskRunner {
         return id;
     }
 
-    Set<TopicPartition> inputPartitions() {
-        return inputPartitions;
-    }
-
     /**
      * Kafka Streams' metadata of this task: its inputs, and their committed and highest fetched offsets
-     * as the task's own maps, which go on changing as the task runs (-1 for none yet).
+     * as the task's own maps, which go on changing as the task runs (-1 for none yet); null once closed.
      */
     TaskMetadata metadata() {
         final StreamTask current = task;
-        return new TaskMetadataImpl(id, inputPartitions, current.committedOffsets(), current.highWaterMark(),
+        return current == null ? null : new TaskMetadataImpl(id, inputPartitions, current.committedOffsets(), current.highWaterMark(),
             current.timeCurrentIdlingStarted());
     }
 

@@ -360,7 +360,11 @@ final class TaskEnvironment implements TaskFactory {
     Map<TaskId, TaskMetadata> localTasks() {
         final Map<TaskId, TaskMetadata> tasks = new HashMap<>();
         for (final StreamTaskRunner task : runningTasks.values()) {
-            tasks.put(task.id(), task.metadata());
+            // A task closing meanwhile has none.
+            final TaskMetadata metadata = task.metadata();
+            if (metadata != null) {
+                tasks.put(task.id(), metadata);
+            }
         }
         return tasks;
     }
