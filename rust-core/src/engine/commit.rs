@@ -299,10 +299,35 @@ impl CommitBarrier {
         }
     }
 
-    /// Aborts the open transaction for the tasks closing dirty; nothing of it may become
-    /// visible, and the thread ends whatever the abort answers.
-    pub fn abort_on_close(&mut self) {
-        let _ = self.producer.abort();
+    /// Hands the producer what task `task` produced before it failed, which ends the thread:
+    /// Kafka Streams' record collector had handed those records to its producer already, and
+    /// under at-least-once [`close_dirty`](Self::close_dirty) delivers them (a dead-letter
+    /// record for the failure among them). Under exactly-once they could only join the
+    /// transaction that is aborted.
+    pub fn send_before_failing(
+        &mut self,
+        consumer: &dyn GroupConsumer,
+        tasks: &mut Tasks,
+        task: TaskId,
+        outputs: Outputs,
+    ) {
+        if !self.producer.is_transactional() {
+            // The thread is failing already: a record that cannot be sent changes nothing.
+            let _ = self.queue(consumer, tasks, task, outputs);
+        }
+    }
+
+    /// Ends the work of the tasks closing dirty; the thread ends whatever this answers.
+    /// Under exactly-once the open transaction is aborted: nothing of it may become visible.
+    /// Under at-least-once what was sent is delivered, as Kafka's producer delivers what it
+    /// holds when Kafka Streams closes it; the inputs' offsets stay uncommitted, so their
+    /// records are read again.
+    pub fn close_dirty(&mut self) {
+        let _ = if self.producer.is_transactional() {
+            self.producer.abort()
+        } else {
+            self.producer.flush()
+        };
     }
 
     /// Handles a failed send or commit the way Kafka Streams does.

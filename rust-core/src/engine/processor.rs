@@ -94,6 +94,13 @@ pub trait TaskProcessor: Send {
         Ok(ProducedRecords::new())
     }
 
+    /// After [`process`](Self::process) or [`punctuate`](Self::punctuate) failed: what the
+    /// processor produced before it failed (a dead-letter record for the failure, say),
+    /// which it did not return.
+    fn produced_before_failure(&mut self) -> Result<ProducedRecords, ProcessorError> {
+        Ok(ProducedRecords::new())
+    }
+
     /// The first step of a commit: flush caches, returning what they emit.
     fn flush(&mut self) -> Result<ProducedRecords, ProcessorError> {
         Ok(ProducedRecords::new())

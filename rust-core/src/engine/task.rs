@@ -111,6 +111,12 @@ impl Task {
         self.outputs(outputs)
     }
 
+    /// After processing or punctuating failed: what the processor produced before it failed.
+    pub fn produced_before_failure(&mut self) -> Result<Outputs> {
+        let outputs = self.processor.produced_before_failure();
+        self.outputs(outputs)
+    }
+
     /// The first step of a commit: what flushing the processor's caches produced.
     pub fn flush(&mut self) -> Result<Outputs> {
         let outputs = self.processor.flush();

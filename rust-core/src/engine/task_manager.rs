@@ -483,7 +483,7 @@ impl TaskManager {
                 Err(error) if error.kept_state_corrupted() => {
                     return self.revive_corrupted(consumer, id)
                 }
-                Err(error) => return Err(error),
+                Err(error) => return Err(self.task_failed(consumer, id, error)),
             };
             if !self.send(consumer, id, outputs)? {
                 return Ok(());
@@ -523,7 +523,10 @@ impl TaskManager {
             );
             let task = self.tasks.get_mut(id).expect("listed above");
             task.update_lags(&lags)?;
-            let outputs = task.punctuate()?;
+            let outputs = match task.punctuate() {
+                Ok(outputs) => outputs,
+                Err(error) => return Err(self.task_failed(consumer, *id, error)),
+            };
             if !self.send(consumer, *id, outputs)? {
                 return Ok(());
             }
@@ -531,6 +534,17 @@ impl TaskManager {
         }
         self.shared.metrics.lags_found(self.index, known_lags);
         Ok(())
+    }
+
+    /// Task `id` failed with `error`, which ends the thread: what it produced before it failed
+    /// still goes to the producer, as in Kafka Streams.
+    fn task_failed(&mut self, consumer: &dyn GroupConsumer, id: TaskId, error: Error) -> Error {
+        let task = self.tasks.get_mut(&id).expect("the failed task is a task");
+        if let Ok(outputs) = task.produced_before_failure() {
+            self.barrier
+                .send_before_failing(consumer, &mut self.tasks, id, outputs);
+        }
+        error
     }
 
     /// Sends the `outputs` of task `task`. Returns false when sending failed and the work
@@ -613,8 +627,7 @@ impl TaskManager {
         self.held.clear();
         self.full.clear();
         if !committed {
-            // Nothing of the open transaction may become visible.
-            self.barrier.abort_on_close();
+            self.barrier.close_dirty();
         }
         first_error.map_or(Ok(()), Err)
     }

@@ -288,6 +288,13 @@ impl TaskProcessor for JvmTaskProcessor {
         Ok(record_framing::produced_records(produced)?)
     }
 
+    fn produced_before_failure(&mut self) -> Result<ProducedRecords, ProcessorError> {
+        let produced = self
+            .0
+            .call(jni_str!("producedBeforeFailure"), &jni_sig!("()[B"), None)?;
+        Ok(record_framing::produced_records(produced)?)
+    }
+
     fn flush(&mut self) -> Result<ProducedRecords, ProcessorError> {
         let produced = self.0.call(jni_str!("flush"), &jni_sig!("()[B"), None)?;
         Ok(record_framing::produced_records(produced)?)

@@ -85,6 +85,11 @@ struct EchoProcessor {
     task: TaskId,
     journal: Arc<Journal>,
     on_send_failed: OnSendFailed,
+    /// The input value it fails on, producing it to the dead-letter topic first, as Kafka
+    /// Streams' processing exception handler does before answering FAIL.
+    poison: Option<&'static str>,
+    /// What it produced in a batch that failed.
+    produced_before_failure: ProducedRecords,
     /// How many times it answers that its inputs are full once it processed its first
     /// record; `None` before then.
     full_answers_left: Option<usize>,
@@ -102,16 +107,39 @@ impl TaskProcessor for EchoProcessor {
             .collect();
         self.journal.calls().push(Call::Processed(offsets));
         self.full_answers_left.get_or_insert(self.full_answers);
-        Ok(records
-            .iter()
-            .flat_map(|run| {
-                let partition = run.partition.partition;
-                run.records().map(move |r| {
-                    let value = r.value.map(<[u8]>::to_vec);
-                    ProducedRecord::new(OUTPUT, Some(partition), None, value, r.timestamp)
-                })
-            })
-            .collect())
+        let mut produced = ProducedRecords::new();
+        for run in records {
+            for record in run.records() {
+                let value = record.value.map(<[u8]>::to_vec);
+                if value.as_deref() == self.poison.map(str::as_bytes) {
+                    let dead = format!("dead:{}", self.poison.unwrap_or_default());
+                    produced.push(&ProducedRecord::new(
+                        DEAD_LETTERS,
+                        Some(0),
+                        None,
+                        Some(dead.into_bytes()),
+                        0,
+                    ));
+                    self.produced_before_failure = produced;
+                    return Err(
+                        format!("cannot process {}", self.poison.unwrap_or_default()).into(),
+                    );
+                }
+                let partition = Some(run.partition.partition);
+                produced.push(&ProducedRecord::new(
+                    OUTPUT,
+                    partition,
+                    None,
+                    value,
+                    record.timestamp,
+                ));
+            }
+        }
+        Ok(produced)
+    }
+
+    fn produced_before_failure(&mut self) -> std::result::Result<ProducedRecords, ProcessorError> {
+        Ok(std::mem::take(&mut self.produced_before_failure))
     }
 
     fn send_failed(
@@ -178,6 +206,7 @@ impl TaskProcessor for EchoProcessor {
 struct EchoFactory {
     journal: Arc<Journal>,
     on_send_failed: OnSendFailed,
+    poison: Arc<Mutex<Option<&'static str>>>,
     /// How many times each processor created from now on says its input is full after it
     /// processed its first record.
     full_answers: Arc<AtomicUsize>,
@@ -193,6 +222,8 @@ impl ProcessorFactory for EchoFactory {
             task,
             journal: Arc::clone(&self.journal),
             on_send_failed: self.on_send_failed,
+            poison: *self.poison.lock().unwrap(),
+            produced_before_failure: ProducedRecords::new(),
             full_answers_left: None,
             full_answers: self.full_answers.load(Ordering::Relaxed),
         }))
@@ -215,6 +246,8 @@ struct Harness {
     kafka: Arc<FakeKafka>,
     journal: Arc<Journal>,
     full_answers: Arc<AtomicUsize>,
+    /// The input value every processor created from now on fails on.
+    poison: Arc<Mutex<Option<&'static str>>>,
     metrics: Arc<EngineMetrics>,
     shared: Arc<ThreadShared>,
     stop: Arc<AtomicBool>,
@@ -248,6 +281,7 @@ impl Harness {
         );
         let journal = Arc::new(Journal::default());
         let full_answers = Arc::new(AtomicUsize::new(0));
+        let poison = Arc::new(Mutex::new(None));
         let metrics = Arc::new(EngineMetrics::default());
         let topology = ResolvedTopology {
             subtopologies: vec![ResolvedSubtopology {
@@ -268,6 +302,7 @@ impl Harness {
             factory: Arc::new(EchoFactory {
                 journal: Arc::clone(&journal),
                 on_send_failed,
+                poison: Arc::clone(&poison),
                 full_answers: Arc::clone(&full_answers),
             }),
             restore_listener: None,
@@ -280,6 +315,7 @@ impl Harness {
             kafka,
             journal,
             full_answers,
+            poison,
             metrics,
             shared,
             stop,
@@ -662,6 +698,46 @@ fn a_task_failing_for_a_record_that_failed_stops_the_thread() {
         "{error}"
     );
     assert_eq!(harness.journal.send_failures().len(), 1);
+    assert!(harness.kafka.committed().is_empty());
+}
+
+#[test]
+fn under_at_least_once_what_a_failing_task_produced_before_it_failed_is_delivered() {
+    let harness = Harness::new("at_least_once", OnSendFailed::Fail, &[]);
+    *harness.poison.lock().unwrap() = Some("a1");
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch]);
+    let error = harness.run().unwrap_err();
+    assert!(
+        matches!(&error, Error::Processor { task, .. } if task == "0_0"),
+        "{error}"
+    );
+    assert_eq!(harness.output(), vec!["a0".to_string()]);
+    assert_eq!(
+        harness.kafka.visible(DEAD_LETTERS),
+        vec!["dead:a1".to_string()]
+    );
+    assert!(
+        harness.kafka.committed().is_empty(),
+        "read again on restart"
+    );
+}
+
+#[test]
+fn under_exactly_once_nothing_a_failing_task_produced_becomes_visible() {
+    let harness = Harness::new("exactly_once_v2", OnSendFailed::Fail, &[]);
+    *harness.poison.lock().unwrap() = Some("a1");
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch]);
+    let error = harness.run().unwrap_err();
+    assert!(
+        matches!(&error, Error::Processor { task, .. } if task == "0_0"),
+        "{error}"
+    );
+    assert_eq!(harness.output(), Vec::<String>::new());
+    assert_eq!(harness.kafka.visible(DEAD_LETTERS), Vec::<String>::new());
     assert!(harness.kafka.committed().is_empty());
 }
 

@@ -223,6 +223,11 @@ final class StreamTaskRunner implements TaskRunner {
     }
 
     @Override
+    public byte[] producedBeforeFailure() {
+        return guarded(this::produced);
+    }
+
+    @Override
     public byte[] flush() {
         return guarded(() -> {
             final boolean commitNeeded = task.commitNeeded();

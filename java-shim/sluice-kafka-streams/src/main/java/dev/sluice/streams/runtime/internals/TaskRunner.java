@@ -42,6 +42,13 @@ public interface TaskRunner {
     /** Called on every loop iteration while the task runs: wall-clock punctuation when due; returns framed produced records. */
     byte[] punctuate();
 
+    /**
+     * After {@link #process} or {@link #punctuate} threw: the framed records the task produced before it failed,
+     * a dead-letter record for the failure among them. Kafka Streams' record collector had handed them to its
+     * producer already, which under at-least-once still delivers them as the failed thread closes.
+     */
+    byte[] producedBeforeFailure();
+
     /** The first half of a commit: flushes caches and stores; returns the framed records that produced. */
     byte[] flush();
 
