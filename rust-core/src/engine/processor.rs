@@ -12,7 +12,7 @@
 //! thread reads the global topics and hands it their records.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::engine::topology::TaskId;
 use crate::kafka::{ClientError, DeliveredOffsets, ProducedRecord, ProducedRecords, RecordRun};
@@ -234,6 +234,14 @@ pub trait ProcessorFactory: Send + Sync {
     fn assigned(&self, tasks: &[TaskId], member_id: &str) -> Result<(), ProcessorError> {
         let _ = (tasks, member_id);
         Ok(())
+    }
+
+    /// Now on the application's clock, in milliseconds since the epoch: what a source that
+    /// resets its offsets by duration counts back from, as Kafka Streams counts with the
+    /// `Time` it was created with. The default is the system clock.
+    fn now_ms(&self) -> Result<i64, ProcessorError> {
+        let since_epoch = SystemTime::now().duration_since(UNIX_EPOCH)?;
+        Ok(since_epoch.as_millis() as i64)
     }
 
     /// The calling engine thread finished one turn of its loop, whose phases took `turn`:

@@ -235,10 +235,14 @@ impl TaskManager {
         let positions = consumer.committed_offsets(&self.inputs[&id])?;
         for (partition, position) in &positions {
             match position {
-                Some(position) => self
-                    .committed_starts
-                    .insert(partition.clone(), position.offset),
-                None => self.committed_starts.remove(partition),
+                Some(position) => {
+                    self.committed_starts
+                        .insert(partition.clone(), position.offset);
+                }
+                None => {
+                    self.committed_starts.remove(partition);
+                    self.start_by_duration(consumer, partition)?;
+                }
             };
         }
         Ok(positions
@@ -248,6 +252,26 @@ impl TaskManager {
                 committed,
             })
             .collect())
+    }
+
+    /// Moves `partition`, which has no committed offset, to where it starts when its topic
+    /// resets by duration (Kafka Streams' `AutoOffsetReset.byDuration`): the first record of
+    /// that age on the application's clock, or the log's end.
+    fn start_by_duration(
+        &self,
+        consumer: &dyn GroupConsumer,
+        partition: &TopicPartition,
+    ) -> Result<()> {
+        let topology = &self.shared.topology;
+        let Some(OffsetReset::ByDuration(age_ms)) = topology.offset_resets.get(&partition.topic)
+        else {
+            return Ok(());
+        };
+        let now_ms = self.shared.factory.now_ms().map_err(Error::Assignment)?;
+        let since_ms = now_ms.saturating_sub(i64::try_from(*age_ms).unwrap_or(i64::MAX));
+        let start = consumer.offset_for_time(partition, since_ms)?;
+        consumer.seek_to(partition, Some(start))?;
+        Ok(())
     }
 
     /// Kafka Streams' answer to a `TaskCorruptedException` from task `id`: the task closes

@@ -219,3 +219,26 @@ impl ResolvedTopology {
             })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offset_resets_read_by_name_or_by_duration() {
+        let description: TopologyDescription = serde_json::from_str(
+            r#"{"subtopologies": [], "offset_resets":
+                {"a": "earliest", "b": "latest", "c": "none", "d": {"by_duration": 24000000}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            description.offset_resets,
+            BTreeMap::from([
+                ("a".to_string(), OffsetReset::Earliest),
+                ("b".to_string(), OffsetReset::Latest),
+                ("c".to_string(), OffsetReset::None),
+                ("d".to_string(), OffsetReset::ByDuration(24_000_000)),
+            ])
+        );
+    }
+}

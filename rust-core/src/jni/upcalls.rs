@@ -100,6 +100,18 @@ impl ProcessorFactory for JvmProcessorFactory {
         })))
     }
 
+    fn now_ms(&self) -> Result<i64, ProcessorError> {
+        upcall(&self.vm, |env| {
+            let now = env.call_method(
+                &*self.factory,
+                jni_str!("milliseconds"),
+                jni_sig!("()J"),
+                &[],
+            )?;
+            Ok(now.j()?)
+        })
+    }
+
     fn assignment_started(&self) -> Result<(), ProcessorError> {
         upcall(&self.vm, |env| {
             env.call_method(

@@ -100,9 +100,13 @@ fn librdkafka_setting(key: &str, value: &str) -> Option<(String, String)> {
         .iter()
         .find(|(java, _)| *java == key)
         .map_or(key, |(_, native)| native);
-    // Java's "fail when there is no committed offset" is librdkafka's "error".
+    // Java's "fail when there is no committed offset" is librdkafka's "error". Java's
+    // "by_duration:<ISO-8601 duration>" has no librdkafka counterpart: each source topic's
+    // policy reaches the engine with the topology, which moves a partition without a committed
+    // offset by duration itself; out of range, librdkafka starts from the log's start.
     let value = match (key, value) {
         ("auto.offset.reset", "none") => "error",
+        ("auto.offset.reset", by_duration) if by_duration.starts_with("by_duration:") => "earliest",
         _ => value,
     };
     let mut probe = ClientConfig::new();
@@ -339,6 +343,12 @@ mod tests {
         assert_eq!(main.get("max.poll.interval.ms"), Some("60000"));
         main.create_native_config()
             .expect("every setting kept is one librdkafka takes");
+        let by_duration = configured(
+            ClientRole::MainConsumer,
+            &[("consumer.auto.offset.reset", "by_duration:PT6H")],
+            &[],
+        );
+        assert_eq!(by_duration.get("auto.offset.reset"), Some("earliest"));
     }
 
     #[test]

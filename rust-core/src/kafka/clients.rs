@@ -21,7 +21,7 @@ pub type DeliveredOffsets = BTreeMap<TopicPartition, i64>;
 /// Where a consumer starts reading a partition that has no committed offset, or one out of
 /// range: Kafka's `auto.offset.reset`, which a Kafka Streams source may set for its topics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum OffsetReset {
     /// From the log's start.
     Earliest,
@@ -29,6 +29,11 @@ pub enum OffsetReset {
     Latest,
     /// Nowhere: the consumer fails.
     None,
+    /// From the first record whose timestamp is at most this many milliseconds old, or the
+    /// log's end when there is none (Kafka Streams' `AutoOffsetReset.byDuration`). A
+    /// partition without a committed offset is moved there when its task opens; one whose
+    /// offset is out of range starts from the log's start.
+    ByDuration(u64),
 }
 
 /// The topics a group member subscribes to, and those among them that have a reset policy of
@@ -143,6 +148,14 @@ pub trait GroupConsumer {
 
     /// The member id the group coordinator gave the consumer, once it joined the group.
     fn member_id(&self) -> Option<String>;
+
+    /// The offset of the first record of `partition` whose timestamp is at least
+    /// `timestamp_ms`, or the log's end when there is none, asked of the broker.
+    fn offset_for_time(
+        &self,
+        partition: &TopicPartition,
+        timestamp_ms: i64,
+    ) -> Result<i64, KafkaFailure>;
 
     /// Those of `topics` the cluster does not have, asked of the broker.
     fn missing_topics(&self, topics: &[String]) -> Result<Vec<String>, KafkaFailure>;

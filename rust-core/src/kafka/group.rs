@@ -145,7 +145,7 @@ impl ResetTopic {
         };
         let name = CString::new(topic).map_err(invalid)?;
         let value = match reset {
-            OffsetReset::Earliest => c"earliest",
+            OffsetReset::Earliest | OffsetReset::ByDuration(_) => c"earliest",
             OffsetReset::Latest => c"latest",
             OffsetReset::None => c"error",
         };
@@ -341,6 +341,32 @@ impl<T: OnRdkafka> GroupConsumer for T {
             let member = std::ffi::CStr::from_ptr(id).to_string_lossy().into_owned();
             rdkafka::bindings::rd_kafka_mem_free(client, id.cast());
             Some(member).filter(|m| !m.is_empty())
+        }
+    }
+
+    fn offset_for_time(
+        &self,
+        partition: &TopicPartition,
+        timestamp_ms: i64,
+    ) -> Result<i64, KafkaFailure> {
+        let consumer = self.rdkafka();
+        let timeout = consumer.context().timeout;
+        let context = || format!("finding the offset of {partition} at {timestamp_ms} ms");
+        let asked = partition_list([(partition, Some(timestamp_ms))]);
+        let found = consumer
+            .offsets_for_times(asked, timeout)
+            .map_err(|e| KafkaFailure::new(context(), e))?;
+        let offset = found
+            .find_partition(&partition.topic, partition.partition)
+            .map(|element| element.offset());
+        match offset {
+            Some(Offset::Offset(offset)) => Ok(offset),
+            _ => {
+                let (_, high) = consumer
+                    .fetch_watermarks(&partition.topic, partition.partition, timeout)
+                    .map_err(|e| KafkaFailure::new(context(), e))?;
+                Ok(high)
+            }
         }
     }
 

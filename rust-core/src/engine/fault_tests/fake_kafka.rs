@@ -455,6 +455,21 @@ impl GroupConsumer for FakeConsumer {
         Some("fake-member".into())
     }
 
+    fn offset_for_time(
+        &self,
+        partition: &TopicPartition,
+        timestamp_ms: i64,
+    ) -> Result<i64, KafkaFailure> {
+        // Every record here has timestamp 0.
+        let end = self
+            .kafka
+            .cluster()
+            .inputs
+            .get(partition)
+            .map_or(0, Vec::len) as i64;
+        Ok(if timestamp_ms <= 0 { 0 } else { end })
+    }
+
     fn missing_topics(&self, topics: &[String]) -> Result<Vec<String>, KafkaFailure> {
         let cluster = self.kafka.cluster();
         Ok(topics

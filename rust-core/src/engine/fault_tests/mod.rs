@@ -24,7 +24,7 @@ use crate::engine::thread;
 use crate::engine::topology::TaskId;
 use crate::engine::topology::{ResolvedSubtopology, ResolvedTopology};
 use crate::kafka::{
-    Admin, ClientError, ProducedRecord, ProducedRecords, RecordRun, TransactionFailure,
+    Admin, ClientError, OffsetReset, ProducedRecord, ProducedRecords, RecordRun, TransactionFailure,
 };
 use crate::store::TopicPartition;
 
@@ -256,6 +256,15 @@ struct Harness {
 
 impl Harness {
     fn new(guarantee: &str, on_send_failed: OnSendFailed, extra: &[(&str, &str)]) -> Self {
+        Harness::with_offset_resets(guarantee, on_send_failed, extra, BTreeMap::new())
+    }
+
+    fn with_offset_resets(
+        guarantee: &str,
+        on_send_failed: OnSendFailed,
+        extra: &[(&str, &str)],
+        offset_resets: BTreeMap<String, OffsetReset>,
+    ) -> Self {
         let state = tempfile::tempdir().unwrap();
         let mut properties: BTreeMap<String, String> = [
             ("application.id", "faults"),
@@ -292,7 +301,7 @@ impl Harness {
             }],
             global_stores: Vec::new(),
             repartition_topics: BTreeSet::new(),
-            offset_resets: BTreeMap::new(),
+            offset_resets,
         };
         let shared = Arc::new(ThreadShared {
             admin: Admin::new(&config.admin_config(), config.client_timeout).unwrap(),
@@ -739,6 +748,38 @@ fn under_exactly_once_nothing_a_failing_task_produced_becomes_visible() {
     assert_eq!(harness.output(), Vec::<String>::new());
     assert_eq!(harness.kafka.visible(DEAD_LETTERS), Vec::<String>::new());
     assert!(harness.kafka.committed().is_empty());
+}
+
+/// A harness whose input topic resets by duration, counting back `age_ms`; its records all
+/// have timestamp 0.
+fn resetting_by_duration(age_ms: u64) -> Harness {
+    let resets = BTreeMap::from([(INPUT.to_string(), OffsetReset::ByDuration(age_ms))]);
+    Harness::with_offset_resets("exactly_once_v2", OnSendFailed::Fail, &[], resets)
+}
+
+#[test]
+fn a_partition_without_a_committed_offset_starts_where_its_duration_reaches_back_to() {
+    let harness = resetting_by_duration(u64::MAX);
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(
+        harness.output(),
+        every_input(),
+        "every record is that recent"
+    );
+
+    let harness = resetting_by_duration(60_000);
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(
+        harness.output(),
+        Vec::<String>::new(),
+        "no record is that recent: both start at their end"
+    );
 }
 
 #[test]

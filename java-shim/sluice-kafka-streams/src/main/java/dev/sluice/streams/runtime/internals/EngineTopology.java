@@ -55,8 +55,7 @@ final class EngineTopology {
     }
 
     /**
-     * Rejects what Sluice's runtime does not run yet: named topologies, pattern subscriptions and sources
-     * that reset their offsets by duration.
+     * Rejects what Sluice's runtime does not run yet: named topologies and pattern subscriptions.
      *
      * @throws UnsupportedOperationException naming what is not supported
      */
@@ -68,24 +67,18 @@ final class EngineTopology {
             throw new UnsupportedOperationException("Sluice's runtime does not run topologies that subscribe to "
                 + "topics by pattern yet");
         }
-        for (final String topic : topologyMetadata.allFullSourceTopicNames()) {
-            topologyMetadata.offsetResetStrategy(topic)
-                .filter(strategy -> strategy.type() == AutoOffsetResetStrategy.StrategyType.BY_DURATION)
-                .ifPresent(strategy -> {
-                    throw new UnsupportedOperationException("Sluice's runtime does not reset offsets by duration yet "
-                        + "(the source of " + topic + ")");
-                });
-        }
     }
 
     /**
-     * Where each source topic's partitions without a committed offset start, by name: {@code earliest},
-     * {@code latest} or {@code none} ({@link #resetStrategy}).
+     * Where each source topic's partitions without a committed offset start ({@link #resetStrategy}): by name,
+     * {@code earliest}, {@code latest} or {@code none}, or {@code {"by_duration": milliseconds}}.
      */
-    private static Map<String, String> offsetResets(final TopologyMetadata topologyMetadata, final StreamsConfig config) {
-        final Map<String, String> resets = new TreeMap<>();
+    private static Map<String, Object> offsetResets(final TopologyMetadata topologyMetadata, final StreamsConfig config) {
+        final Map<String, Object> resets = new TreeMap<>();
         for (final String topic : topologyMetadata.allFullSourceTopicNames()) {
-            resets.put(topic, resetStrategy(topologyMetadata, config, topic).type().name().toLowerCase(Locale.ROOT));
+            final AutoOffsetResetStrategy strategy = resetStrategy(topologyMetadata, config, topic);
+            final String name = strategy.type().name().toLowerCase(Locale.ROOT);
+            resets.put(topic, strategy.duration().<Object>map(duration -> Map.of(name, duration.toMillis())).orElse(name));
         }
         return resets;
     }

@@ -169,6 +169,11 @@ final class TaskEnvironment implements TaskFactory {
     }
 
     @Override
+    public long milliseconds() {
+        return time.milliseconds();
+    }
+
+    @Override
     public void loopTurned(final long pollNs, final int polledRecords, final long processNs, final long punctuateNs,
                            final long commitNs, final long totalNs) {
         try {

@@ -38,6 +38,9 @@ public interface TaskFactory {
      */
     void assigned(int[] subtopologies, int[] partitions, String memberId);
 
+    /** Now on the application's clock (the {@code Time} Kafka Streams was created with), in epoch milliseconds. */
+    long milliseconds();
+
     /**
      * The calling engine thread finished one turn of its loop: it polled for {@code pollNs} and got
      * {@code polledRecords} records, processed them in {@code processNs}, punctuated in {@code punctuateNs},

@@ -1,7 +1,6 @@
 package dev.sluice.streams.runtime.internals;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -243,12 +242,15 @@ class EngineTopologyTest {
     }
 
     @Test
-    void aSourceResetByDurationIsNotRunYet() {
+    void aSourceResetByDurationTellsTheEngineHowFarBack() {
         final StreamsBuilder builder = new StreamsBuilder();
-        builder.stream("input", Consumed.<String, String>with(AutoOffsetReset.byDuration(Duration.ofHours(1)))).to("out");
-        final UnsupportedOperationException error = assertThrows(UnsupportedOperationException.class,
-            () -> EngineTopology.checkRunnable(metadata(builder.build(), new Properties())));
-        assertTrue(error.getMessage().contains("by duration"), error.getMessage());
+        builder.stream("recent", Consumed.<String, String>with(AutoOffsetReset.byDuration(Duration.ofHours(1))))
+            .merge(builder.stream("default"))
+            .to("out");
+        final Properties lastDay = new Properties();
+        lastDay.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "by_duration:P1D");
+        assertEquals(Map.of("recent", Map.of("by_duration", 3_600_000L), "default", Map.of("by_duration", 86_400_000L)),
+            describe(builder.build(), lastDay).get("offset_resets"));
     }
 
     /** Every topic the described sub-topologies read or write, by the full name Kafka Streams gives it. */
