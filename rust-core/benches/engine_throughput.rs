@@ -342,6 +342,8 @@ fn engine_pass_through(input: &str, records: u64) -> (Instant, u64) {
         subtopologies: vec![SubtopologyDescription {
             id: 0,
             source_topics: vec![input.into()],
+            has_patterns: false,
+            matched_topics: vec![],
             repartition_source_topics: vec![],
             sink_topics: vec![output.clone()],
             repartition_sink_topics: vec![],

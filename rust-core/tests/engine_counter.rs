@@ -540,6 +540,8 @@ fn co_partitioning_mismatch_fails_at_start_naming_the_topics() {
     topology.subtopologies.push(SubtopologyDescription {
         id: 2,
         source_topics: vec![app.input.clone(), other.clone()],
+        has_patterns: false,
+        matched_topics: vec![],
         repartition_source_topics: vec![],
         sink_topics: vec![],
         repartition_sink_topics: vec![],

@@ -164,6 +164,8 @@ impl App {
             subtopologies: vec![SubtopologyDescription {
                 id: 0,
                 source_topics: vec![self.input.clone()],
+                has_patterns: false,
+                matched_topics: vec![],
                 repartition_source_topics: vec![],
                 sink_topics: vec![self.output.clone()],
                 repartition_sink_topics: vec![],

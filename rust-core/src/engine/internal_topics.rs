@@ -45,6 +45,7 @@ pub fn prepare(
         .collect();
     for sub in &topology.subtopologies {
         topics.extend(sub.source_topics.iter().cloned());
+        topics.extend(sub.matched_topics.iter().cloned());
         for repartition in &sub.repartition_source_topics {
             topics.push(repartition_topic_name(application_id, &repartition.name));
         }
@@ -69,11 +70,26 @@ pub fn plan(
     replication_factor: i32,
 ) -> Result<(ResolvedTopology, Vec<TopicSpec>)> {
     let repartition = |name: &str| repartition_topic_name(application_id, name);
+    let count_of = |topic: &String| existing.get(topic).copied().flatten();
+    // The topics a pattern matched that are still there are read like named ones.
+    let matched_topics: BTreeSet<String> = topology
+        .subtopologies
+        .iter()
+        .flat_map(|sub| &sub.matched_topics)
+        .filter(|topic| count_of(topic).is_some())
+        .cloned()
+        .collect();
+    let mut topology = topology.clone();
+    for sub in &mut topology.subtopologies {
+        let matched = std::mem::take(&mut sub.matched_topics);
+        sub.source_topics
+            .extend(matched.into_iter().filter(|t| matched_topics.contains(t)));
+    }
+    let topology = &topology;
     let mut counts: BTreeMap<String, i32> = BTreeMap::new();
     let mut internal: BTreeSet<String> = BTreeSet::new();
     let mut explicit: BTreeSet<String> = BTreeSet::new();
     let mut repartition_configs: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-    let count_of = |topic: &String| existing.get(topic).copied().flatten();
     let missing_sources: BTreeSet<&String> = topology
         .subtopologies
         .iter()
@@ -125,13 +141,17 @@ pub fn plan(
                     .map(|t| repartition(&t.name)),
             )
             .collect();
-        let task_count = source_topics
-            .iter()
-            .map(|t| counts[t])
-            .max()
-            .ok_or_else(|| {
-                Error::Topology(format!("sub-topology {} has no source topic", sub.id))
-            })?;
+        let task_count = match source_topics.iter().map(|t| counts[t]).max() {
+            Some(count) => count,
+            // Its changelogs are made once a topic matches, when its task count is known.
+            None if sub.has_patterns => 0,
+            None => {
+                return Err(Error::Topology(format!(
+                    "sub-topology {} has no source topic",
+                    sub.id
+                )))
+            }
+        };
         let mut stores = Vec::new();
         for store in &sub.stores {
             let changelog_topic = match &store.source_topic_changelog {
@@ -140,7 +160,8 @@ pub fn plan(
                     .logged
                     .then(|| changelog_topic_name(application_id, &store.name)),
             };
-            if let (Some(topic), None) = (&changelog_topic, &store.source_topic_changelog) {
+            let made_now = task_count > 0 && store.source_topic_changelog.is_none();
+            if let (Some(topic), true) = (&changelog_topic, made_now) {
                 let configs = CHANGELOG_TOPIC_CONFIGS
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -203,6 +224,7 @@ pub fn plan(
             global_stores,
             repartition_topics: internal,
             offset_resets: topology.offset_resets.clone(),
+            matched_topics,
         },
         missing,
     ))
@@ -426,6 +448,8 @@ mod tests {
                 SubtopologyDescription {
                     id: 0,
                     source_topics: vec!["input".into()],
+                    has_patterns: false,
+                    matched_topics: vec![],
                     repartition_source_topics: vec![],
                     sink_topics: vec![],
                     repartition_sink_topics: vec!["by-word-repartition".into()],
@@ -434,6 +458,8 @@ mod tests {
                 SubtopologyDescription {
                     id: 1,
                     source_topics: vec![],
+                    has_patterns: false,
+                    matched_topics: vec![],
                     repartition_source_topics: vec![RepartitionTopicDescription {
                         name: "by-word-repartition".into(),
                         partitions: None,
@@ -452,6 +478,48 @@ mod tests {
 
     fn existing(entries: &[(&str, Option<i32>)]) -> BTreeMap<String, Option<i32>> {
         entries.iter().map(|(t, c)| (t.to_string(), *c)).collect()
+    }
+
+    #[test]
+    fn matched_topics_are_read_while_they_are_there_and_a_pattern_may_match_none() {
+        let mut topology = counter_topology();
+        topology.subtopologies[0].source_topics.clear();
+        topology.subtopologies[0].has_patterns = true;
+        topology.subtopologies[0].matched_topics = vec!["in-a".into(), "in-b".into()];
+        let (resolved, specs) = plan(
+            "app",
+            &topology,
+            &existing(&[("in-a", Some(2)), ("in-b", None)]),
+            -1,
+        )
+        .unwrap();
+        assert_eq!(resolved.subtopologies[0].source_topics, vec!["in-a"]);
+        assert_eq!(
+            resolved.matched_topics,
+            BTreeSet::from(["in-a".to_string()])
+        );
+        assert_eq!(resolved.subtopologies[1].task_count, 2);
+        assert!(specs
+            .iter()
+            .any(|s| s.name == "app-counts-changelog" && s.partitions == 2));
+
+        topology.subtopologies.truncate(1);
+        topology.subtopologies[0].repartition_sink_topics.clear();
+        topology.subtopologies[0].stores =
+            vec![serde_json::from_str(r#"{"name":"seen"}"#).unwrap()];
+        topology.subtopologies[0].matched_topics.clear();
+        let (resolved, specs) = plan("app", &topology, &existing(&[]), -1).unwrap();
+        assert_eq!(resolved.subtopologies[0].task_count, 0);
+        assert!(
+            specs.is_empty(),
+            "no changelog before a topic matches: {specs:?}"
+        );
+
+        topology.subtopologies[0].has_patterns = false;
+        assert!(matches!(
+            plan("app", &topology, &existing(&[]), -1),
+            Err(Error::Topology(m)) if m.contains("no source topic")
+        ));
     }
 
     #[test]
@@ -565,6 +633,8 @@ mod tests {
                 SubtopologyDescription {
                     id: 0,
                     source_topics: vec!["orders".into()],
+                    has_patterns: false,
+                    matched_topics: vec![],
                     repartition_source_topics: vec![repartition(RESPONSE)],
                     sink_topics: vec!["enriched".into()],
                     repartition_sink_topics: vec![REGISTRATION.into()],
@@ -573,6 +643,8 @@ mod tests {
                 SubtopologyDescription {
                     id: 1,
                     source_topics: vec!["customers".into()],
+                    has_patterns: false,
+                    matched_topics: vec![],
                     repartition_source_topics: vec![repartition(REGISTRATION)],
                     sink_topics: vec![],
                     repartition_sink_topics: vec![RESPONSE.into()],

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -101,7 +101,7 @@ impl Engine {
         let clients = Arc::new(KafkaThreadClients(Arc::clone(&config)));
         let shared = Arc::new(ThreadShared {
             config,
-            topology: Arc::new(resolved),
+            topology: RwLock::new(Arc::new(resolved)),
             factory,
             restore_listener,
             metrics: Arc::clone(&metrics),
@@ -128,6 +128,24 @@ impl Engine {
             }
         }
         Ok(engine)
+    }
+
+    /// Resolves `topology` anew, when the topics its patterns match changed, creating the
+    /// internal topics it lacks now; each stream thread subscribes to its topics at its next
+    /// turn, and the group rebalances onto them.
+    pub fn update_topology(&self, topology: &TopologyDescription) -> Result<()> {
+        let resolved = internal_topics::prepare(
+            &self.shared.config.application_id,
+            topology,
+            &self.shared.admin,
+            self.shared.config.replication_factor,
+        )?;
+        *self
+            .shared
+            .topology
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = Arc::new(resolved);
+        Ok(())
     }
 
     /// Starts a stream thread with the lowest index no running or retiring thread has (nor, for

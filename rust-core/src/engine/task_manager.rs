@@ -20,7 +20,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use crate::engine::budget::UncommittedBytesBudget;
@@ -43,7 +43,9 @@ const RESTORE_STEP_WAIT: Duration = Duration::from_millis(50);
 /// What every thread of an instance shares.
 pub(crate) struct ThreadShared {
     pub config: Arc<EngineConfig>,
-    pub topology: Arc<ResolvedTopology>,
+    /// The topology as last resolved: a new one when the topics a pattern matches change,
+    /// which each thread subscribes to at its next turn.
+    pub topology: RwLock<Arc<ResolvedTopology>>,
     pub factory: Arc<dyn ProcessorFactory>,
     pub restore_listener: Option<Arc<dyn RestoreListener>>,
     pub metrics: Arc<EngineMetrics>,
@@ -57,6 +59,13 @@ pub(crate) struct ThreadShared {
     /// Set while the instance is paused; each thread follows it before it polls and before it
     /// processes what it polled.
     pub paused: AtomicBool,
+}
+
+impl ThreadShared {
+    /// The topology as last resolved.
+    pub fn topology(&self) -> Arc<ResolvedTopology> {
+        Arc::clone(&self.topology.read().unwrap_or_else(|p| p.into_inner()))
+    }
 }
 
 /// The tasks of a thread and the barrier that commits them.
@@ -104,7 +113,7 @@ impl TaskManager {
             transactional_id,
         };
         let purge = RepartitionPurge::new(
-            shared.topology.repartition_topics.clone(),
+            shared.topology().repartition_topics.clone(),
             config.repartition_purge_interval,
             Instant::now(),
         );
@@ -145,8 +154,9 @@ impl TaskManager {
         consumer: &dyn GroupConsumer,
         partitions: &[TopicPartition],
     ) -> Result<()> {
+        let topology = self.shared.topology();
         for partition in partitions {
-            let Some(id) = self.shared.topology.task_of(partition) else {
+            let Some(id) = topology.task_of(partition) else {
                 continue;
             };
             self.inputs.entry(id).or_default().push(partition.clone());
@@ -176,13 +186,17 @@ impl TaskManager {
 
     /// Fails with [`Error::MissingSourceTopics`] when source topics of the topology are gone, as
     /// Kafka Streams' assignor fails every member at a rebalance that finds them missing. The
-    /// repartition topics are the runtime's own and are not asked about.
+    /// repartition topics are the runtime's own and are not asked about, nor are the topics a
+    /// pattern matched: one that is gone is simply no longer matched.
     pub fn check_source_topics(&self, consumer: &dyn GroupConsumer) -> Result<()> {
-        let topology = &self.shared.topology;
+        let topology = self.shared.topology();
         let sources: Vec<String> = topology
             .source_topics()
             .into_iter()
-            .filter(|topic| !topology.repartition_topics.contains(topic))
+            .filter(|topic| {
+                !topology.repartition_topics.contains(topic)
+                    && !topology.matched_topics.contains(topic)
+            })
             .collect();
         let missing = consumer.missing_topics(&sources)?;
         if missing.is_empty() {
@@ -200,7 +214,7 @@ impl TaskManager {
         id: TaskId,
         wipe_kept_stores: bool,
     ) -> Result<()> {
-        let topology = Arc::clone(&self.shared.topology);
+        let topology = self.shared.topology();
         let subtopology = topology
             .subtopology(id.subtopology)
             .expect("tasks come from the topology");
@@ -262,7 +276,7 @@ impl TaskManager {
         consumer: &dyn GroupConsumer,
         partition: &TopicPartition,
     ) -> Result<()> {
-        let topology = &self.shared.topology;
+        let topology = self.shared.topology();
         let Some(OffsetReset::ByDuration(age_ms)) = topology.offset_resets.get(&partition.topic)
         else {
             return Ok(());
@@ -302,9 +316,12 @@ impl TaskManager {
             .factory
             .assignment_started()
             .map_err(Error::Assignment)?;
-        let revoked: BTreeSet<TaskId> = partitions
+        // By the inputs each task opened with: the topology may have changed since.
+        let revoked: BTreeSet<TaskId> = self
+            .inputs
             .iter()
-            .filter_map(|p| self.shared.topology.task_of(p))
+            .filter(|(_, inputs)| inputs.iter().any(|p| partitions.contains(p)))
+            .map(|(id, _)| *id)
             .collect();
         // Lost partitions belong to someone else already: committing them would be wrong.
         let clean = !lost && self.commit(consumer, CommitTrigger::TaskHandover)?;
@@ -424,7 +441,7 @@ impl TaskManager {
     /// True when task `id` has stores with changelogs, which it restores when it opens.
     fn has_changelogs(&self, id: TaskId) -> bool {
         self.shared
-            .topology
+            .topology()
             .subtopology(id.subtopology)
             .is_some_and(|s| s.stores.iter().any(|store| store.changelog_topic.is_some()))
     }
@@ -469,8 +486,9 @@ impl TaskManager {
     /// Hands each task its polled `records` and sends what it produces.
     pub fn process(&mut self, consumer: &dyn GroupConsumer, records: Vec<RecordRun>) -> Result<()> {
         let mut batches: BTreeMap<TaskId, Vec<RecordRun>> = BTreeMap::new();
+        let topology = self.shared.topology();
         for run in records {
-            if let Some(id) = self.shared.topology.task_of(&run.partition) {
+            if let Some(id) = topology.task_of(&run.partition) {
                 batches.entry(id).or_default().push(run);
             }
         }
@@ -533,13 +551,14 @@ impl TaskManager {
             return Ok(());
         }
         let running = self.running_tasks();
+        let topology = self.shared.topology();
         let mut known_lags = BTreeMap::new();
         for id in &running {
             let lags = lags(
                 consumer,
                 &self.inputs[id],
                 &self.committed_starts,
-                &self.shared.topology.offset_resets,
+                &topology.offset_resets,
             );
             known_lags.extend(
                 lags.iter()

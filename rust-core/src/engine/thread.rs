@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use crate::engine::error::{Error, Result};
 use crate::engine::processor::LoopTurn;
 use crate::engine::task_manager::{TaskManager, ThreadShared};
+use crate::engine::topology::ResolvedTopology;
 use crate::kafka::{record_count, ClientError, GroupConsumer, RebalanceListener, Subscription};
 use crate::store::TopicPartition;
 
@@ -27,15 +28,13 @@ pub(crate) fn run(shared: Arc<ThreadShared>, index: usize, stop: Arc<AtomicBool>
     let listener = Arc::new(ThreadListener {
         manager: Mutex::new(TaskManager::new(Arc::clone(&shared), index)?),
     });
-    let subscription = Subscription {
-        topics: shared.topology.source_topics(),
-        offset_resets: shared.topology.offset_resets.clone(),
-    };
-    let consumer =
-        shared
-            .clients
-            .group_consumer(index, Arc::clone(&listener) as _, &subscription)?;
-    let result = run_loop(&shared, &listener, consumer.as_ref(), &stop);
+    let subscribed = shared.topology();
+    let consumer = shared.clients.group_consumer(
+        index,
+        Arc::clone(&listener) as _,
+        &subscription(&subscribed),
+    )?;
+    let result = run_loop(&shared, &listener, consumer.as_ref(), subscribed, &stop);
     let closed = listener.lock().close_all(consumer.as_ref(), result.is_ok());
     // Dropping the consumer leaves the group; its revocation finds no task left.
     drop(consumer);
@@ -43,15 +42,30 @@ pub(crate) fn run(shared: Arc<ThreadShared>, index: usize, stop: Arc<AtomicBool>
     result.and(closed)
 }
 
+/// What the group consumer subscribes to for `topology`.
+fn subscription(topology: &ResolvedTopology) -> Subscription {
+    Subscription {
+        topics: topology.source_topics(),
+        offset_resets: topology.offset_resets.clone(),
+    }
+}
+
 fn run_loop(
     shared: &ThreadShared,
     listener: &ThreadListener,
     consumer: &dyn GroupConsumer,
+    mut subscribed: Arc<ResolvedTopology>,
     stop: &AtomicBool,
 ) -> Result<()> {
     let mut poll_failing_since: Option<Instant> = None;
     while !stop.load(Ordering::Relaxed) {
         let turn_start = Instant::now();
+        let topology = shared.topology();
+        if !Arc::ptr_eq(&topology, &subscribed) {
+            // The topics a pattern matches changed: the group rebalances onto the new ones.
+            consumer.resubscribe(&subscription(&topology))?;
+            subscribed = topology;
+        }
         let wait = {
             let mut manager = listener.lock();
             manager.take_failure()?;

@@ -43,9 +43,17 @@ pub struct TopologyDescription {
 pub struct SubtopologyDescription {
     /// Kafka Streams' sub-topology id (the first half of a task id).
     pub id: u32,
-    /// User topics it reads.
+    /// User topics it reads by name.
     #[serde(default)]
     pub source_topics: Vec<String>,
+    /// Whether some of its sources subscribe by pattern (`StreamsBuilder#stream(Pattern)`):
+    /// it may read no topic yet, and then has no task.
+    #[serde(default)]
+    pub has_patterns: bool,
+    /// User topics it reads because they matched one of its patterns when last looked; one
+    /// that is gone by the time the topology is resolved is left out, as no longer matched.
+    #[serde(default)]
+    pub matched_topics: Vec<String>,
     /// Repartition topics it reads.
     #[serde(default)]
     pub repartition_source_topics: Vec<RepartitionTopicDescription>,
@@ -152,6 +160,9 @@ pub struct ResolvedTopology {
     pub repartition_topics: BTreeSet<String>,
     /// Where each source topic's partitions without a committed offset start, as described.
     pub offset_resets: BTreeMap<String, OffsetReset>,
+    /// The source topics read because they match a pattern: one that goes away is no longer
+    /// matched, not missing.
+    pub matched_topics: BTreeSet<String>,
 }
 
 /// A global store with the partition count of its topic.
@@ -170,7 +181,7 @@ pub struct ResolvedSubtopology {
     pub id: u32,
     /// Every topic it reads, user and repartition, by full name.
     pub source_topics: Vec<String>,
-    /// Number of tasks (largest source partition count).
+    /// Number of tasks (largest source partition count; 0 while its patterns match nothing).
     pub task_count: i32,
     /// Its stores.
     pub stores: Vec<ResolvedStore>,

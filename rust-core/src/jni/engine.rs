@@ -39,10 +39,7 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_st
     paused: jboolean,
 ) -> jlong {
     env.with_env(|env| -> Result<jlong, NativeError> {
-        let topology: TopologyDescription =
-            serde_json::from_slice(&read_bytes(env, &topology, "topology")?).map_err(|e| {
-                NativeError::new(JavaException::IllegalArgument, format!("topology: {e}"))
-            })?;
+        let topology = read_topology(env, &topology)?;
         let properties = record_framing::properties(&read_bytes(env, &properties, "config")?)?;
         let config = EngineConfig::from_properties(&properties).map_err(engine_error)?;
         if factory.is_null() {
@@ -126,6 +123,24 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_ha
         let engine = ENGINES.get(handle)?;
         let engine = engine.lock().unwrap_or_else(|p| p.into_inner());
         Ok(engine.as_ref().is_some_and(Engine::has_failed))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Runs the engine on `topology` (its JSON description) from now on: the topics its patterns
+/// match changed.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_updateTopology<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    topology: JByteArray<'local>,
+) {
+    env.with_env(|env| -> Result<(), NativeError> {
+        let topology = read_topology(env, &topology)?;
+        with_engine(handle, |engine| engine.update_topology(&topology))
     })
     .resolve::<ThrowJavaException>()
 }
@@ -256,6 +271,11 @@ fn java_string_or_null<'local>(
 }
 
 /// Runs `operation` on the engine behind `handle`; a closed engine is an illegal state.
+fn read_topology(env: &Env<'_>, json: &JByteArray<'_>) -> Result<TopologyDescription, NativeError> {
+    serde_json::from_slice(&read_bytes(env, json, "topology")?)
+        .map_err(|e| NativeError::new(JavaException::IllegalArgument, format!("topology: {e}")))
+}
+
 fn with_engine<T>(
     handle: jlong,
     operation: impl FnOnce(&mut Engine) -> Result<T, EngineError>,

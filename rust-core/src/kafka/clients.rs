@@ -110,6 +110,10 @@ pub trait GroupConsumer {
     /// Leaves the group and joins it again, subscribed to the same topics.
     fn rejoin(&self) -> Result<(), KafkaFailure>;
 
+    /// Subscribes to `subscription` instead of what it was subscribed to: the group
+    /// rebalances.
+    fn resubscribe(&self, subscription: &Subscription) -> Result<(), KafkaFailure>;
+
     /// The partitions assigned to this member.
     fn assigned_partitions(&self) -> Result<Vec<TopicPartition>, KafkaFailure>;
 

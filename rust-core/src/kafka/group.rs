@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::ffi::{c_char, CStr, CString};
 use std::ptr::NonNull;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use rdkafka::bindings as native;
@@ -34,21 +34,40 @@ use crate::store::TopicPartition;
 /// what a rejoin subscribes to again.
 pub struct GroupContext {
     listener: Arc<dyn RebalanceListener>,
-    topics: Vec<String>,
+    subscribed: Mutex<Subscribed>,
     /// How long a blocking call waits for the group coordinator.
     timeout: Duration,
+}
+
+/// What a group consumer is subscribed to.
+#[derive(Default)]
+struct Subscribed {
+    topics: Vec<String>,
+    /// The topic handles that give topics a reset policy of their own, by topic. They live
+    /// as long as the consumer but must be given back before its client is destroyed, which
+    /// [`KafkaGroupConsumer`]'s drop sees to.
+    reset_topics: BTreeMap<String, ResetTopic>,
+}
+
+impl GroupContext {
+    fn subscribed(&self) -> MutexGuard<'_, Subscribed> {
+        self.subscribed.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 /// The rdkafka consumer of a [`KafkaGroupConsumer`], which its rebalance callbacks are given.
 pub type BaseGroupConsumer = BaseConsumer<GroupContext>;
 
-/// A group consumer whose rebalances reach its [`RebalanceListener`], with the topic handles
-/// that give some of its topics a reset policy of their own.
+/// A group consumer whose rebalances reach its [`RebalanceListener`].
 pub struct KafkaGroupConsumer {
-    /// Declared first so that they go first: librdkafka wants every topic handle given back
-    /// before its client is destroyed.
-    _reset_topics: Vec<ResetTopic>,
     consumer: BaseGroupConsumer,
+}
+
+impl Drop for KafkaGroupConsumer {
+    fn drop(&mut self) {
+        // librdkafka wants every topic handle given back before its client is destroyed.
+        self.consumer.context().subscribed().reset_topics.clear();
+    }
 }
 
 /// What [`GroupConsumer`] is implemented on: the [`KafkaGroupConsumer`], and the rdkafka
@@ -99,27 +118,17 @@ pub fn subscribe(
     subscription: &Subscription,
     timeout: Duration,
 ) -> Result<KafkaGroupConsumer, KafkaFailure> {
-    let topics = &subscription.topics;
     let context = GroupContext {
         listener,
-        topics: topics.clone(),
+        subscribed: Mutex::new(Subscribed::default()),
         timeout,
     };
     let consumer: BaseGroupConsumer = config
         .create_with_context(context)
         .map_err(|e| KafkaFailure::new("creating the group consumer", e))?;
-    let reset_topics = subscription
-        .offset_resets
-        .iter()
-        .map(|(topic, reset)| ResetTopic::new(&consumer, topic, *reset))
-        .collect::<Result<Vec<_>, _>>()?;
-    consumer
-        .subscribe(&topic_names(topics))
-        .map_err(|e| KafkaFailure::new(format!("subscribing to {topics:?}"), e))?;
-    Ok(KafkaGroupConsumer {
-        _reset_topics: reset_topics,
-        consumer,
-    })
+    let group = KafkaGroupConsumer { consumer };
+    group.resubscribe(subscription)?;
+    Ok(group)
 }
 
 fn topic_names(topics: &[String]) -> Vec<&str> {
@@ -129,6 +138,12 @@ fn topic_names(topics: &[String]) -> Vec<&str> {
 /// A librdkafka topic handle whose topic configuration is the consumer's own but for
 /// `auto.offset.reset`; the consumer's partitions of that topic use it.
 struct ResetTopic(NonNull<native::rd_kafka_topic_t>);
+
+// SAFETY: librdkafka topic handles may be used and given back from any thread; this one is
+// only held, and given back once.
+unsafe impl Send for ResetTopic {}
+// SAFETY: as above; nothing is done through a shared reference.
+unsafe impl Sync for ResetTopic {}
 
 impl ResetTopic {
     fn new(
@@ -215,8 +230,26 @@ impl<T: OnRdkafka> GroupConsumer for T {
         let consumer = self.rdkafka();
         consumer.unsubscribe();
         consumer
-            .subscribe(&topic_names(&consumer.context().topics))
+            .subscribe(&topic_names(&consumer.context().subscribed().topics))
             .map_err(|e| KafkaFailure::new("rejoining the group", e))
+    }
+
+    fn resubscribe(&self, subscription: &Subscription) -> Result<(), KafkaFailure> {
+        let consumer = self.rdkafka();
+        let mut subscribed = consumer.context().subscribed();
+        // A topic's handle must exist before the consumer first reads the topic.
+        for (topic, reset) in &subscription.offset_resets {
+            if !subscribed.reset_topics.contains_key(topic) {
+                let handle = ResetTopic::new(consumer, topic, *reset)?;
+                subscribed.reset_topics.insert(topic.clone(), handle);
+            }
+        }
+        let topics = &subscription.topics;
+        consumer
+            .subscribe(&topic_names(topics))
+            .map_err(|e| KafkaFailure::new(format!("subscribing to {topics:?}"), e))?;
+        subscribed.topics = topics.clone();
+        Ok(())
     }
 
     fn assigned_partitions(&self) -> Result<Vec<TopicPartition>, KafkaFailure> {

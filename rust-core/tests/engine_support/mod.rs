@@ -62,6 +62,8 @@ pub fn counter_topology(input: &str, output: &str) -> TopologyDescription {
             SubtopologyDescription {
                 id: 0,
                 source_topics: vec![input.into()],
+                has_patterns: false,
+                matched_topics: vec![],
                 repartition_source_topics: vec![],
                 sink_topics: vec![],
                 repartition_sink_topics: vec![BY_WORD.into()],
@@ -70,6 +72,8 @@ pub fn counter_topology(input: &str, output: &str) -> TopologyDescription {
             SubtopologyDescription {
                 id: 1,
                 source_topics: vec![],
+                has_patterns: false,
+                matched_topics: vec![],
                 repartition_source_topics: vec![RepartitionTopicDescription {
                     name: BY_WORD.into(),
                     partitions: None,

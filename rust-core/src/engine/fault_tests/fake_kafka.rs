@@ -364,6 +364,11 @@ impl GroupConsumer for FakeConsumer {
         }
     }
 
+    fn resubscribe(&self, _subscription: &Subscription) -> Result<(), KafkaFailure> {
+        // The partitions assigned come from the script; a new subscription rebalances.
+        self.rejoin()
+    }
+
     fn rejoin(&self) -> Result<(), KafkaFailure> {
         let assignment = self.state().assignment.clone();
         let mut cluster = self.kafka.cluster();

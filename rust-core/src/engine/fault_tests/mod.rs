@@ -10,7 +10,7 @@ mod fake_kafka;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use fake_kafka::{Event, FakeKafka, Poll, ProducerOp};
 
@@ -302,12 +302,13 @@ impl Harness {
             global_stores: Vec::new(),
             repartition_topics: BTreeSet::new(),
             offset_resets,
+            matched_topics: BTreeSet::new(),
         };
         let shared = Arc::new(ThreadShared {
             admin: Admin::new(&config.admin_config(), config.client_timeout).unwrap(),
             uncommitted_bytes: Arc::new(UncommittedBytesBudget::new(None, false)),
             config,
-            topology: Arc::new(topology),
+            topology: RwLock::new(Arc::new(topology)),
             factory: Arc::new(EchoFactory {
                 journal: Arc::clone(&journal),
                 on_send_failed,

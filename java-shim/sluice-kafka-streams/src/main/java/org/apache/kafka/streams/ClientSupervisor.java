@@ -115,6 +115,7 @@ final class ClientSupervisor {
                     handleThreadFailure(thrownByGlobalState != null ? thrownByGlobalState : engineError, Optional.empty());
                 } else {
                     current.reapRetiredThreads();
+                    current.refreshPatternSubscription();
                     followRebalances(current);
                 }
             }

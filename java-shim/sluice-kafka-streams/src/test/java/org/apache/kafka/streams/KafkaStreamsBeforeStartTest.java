@@ -17,7 +17,6 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.ConfigException;
@@ -74,15 +73,6 @@ class KafkaStreamsBeforeStartTest {
         final KafkaStreams streams = new KafkaStreams(countingTopology(), props);
         created.add(streams);
         return streams;
-    }
-
-    @Test
-    void aTopologySubscribingByPatternIsRejectedWhenTheClientIsCreated() {
-        final StreamsBuilder builder = new StreamsBuilder();
-        builder.stream(Pattern.compile("input-.*"), Consumed.with(Serdes.String(), Serdes.String())).to("output");
-        final UnsupportedOperationException error =
-            assertThrows(UnsupportedOperationException.class, () -> new KafkaStreams(builder.build(), props()));
-        assertTrue(error.getMessage().contains("pattern"), error.getMessage());
     }
 
     @Test

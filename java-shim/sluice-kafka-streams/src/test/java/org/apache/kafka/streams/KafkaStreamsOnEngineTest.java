@@ -28,6 +28,7 @@ import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -267,6 +268,46 @@ class KafkaStreamsOnEngineTest {
         waitFor(() -> running.state() == KafkaStreams.State.ERROR, "the client to shut down to ERROR");
         assertEquals(2, handled.size());
         assertTrue(handled.get(1) instanceof MissingSourceTopicException, describe(handled.get(1)));
+    }
+
+    @Test
+    void aPatternSourceReadsTheTopicsItMatchesThoseCreatedLaterTooAndLetsDeletedOnesGo() throws Exception {
+        BROKER.createTopic("pattern-a", 2);
+        BROKER.createTopic("pattern-out", 1);
+        produce("pattern-a", List.of("a-1"));
+        final List<Throwable> handled = new CopyOnWriteArrayList<>();
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream(Pattern.compile("pattern-[a-z]"), Consumed.with(Serdes.String(), Serdes.String()))
+            .to("pattern-out", Produced.with(Serdes.String(), Serdes.String()));
+        final Properties props = props("pattern-app");
+        props.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, 500);
+        final KafkaStreams streams = new KafkaStreams(builder.build(), props);
+        started.add(streams);
+        shutDownOnFailure(streams, handled);
+        streams.start();
+
+        final List<String> output = new ArrayList<>();
+        try (KafkaConsumer<String, String> consumer = consumer(StringDeserializer.class)) {
+            consumer.subscribe(List.of("pattern-out"));
+            consumeUntil(consumer, output, 1);
+            assertEquals(List.of("a-1"), output);
+
+            // A topic created while it runs is read once it matches, from its start.
+            BROKER.createTopic("pattern-b", 1);
+            produce("pattern-b", List.of("b-1"));
+            consumeUntil(consumer, output, 2);
+            assertEquals(List.of("a-1", "b-1"), output);
+
+            // A matched topic deleted is no longer matched: the client goes on with the others.
+            try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers()))) {
+                admin.deleteTopics(List.of("pattern-a")).all().get();
+            }
+            produce("pattern-b", List.of("b-2"));
+            consumeUntil(consumer, output, 3);
+            assertEquals(List.of("a-1", "b-1", "b-2"), output);
+        }
+        assertEquals(List.of(), handled);
+        assertEquals(KafkaStreams.State.RUNNING, streams.state());
     }
 
     @Test

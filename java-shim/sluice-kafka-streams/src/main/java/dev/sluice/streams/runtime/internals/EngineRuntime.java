@@ -62,6 +62,8 @@ public final class EngineRuntime implements AutoCloseable {
     private final TopicPartitionLookup partitionLookup;
     private final TaskEnvironment environment;
     private StateRestoreListener restoreListener;
+    /** The topics the pattern sources match, when the topology has any; known once started. */
+    private volatile PatternSubscription patternSubscription;
     private volatile long handle;
     private volatile boolean closed;
     /** Held while the engine is told whether the topology is paused, so that the latest state is the one it keeps. */
@@ -111,7 +113,10 @@ public final class EngineRuntime implements AutoCloseable {
         if (handle != 0 || closed) {
             throw new IllegalStateException("The engine runtime can be started only once");
         }
-        final byte[] topology = EngineTopology.json(topologyMetadata, config);
+        final PatternSubscription patterns =
+            PatternSubscription.of(topologyMetadata, config, environment.time(), partitionLookup::topicNames);
+        patternSubscription = patterns;
+        final byte[] topology = EngineTopology.json(topologyMetadata, config, patterns == null ? Set.of() : patterns.matched());
         NativeLibrary.load();
         final RestoreProgress restoreProgress = restoreListener == null ? null : new RestoreProgress(restoreListener);
         final Map<String, String> properties = engineProperties(config);
@@ -119,6 +124,19 @@ public final class EngineRuntime implements AutoCloseable {
         properties.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, String.valueOf(topologyMetadata.numStreamThreads(config)));
         handle = NativeEngine.start(topology, RuntimeFraming.properties(properties), environment,
             restoreProgress, isTopologyPaused());
+    }
+
+    /**
+     * When the topology has pattern sources and {@code metadata.max.age.ms} passed since they were last matched:
+     * matches them against the cluster's topics again, and hands the engine the topology with the topics they
+     * match now, if they changed. Called by the client's supervisor.
+     */
+    public synchronized void refreshPatternSubscription() {
+        final PatternSubscription patterns = patternSubscription;
+        if (patterns == null || handle == 0 || closed || !patterns.refresh()) {
+            return;
+        }
+        NativeEngine.updateTopology(handle, EngineTopology.json(topologyMetadata, config, patterns.matched()));
     }
 
     /**

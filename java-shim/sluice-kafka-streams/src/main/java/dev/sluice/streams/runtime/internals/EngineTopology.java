@@ -43,19 +43,21 @@ final class EngineTopology {
 
     /**
      * The engine's description of {@code topologyMetadata}, which must have been built and rewritten
-     * ({@link TopologyMetadata#buildAndRewriteTopology()}) with {@code config}.
+     * ({@link TopologyMetadata#buildAndRewriteTopology()}) with {@code config}; {@code matchedTopics} are the
+     * topics its pattern sources matched last ({@link PatternSubscription}), already given to the topology.
      *
      * @throws UnsupportedOperationException for what Sluice's runtime does not run yet ({@link #checkRunnable})
      */
-    static Map<String, Object> describe(final TopologyMetadata topologyMetadata, final StreamsConfig config) {
+    static Map<String, Object> describe(final TopologyMetadata topologyMetadata, final StreamsConfig config,
+                                        final Set<String> matchedTopics) {
         checkRunnable(topologyMetadata);
         final EngineTopology topology = new EngineTopology(config.getString(StreamsConfig.APPLICATION_ID_CONFIG));
-        topology.describe(topologyMetadata.lookupBuilderForNamedTopology(null), topologyMetadata, config);
+        topology.describe(topologyMetadata.lookupBuilderForNamedTopology(null), topologyMetadata, config, matchedTopics);
         return topology.description;
     }
 
     /**
-     * Rejects what Sluice's runtime does not run yet: named topologies and pattern subscriptions.
+     * Rejects what Sluice's runtime does not run yet: named topologies.
      *
      * @throws UnsupportedOperationException naming what is not supported
      */
@@ -63,19 +65,18 @@ final class EngineTopology {
         if (topologyMetadata.hasNamedTopologies()) {
             throw new UnsupportedOperationException("Sluice's runtime does not run named topologies");
         }
-        if (topologyMetadata.usesPatternSubscription()) {
-            throw new UnsupportedOperationException("Sluice's runtime does not run topologies that subscribe to "
-                + "topics by pattern yet");
-        }
     }
 
     /**
      * Where each source topic's partitions without a committed offset start ({@link #resetStrategy}): by name,
      * {@code earliest}, {@code latest} or {@code none}, or {@code {"by_duration": milliseconds}}.
      */
-    private static Map<String, Object> offsetResets(final TopologyMetadata topologyMetadata, final StreamsConfig config) {
+    private static Map<String, Object> offsetResets(final TopologyMetadata topologyMetadata, final StreamsConfig config,
+                                                    final Set<String> matchedTopics) {
+        final Set<String> sourceTopics = new TreeSet<>(topologyMetadata.allFullSourceTopicNames());
+        sourceTopics.addAll(matchedTopics);
         final Map<String, Object> resets = new TreeMap<>();
-        for (final String topic : topologyMetadata.allFullSourceTopicNames()) {
+        for (final String topic : sourceTopics) {
             final AutoOffsetResetStrategy strategy = resetStrategy(topologyMetadata, config, topic);
             final String name = strategy.type().name().toLowerCase(Locale.ROOT);
             resets.put(topic, strategy.duration().<Object>map(duration -> Map.of(name, duration.toMillis())).orElse(name));
@@ -95,9 +96,10 @@ final class EngineTopology {
     }
 
     /** {@link #describe} as the UTF-8 JSON the engine takes. */
-    static byte[] json(final TopologyMetadata topologyMetadata, final StreamsConfig config) {
+    static byte[] json(final TopologyMetadata topologyMetadata, final StreamsConfig config, final Set<String> matchedTopics) {
         try {
-            return new ObjectMapper().writeValueAsString(describe(topologyMetadata, config)).getBytes(StandardCharsets.UTF_8);
+            return new ObjectMapper().writeValueAsString(describe(topologyMetadata, config, matchedTopics))
+                .getBytes(StandardCharsets.UTF_8);
         } catch (final JsonProcessingException e) {
             throw new IllegalStateException("Could not write the topology for the engine", e);
         }
@@ -105,7 +107,8 @@ final class EngineTopology {
 
     private void describe(final InternalTopologyBuilder builder,
                           final TopologyMetadata topologyMetadata,
-                          final StreamsConfig config) {
+                          final StreamsConfig config,
+                          final Set<String> matchedTopics) {
         final Map<TopologyMetadata.Subtopology, InternalTopologyBuilder.TopicsInfo> topicsInfo = builder.subtopologyToTopicsInfo();
         final Set<String> repartitionTopics = new HashSet<>();
         for (final InternalTopologyBuilder.TopicsInfo info : topicsInfo.values()) {
@@ -117,8 +120,14 @@ final class EngineTopology {
 
         final List<Map<String, Object>> subtopologies = new ArrayList<>();
         final Set<Integer> ids = new TreeSet<>();
+        final Set<Integer> withPatterns = new HashSet<>();
         for (final TopologyDescription.Subtopology subtopology : builder.describe().subtopologies()) {
             ids.add(subtopology.id());
+            for (final TopologyDescription.Node node : subtopology.nodes()) {
+                if (node instanceof TopologyDescription.Source && ((TopologyDescription.Source) node).topicPattern() != null) {
+                    withPatterns.add(subtopology.id());
+                }
+            }
         }
         for (final int id : ids) {
             final InternalTopologyBuilder.TopicsInfo info = topicsInfo.get(new TopologyMetadata.Subtopology(id, null));
@@ -127,7 +136,11 @@ final class EngineTopology {
             }
             final Map<String, Object> subtopology = new LinkedHashMap<>();
             subtopology.put("id", id);
-            subtopology.put("source_topics", userTopics(info.sourceTopics, repartitionTopics));
+            final List<String> sourceTopics = userTopics(info.sourceTopics, repartitionTopics);
+            subtopology.put("source_topics",
+                sourceTopics.stream().filter(topic -> !matchedTopics.contains(topic)).toList());
+            subtopology.put("has_patterns", withPatterns.contains(id));
+            subtopology.put("matched_topics", sourceTopics.stream().filter(matchedTopics::contains).toList());
             final List<Map<String, Object>> repartitionSources = new ArrayList<>();
             for (final InternalTopicConfig repartition : new TreeMap<>(info.repartitionSourceTopics).values()) {
                 final Map<String, Object> topic = new LinkedHashMap<>();
@@ -160,7 +173,7 @@ final class EngineTopology {
         }
         description.put("copartition_groups", copartitionGroups);
         description.put("global_stores", globalStores(topologyMetadata));
-        description.put("offset_resets", offsetResets(topologyMetadata, config));
+        description.put("offset_resets", offsetResets(topologyMetadata, config, matchedTopics));
     }
 
     /** Each global store with the topic it is loaded from; the JVM's global runner keeps them. */

@@ -52,6 +52,14 @@ final class NativeEngine {
      */
     static native void setPaused(long handle, boolean paused);
 
+    /**
+     * Runs the engine on this topology (JSON, as {@link #start} takes it) from now on, when the topics its
+     * pattern sources match changed; the engine threads subscribe to its topics.
+     *
+     * @throws org.apache.kafka.streams.errors.StreamsException when an internal topic cannot be made
+     */
+    static native void updateTopology(long handle, byte[] topologyJson);
+
     /** Starts one more engine thread, numbered with the lowest free index; returns its name. */
     static native String addThread(long handle);
 

@@ -56,6 +56,18 @@ final class TopicPartitionLookup implements Function<String, List<PartitionInfo>
         }
     }
 
+    /** The names of the cluster's topics, internal ones left out; asked of the cluster on every call. */
+    Set<String> topicNames() {
+        try {
+            return admin().listTopics().names().get();
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptException(e);
+        } catch (final ExecutionException e) {
+            throw new StreamsException("Could not list the cluster's topics", e.getCause());
+        }
+    }
+
     private synchronized Admin admin() {
         if (closed) {
             throw new IllegalStateException("The application is closed");

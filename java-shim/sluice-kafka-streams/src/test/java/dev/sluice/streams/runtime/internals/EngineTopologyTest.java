@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.AutoOffsetReset;
@@ -31,6 +32,7 @@ import org.apache.kafka.streams.kstream.TimeWindows;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.processor.internals.MatchedSourceTopics;
 import org.apache.kafka.streams.processor.internals.TopologyMetadata;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.Stores;
@@ -220,7 +222,7 @@ class EngineTopologyTest {
     @Test
     void jsonIsWhatTheEngineParses() throws Exception {
         final TopologyMetadata metadata = metadata(StreamTaskRunnerTest.wordCount(), new Properties());
-        final Map<?, ?> parsed = new ObjectMapper().readValue(EngineTopology.json(metadata, config(new Properties())), Map.class);
+        final Map<?, ?> parsed = new ObjectMapper().readValue(EngineTopology.json(metadata, config(new Properties()), Set.of()), Map.class);
         assertEquals(Set.of("subtopologies", "copartition_groups", "global_stores", "offset_resets"), parsed.keySet());
     }
 
@@ -239,6 +241,28 @@ class EngineTopologyTest {
             .to("out");
         assertEquals(Map.of("strict", "none", "recent", "latest", "default", "earliest"),
             describe(builder.build(), new Properties()).get("offset_resets"));
+    }
+
+    @Test
+    void patternSourcesReadTheTopicsTheyMatchedWithTheirOwnResetPolicy() {
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream(Pattern.compile("in-\\d"), Consumed.<String, String>with(AutoOffsetReset.latest()))
+            .merge(builder.stream("named"))
+            .to("out");
+        builder.stream(Pattern.compile("nothing-.*")).to("out");
+        final Properties properties = new Properties();
+        final TopologyMetadata metadata = metadata(builder.build(), properties);
+        MatchedSourceTopics.update(metadata, Set.of("in-1", "in-2"), "");
+        final Map<String, Object> description =
+            EngineTopology.describe(metadata, config(properties), Set.of("in-1", "in-2"));
+
+        final List<?> subtopologies = (List<?>) description.get("subtopologies");
+        final Map<?, ?> matching = (Map<?, ?>) subtopologies.get(0);
+        assertEquals(List.of("named"), matching.get("source_topics"));
+        assertEquals(true, matching.get("has_patterns"));
+        assertEquals(List.of("in-1", "in-2"), matching.get("matched_topics"));
+        assertEquals(Map.of("in-1", "latest", "in-2", "latest", "named", "earliest"), description.get("offset_resets"));
+        assertEquals(1, subtopologies.size(), "a sub-topology whose patterns match nothing has no task yet");
     }
 
     @Test
@@ -304,7 +328,7 @@ class EngineTopologyTest {
     }
 
     private static Map<String, Object> describe(final Topology topology, final Properties properties) {
-        return EngineTopology.describe(metadata(topology, properties), config(properties));
+        return EngineTopology.describe(metadata(topology, properties), config(properties), Set.of());
     }
 
     private static TopologyMetadata metadata(final Topology topology, final Properties properties) {
