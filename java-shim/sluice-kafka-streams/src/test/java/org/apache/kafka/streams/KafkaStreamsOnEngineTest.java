@@ -302,12 +302,22 @@ class KafkaStreamsOnEngineTest {
             try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers()))) {
                 admin.deleteTopics(List.of("pattern-a")).all().get();
             }
+            waitFor(() -> streams.state() == KafkaStreams.State.RUNNING && inputTopics(streams).equals(Set.of("pattern-b")),
+                "the client to run on pattern-b alone");
             produce("pattern-b", List.of("b-2"));
             consumeUntil(consumer, output, 3);
             assertEquals(List.of("a-1", "b-1", "b-2"), output);
         }
         assertEquals(List.of(), handled);
-        assertEquals(KafkaStreams.State.RUNNING, streams.state());
+    }
+
+    /** The topics of the input partitions of the local threads' active tasks. */
+    private static Set<String> inputTopics(final KafkaStreams streams) {
+        return streams.metadataForLocalThreads().stream()
+            .flatMap(thread -> thread.activeTasks().stream())
+            .flatMap(task -> task.topicPartitions().stream())
+            .map(TopicPartition::topic)
+            .collect(Collectors.toSet());
     }
 
     @Test
