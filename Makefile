@@ -4,7 +4,7 @@ CARGO_TARGET_DIR ?= $(HOME)/.cache/sluice/cargo-target
 export CARGO_TARGET_DIR
 MVN := mvn -B -ntp -Dcargo.target.dir=$(CARGO_TARGET_DIR)
 
-.PHONY: test demo broker build compat bench bench-apps bench-engine bench-stores
+.PHONY: test demo broker build compat soak bench bench-apps bench-engine bench-stores
 
 ## test: build everything and run every test, with a summary line
 test:
@@ -24,11 +24,22 @@ broker: build
 COMPAT_HARNESS := compat-tests/kafka-streams-suite/harness
 COMPAT_PARTS ?= all
 compat: build
-	$(MVN) -q test -pl compat-tests/eos-crash
+	$(MVN) -q test -pl compat-tests/fault-suite -Dtest=EosCrashTest
 	java -cp $(COMPAT_HARNESS)/target/classes:$$(cat $(COMPAT_HARNESS)/target/baseline.classpath) \
 	    dev.sluice.compat.kafkastreams.CompatMain $(COMPAT_HARNESS)/target $(COMPAT_HARNESS)/target/classes \
-	    $(COMPAT_HARNESS)/target/compat-run compat-tests/REPORT.md compat-tests/eos-crash/target/eos-crash-report.md \
+	    $(COMPAT_HARNESS)/target/compat-run compat-tests/REPORT.md compat-tests/fault-suite/target/eos-crash-report.md \
 	    "$(COMPAT_PARTS)"
+
+## soak: the fault suite at full size on Sluice and on Apache Kafka Streams: 100 SIGKILLs while input flows,
+## damaged and foreign state, two instances of which one dies; writes compat-tests/FAULTS.md (an hour or
+## more; make test runs a small slice of it on Sluice alone)
+FAULT_SUITE := compat-tests/fault-suite
+SOAK_OPTIONS ?= -Deos.kills=100 -Deos.records=20000 -Deos.inputSeconds=500 -Dfaults.records=5000 -Dfaults.compareWith=APACHE
+soak: build
+	rm -rf $(FAULT_SUITE)/target/fault-suite-report
+	$(MVN) test -pl $(FAULT_SUITE) -Dmaven.test.failure.ignore=true $(SOAK_OPTIONS)
+	{ cat $(FAULT_SUITE)/FAULTS-HEADER.md; echo; cat $(FAULT_SUITE)/target/eos-crash-report.md; \
+	  for section in $(FAULT_SUITE)/target/fault-suite-report/*.md; do echo; cat $$section; done; } > compat-tests/FAULTS.md
 
 ## bench: every benchmark, each beside its Apache Kafka Streams or plain-client counterpart
 bench: bench-apps bench-stores bench-engine

@@ -8,7 +8,7 @@ import java.util.List;
  * {@code make compat}: runs the suites on both targets and writes the report.
  * Arguments: the directory holding the build's class path files, this harness's classes, a work
  * directory for the runs, the report to write, the section the exactly-once crash check
- * ({@code compat-tests/eos-crash}) wrote for it in the same {@code make compat}, and, optionally, the
+ * ({@code compat-tests/fault-suite}) wrote for it in the same {@code make compat}, and, optionally, the
  * integration suite's parts to run, comma-separated ({@link IntegrationParts}; default: all).
  */
 public final class CompatMain {

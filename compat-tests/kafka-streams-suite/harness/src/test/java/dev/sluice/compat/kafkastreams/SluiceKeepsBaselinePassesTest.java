@@ -21,7 +21,7 @@ class SluiceKeepsBaselinePassesTest {
         final Classpaths classpaths = Classpaths.load(target, Path.of(System.getProperty("sluice.compat.classes")));
         final CompatRun.Results results = new CompatRun(classpaths, target.resolve("compat-run")).run(Suite.fast());
         Files.writeString(target.resolve("kafka-streams-suite-report.md"), Report.of(results,
-            "## Suite 4: exactly-once crash check\n\nRuns in `compat-tests/eos-crash`; `make compat` puts its results here."));
+            "## Suite 4: exactly-once crash check\n\nRuns in `compat-tests/fault-suite`; `make compat` puts its results here."));
         results.suites().forEach(suite -> System.out.println(Summary.line(suite)));
 
         for (final SuiteResult suite : results.suites()) {

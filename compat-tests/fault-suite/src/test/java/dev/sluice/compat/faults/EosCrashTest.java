@@ -1,9 +1,9 @@
-package dev.sluice.compat.eoscrash;
+package dev.sluice.compat.faults;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sluice.compat.eoscrash.ChildOutput.Restore;
+import dev.sluice.compat.faults.ChildOutput.Restore;
 import dev.sluice.streams.testing.broker.LocalKafkaBroker;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -1,6 +1,8 @@
-package dev.sluice.compat.eoscrash;
+package dev.sluice.compat.faults;
 
+import dev.sluice.compat.childjvm.ChildJvm;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -27,7 +29,7 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * {@link ChildOutput} lines on stdout for the test to read.
  *
  * <p>Arguments: bootstrap servers, {@link Target} name, topic prefix, state directory,
- * processing guarantee.
+ * processing guarantee, instance name (instances of one application differ in it).
  */
 public final class AggregationApp {
 
@@ -38,14 +40,20 @@ public final class AggregationApp {
     private AggregationApp() {
     }
 
+    /** One life of the application in a JVM of its own, on {@code target}'s class path. */
+    static ChildJvm launch(final Target target, final Path log, final List<String> arguments) {
+        return ChildJvm.start(log, target.classPath(), AggregationApp.class.getName(), arguments);
+    }
+
     public static void main(final String[] args) throws InterruptedException {
         final String bootstrapServers = args[0];
         final Target target = Target.valueOf(args[1]);
         final Topics topics = new Topics(args[2]);
         final Path stateDir = Path.of(args[3]);
         final String processingGuarantee = args[4];
+        final String instance = args[5];
 
-        final Properties props = config(bootstrapServers, target, topics, stateDir, processingGuarantee);
+        final Properties props = config(bootstrapServers, target, topics, stateDir, processingGuarantee, instance);
         final KafkaStreams streams = new KafkaStreams(topology(topics, props).build(), props);
         streams.setGlobalStateRestoreListener(new PrintingRestoreListener());
         streams.setStateListener((newState, oldState) -> ChildOutput.state(newState));
@@ -59,7 +67,7 @@ public final class AggregationApp {
     }
 
     private static Properties config(final String bootstrapServers, final Target target, final Topics topics,
-                                     final Path stateDir, final String processingGuarantee) {
+                                     final Path stateDir, final String processingGuarantee, final String instance) {
         final Properties props = new Properties();
         props.put(StreamsConfig.APPLICATION_ID_CONFIG, topics.applicationId());
         props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
@@ -73,7 +81,7 @@ public final class AggregationApp {
         props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
         // A restarted child takes over its predecessor's membership at once instead of waiting for
         // the killed member's session to time out.
-        props.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), topics.applicationId() + "-instance");
+        props.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), topics.applicationId() + "-" + instance);
         props.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), 10_000);
         target.configure(props);
         return props;

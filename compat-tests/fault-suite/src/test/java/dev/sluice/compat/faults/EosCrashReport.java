@@ -1,4 +1,4 @@
-package dev.sluice.compat.eoscrash;
+package dev.sluice.compat.faults;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -26,11 +26,11 @@ final class EosCrashReport {
         lines.add("them with the committed output, record for record. A restore from the changelog's first offset when an earlier life");
         lines.add("had already found records there means the store was wiped.");
         lines.add("");
-        lines.add("| Run on | Verdict | Kills | Input records | Records restored per restart | Max | Total | Wiped store restores | Time |");
-        lines.add("|---|---|---|---|---|---|---|---|---|");
+        lines.add("| Run on | Verdict | Kills | Input records | Records restored per restart | Max | Total | Wiped store restores | Launch to RUNNING, median / max | Time |");
+        lines.add("|---|---|---|---|---|---|---|---|---|---|");
         for (final CrashRunResult result : results) {
             final LongSummaryStatistics restored = result.restoredPerRestart().stream().mapToLong(Long::longValue).summaryStatistics();
-            lines.add(String.format("| %s | %s | %d | %d | %s | %d | %d | %d | %d s |",
+            lines.add(String.format("| %s | %s | %d | %d | %s | %d | %d | %d | %.1f s / %.1f s | %d s |",
                 result.target().description(),
                 result.verification().mismatches().isEmpty() ? "exactly-once held" : result.verification().mismatches().size() + " mismatches",
                 result.settings().kills(),
@@ -39,6 +39,8 @@ final class EosCrashReport {
                 restored.getMax(),
                 restored.getSum(),
                 result.wipes().size(),
+                result.medianToRunning().toMillis() / 1000.0,
+                result.maxToRunning().toMillis() / 1000.0,
                 result.duration().toSeconds()));
         }
         for (final CrashRunResult result : results) {

@@ -1,16 +1,29 @@
-package dev.sluice.compat.eoscrash;
+package dev.sluice.compat.faults;
 
-import dev.sluice.compat.eoscrash.ChildOutput.Restore;
-import dev.sluice.compat.eoscrash.Verifier.Verification;
+import dev.sluice.compat.faults.ChildOutput.Restore;
+import dev.sluice.compat.faults.Verifier.Verification;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
-/** What one crash check saw: per life of the application the restorations it began, and the verification. */
-record CrashRunResult(Target target, CrashSettings settings, List<List<Restore>> restoresPerLife,
+/**
+ * What one crash check saw: per life of the application the restorations it began and the time from its
+ * launch to RUNNING, and the verification.
+ */
+record CrashRunResult(Target target, CrashSettings settings, List<List<Restore>> restoresPerLife, List<Duration> toRunning,
                       Verification verification, Duration duration) {
+
+    /** The median time from a launch to RUNNING. */
+    Duration medianToRunning() {
+        final List<Duration> sorted = toRunning.stream().sorted().toList();
+        return sorted.get(sorted.size() / 2);
+    }
+
+    Duration maxToRunning() {
+        return toRunning.stream().max(Duration::compareTo).orElseThrow();
+    }
 
     /** Records restored by each restart, i.e. every life but the first. */
     List<Long> restoredPerRestart() {

@@ -1,4 +1,4 @@
-package dev.sluice.compat.eoscrash;
+package dev.sluice.compat.faults;
 
 import dev.sluice.streams.state.SluiceDslStoreSuppliers;
 import java.io.File;

@@ -1,17 +1,14 @@
-package dev.sluice.compat.eoscrash;
+package dev.sluice.compat.faults;
 
 import dev.sluice.compat.childjvm.ChildJvm;
-import dev.sluice.compat.eoscrash.ChildOutput.Restore;
-import dev.sluice.compat.eoscrash.Verifier.Verification;
+import dev.sluice.compat.faults.ChildOutput.Restore;
+import dev.sluice.compat.faults.Verifier.Verification;
 import dev.sluice.streams.testing.broker.LocalKafkaBroker;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import org.apache.kafka.common.utils.Utils;
 
 /**
  * One crash check: input flows while the application is started and SIGKILLed over and over; then
@@ -37,12 +34,11 @@ final class CrashRun {
     CrashRunResult run(final Target target) throws InterruptedException {
         final long started = System.nanoTime();
         final Topics topics = new Topics(target.name().toLowerCase().replace('_', '-'));
-        final Path runDir = workDir.resolve(topics.prefix());
-        deleteRecursively(runDir);
+        final Path runDir = RunDirectories.fresh(workDir.resolve(topics.prefix()));
         broker.createTopic(topics.input(), PARTITIONS);
         topics.outputs().forEach(topic -> broker.createTopic(topic, PARTITIONS));
         final List<String> appArguments = List.of(broker.bootstrapServers(), target.name(), topics.prefix(),
-            runDir.resolve("state").toString(), settings.processingGuarantee());
+            runDir.resolve("state").toString(), settings.processingGuarantee(), "instance");
 
         final Random random = new Random(settings.seed());
         final Thread driver = new Thread(new InputDriver(broker.bootstrapServers(), topics.input(), KEYS, settings.records(),
@@ -50,12 +46,15 @@ final class CrashRun {
         driver.start();
 
         final List<List<Restore>> restoresPerLife = new ArrayList<>();
+        final List<Duration> toRunning = new ArrayList<>();
         for (int life = 0; life < settings.kills(); life++) {
-            final ChildJvm child = startLife(target, runDir.resolve("life-" + life + ".log"), appArguments);
+            final long launched = System.nanoTime();
+            final ChildJvm child = AggregationApp.launch(target, runDir.resolve("life-" + life + ".log"), appArguments);
             try {
                 if (!child.awaitOutput(ChildOutput::reachedRunning, RUNNING_TIMEOUT)) {
                     throw new AssertionError("the application did not reach RUNNING; see " + child.log());
                 }
+                toRunning.add(Duration.ofNanos(System.nanoTime() - launched));
                 Thread.sleep(random.nextInt((int) settings.maxRunBeforeKill().toMillis()));
             } finally {
                 child.kill();
@@ -64,32 +63,20 @@ final class CrashRun {
         }
         driver.join();
 
-        final ChildJvm finalLife = startLife(target, runDir.resolve("life-" + settings.kills() + ".log"), appArguments);
+        final long launched = System.nanoTime();
+        final ChildJvm finalLife = AggregationApp.launch(target, runDir.resolve("life-" + settings.kills() + ".log"), appArguments);
         final Verification verification;
         try {
             // Running first, so that this restart's restoration is seen even when the output is complete already.
             if (!finalLife.awaitOutput(ChildOutput::reachedRunning, RUNNING_TIMEOUT)) {
                 throw new AssertionError("the application did not reach RUNNING after the last kill; see " + finalLife.log());
             }
+            toRunning.add(Duration.ofNanos(System.nanoTime() - launched));
             verification = new Verifier(broker.bootstrapServers(), topics).awaitAndVerify(CATCH_UP_TIMEOUT);
         } finally {
             finalLife.stop();
         }
         restoresPerLife.add(ChildOutput.restores(finalLife.lines()));
-        return new CrashRunResult(target, settings, restoresPerLife, verification, Duration.ofNanos(System.nanoTime() - started));
-    }
-
-    /** One life of {@link AggregationApp}, on the target's class path. */
-    private static ChildJvm startLife(final Target target, final Path log, final List<String> appArguments) {
-        return ChildJvm.start(log, target.classPath(), AggregationApp.class.getName(), appArguments);
-    }
-
-    /** Deletes {@code dir} and everything in it; a missing one is fine. */
-    private static void deleteRecursively(final Path dir) {
-        try {
-            Utils.delete(dir.toFile());
-        } catch (final IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return new CrashRunResult(target, settings, restoresPerLife, toRunning, verification, Duration.ofNanos(System.nanoTime() - started));
     }
 }

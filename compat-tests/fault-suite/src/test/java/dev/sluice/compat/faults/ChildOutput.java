@@ -1,4 +1,4 @@
-package dev.sluice.compat.eoscrash;
+package dev.sluice.compat.faults;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,6 +15,9 @@ import org.apache.kafka.streams.KafkaStreams;
 final class ChildOutput {
 
     private static final String RUNNING = "EOS-STATE RUNNING";
+    private static final String PENDING_ERROR = "EOS-STATE PENDING_ERROR";
+    private static final String ERROR = "EOS-STATE ERROR";
+    private static final Pattern EXCEPTION = Pattern.compile("[A-Za-z]+(Exception|Error)\\b");
     private static final Pattern RESTORE_START = Pattern.compile("EOS-RESTORE-START store=(\\S+) partition=(\\d+) from=(\\d+) to=(\\d+)");
     private static final Pattern RESTORE_END = Pattern.compile("EOS-RESTORE-END store=(\\S+) partition=(\\d+) restored=(\\d+)");
 
@@ -35,6 +38,22 @@ final class ChildOutput {
 
     static boolean reachedRunning(final List<String> lines) {
         return lines.contains(RUNNING);
+    }
+
+    /** How many times the client has gone to RUNNING: once per finished rebalance. */
+    static long runningTransitions(final List<String> lines) {
+        return lines.stream().filter(RUNNING::equals).count();
+    }
+
+    /** True once the client has gone to ERROR (or is on its way there). */
+    static boolean reachedError(final List<String> lines) {
+        return lines.contains(PENDING_ERROR) || lines.contains(ERROR);
+    }
+
+    /** The first line that names an exception, for a report; the last line when none does. */
+    static String firstError(final List<String> lines) {
+        return lines.stream().filter(line -> EXCEPTION.matcher(line).find()).findFirst()
+            .orElse(lines.isEmpty() ? "(no output)" : lines.get(lines.size() - 1));
     }
 
     /** The restorations one life of the child began, in order; killed ones count the records they set out to restore. */
