@@ -35,6 +35,10 @@ pub struct ChangelogReader {
     config: ClientConfig,
     timeout: Duration,
     topics: BTreeMap<String, TopicReader>,
+    /// Answers offset queries, and never fetches. A broker answers one connection's requests
+    /// in order, so a query sent on a reading consumer's connection waits behind its fetch's
+    /// long poll (`fetch.wait.max.ms`) whenever a partition it reads has no new records.
+    offsets: Option<BaseConsumer>,
     /// Nothing is fetched: the partitions being read, and those started meanwhile, are paused.
     paused: bool,
 }
@@ -119,8 +123,20 @@ impl ChangelogReader {
             config,
             timeout,
             topics: BTreeMap::new(),
+            offsets: None,
             paused: false,
         }
+    }
+
+    fn offsets_client(&mut self) -> Result<&BaseConsumer, KafkaFailure> {
+        if self.offsets.is_none() {
+            let consumer = self
+                .config
+                .create()
+                .map_err(|e| KafkaFailure::new("creating the restore consumer", e))?;
+            self.offsets = Some(consumer);
+        }
+        Ok(self.offsets.as_ref().expect("created above"))
     }
 
     fn topic_reader(&mut self, topic: &str) -> Result<&mut TopicReader, KafkaFailure> {
@@ -145,11 +161,9 @@ impl RestoreConsumer for ChangelogReader {
     /// The log start offset and the end (high watermark) of `partition`.
     fn watermarks(&mut self, partition: &TopicPartition) -> Result<(i64, i64), KafkaFailure> {
         let timeout = self.timeout;
-        let reader = self.topic_reader(&partition.topic)?;
+        let offsets = self.offsets_client()?;
         retrying_transient(timeout, |left| {
-            reader
-                .consumer
-                .fetch_watermarks(&partition.topic, partition.partition, left)
+            offsets.fetch_watermarks(&partition.topic, partition.partition, left)
         })
         .map_err(|e| KafkaFailure::new(format!("reading the offsets of {partition}"), e))
     }
