@@ -43,6 +43,9 @@ const PREFETCH: [(&str, &str); 2] = [
     ("queued.max.messages.kbytes", "8192"),
 ];
 
+/// How long the broker may hold a restore consumer's fetch that finds nothing new, in ms.
+const RESTORE_FETCH_WAIT_MS: u32 = 20;
+
 /// Kafka Streams' `processing.guarantee`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProcessingGuarantee {
@@ -242,6 +245,11 @@ impl EngineConfig {
                 // Restore reads in large batches.
                 ("fetch.max.bytes", (50 << 20).to_string()),
                 ("max.partition.fetch.bytes", (8 << 20).to_string()),
+                // A partition is restored when the reader learns it reached the end, from a fetch
+                // that finds nothing more. The broker holds such a fetch for this long, and a
+                // changelog whose last entry is a transaction marker needs one, so every restore
+                // after a clean stop under exactly-once would take librdkafka's 500 ms at least.
+                ("fetch.wait.max.ms", RESTORE_FETCH_WAIT_MS.to_string()),
             ],
         )
     }
@@ -379,6 +387,28 @@ mod tests {
         assert!(
             matches!(&err, Error::Config { key, .. } if key == "linger.ms"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn the_restore_consumer_waits_briefly_for_a_fetch_that_finds_nothing_unless_the_user_says_otherwise(
+    ) {
+        let base = [("application.id", "app"), ("bootstrap.servers", "b:1")];
+        let config = EngineConfig::from_properties(&props(&base)).unwrap();
+        assert_eq!(
+            config.restore_consumer_config(1).get("fetch.wait.max.ms"),
+            Some("20")
+        );
+        assert_eq!(
+            config.main_consumer_config(1).get("fetch.wait.max.ms"),
+            None
+        );
+        let mut set = props(&base);
+        set.insert("restore.consumer.fetch.max.wait.ms".into(), "400".into());
+        let config = EngineConfig::from_properties(&set).unwrap();
+        assert_eq!(
+            config.restore_consumer_config(1).get("fetch.wait.max.ms"),
+            Some("400")
         );
     }
 
