@@ -29,13 +29,17 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * {@link ChildOutput} lines on stdout for the test to read.
  *
  * <p>Arguments: bootstrap servers, {@link Target} name, topic prefix, state directory,
- * processing guarantee, instance name (instances of one application differ in it).
+ * processing guarantee, instance name (instances of one application differ in it; each is a static
+ * member of the group, except the instance {@value #DYNAMIC_MEMBER}).
  */
 public final class AggregationApp {
 
     private static final Serde<String> STRING = Serdes.String();
     private static final Serde<Integer> INT = Serdes.Integer();
     private static final Serde<Long> LONG = Serdes.Long();
+
+    /** The instance name of an instance that is a dynamic member of the group. */
+    static final String DYNAMIC_MEMBER = "dynamic";
 
     private AggregationApp() {
     }
@@ -81,7 +85,9 @@ public final class AggregationApp {
         props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
         // A restarted child takes over its predecessor's membership at once instead of waiting for
         // the killed member's session to time out.
-        props.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), topics.applicationId() + "-" + instance);
+        if (!instance.equals(DYNAMIC_MEMBER)) {
+            props.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), topics.applicationId() + "-" + instance);
+        }
         props.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), 10_000);
         target.configure(props);
         return props;

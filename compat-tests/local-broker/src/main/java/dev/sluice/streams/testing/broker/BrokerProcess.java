@@ -65,6 +65,21 @@ final class BrokerProcess {
         return bootstrapServers;
     }
 
+    /** Sends {@code signal} ({@code STOP}, {@code CONT}) to the broker's JVM. */
+    void signal(String signal) {
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).inheritIO().start();
+            if (kill.waitFor() != 0) {
+                throw new IllegalStateException("kill -" + signal + " " + process.pid() + " exited with " + kill.exitValue());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not signal the broker", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while signalling the broker", e);
+        }
+    }
+
     void close() {
         stop();
         try {

@@ -74,6 +74,26 @@ public final class LocalKafkaBroker implements BeforeAllCallback, AfterAllCallba
         return process.bootstrapServers();
     }
 
+    /**
+     * Freezes the broker (SIGSTOP): it accepts no connection and answers no request, and every
+     * client's requests time out, until {@link #resume()}. Its data and its port stay.
+     */
+    public synchronized void suspend() {
+        runningProcess().signal("STOP");
+    }
+
+    /** Lets a {@link #suspend() suspended} broker go on (SIGCONT). */
+    public synchronized void resume() {
+        runningProcess().signal("CONT");
+    }
+
+    private BrokerProcess runningProcess() {
+        if (process == null) {
+            throw new IllegalStateException("the broker is not running");
+        }
+        return process;
+    }
+
     /** Creates a topic of replication factor 1 and waits until the broker has it. */
     public void createTopic(String name, int partitions) {
         createTopic(new NewTopic(name, Optional.of(partitions), Optional.empty()));
