@@ -26,7 +26,8 @@ use crate::engine::purge::RepartitionPurge;
 use crate::engine::task::{Outputs, Task};
 use crate::engine::topology::TaskId;
 use crate::kafka::{
-    Admin, GroupConsumer, InputOffset, StreamsProducer, ThreadClients, TransactionFailure,
+    Admin, ClientError, GroupConsumer, InputOffset, StreamsProducer, ThreadClients,
+    TransactionFailure,
 };
 use crate::store::TopicPartition;
 
@@ -170,6 +171,7 @@ impl CommitBarrier {
     ) -> Result<Flow<usize>> {
         let mut settled = 0;
         let mut doomed = None;
+        let mut timed_out = None;
         loop {
             let failed = self.producer.take_failed();
             if failed.is_empty() {
@@ -183,8 +185,21 @@ impl CommitBarrier {
                     return Err(Error::Producer(TransactionFailure::Fatal(failure.error)));
                 };
                 let index = batch.first_index + (failure.id - batch.first_id) as u64;
-                let outputs = task.send_failed(index, &failure.record, &failure.error)?;
-                if self.producer.is_transactional() {
+                let outputs = task.send_failed(index, &failure.record, &failure.error);
+                let transactional = self.producer.is_transactional();
+                if transactional && failure.error.protocol_code() == ClientError::REQUEST_TIMED_OUT
+                {
+                    // Kafka Streams answers a send that timed out under exactly-once with a
+                    // `TaskCorruptedException`: the transaction is aborted and the tasks go back
+                    // to the last commit, as when the broker was away for a while.
+                    match outputs {
+                        Err(error) if !error.kept_state_corrupted() => return Err(error),
+                        _ => timed_out.get_or_insert(failure.error),
+                    };
+                    continue;
+                }
+                let outputs = outputs?;
+                if transactional {
                     doomed.get_or_insert(failure.error);
                 } else if let ControlFlow::Break(recovery) =
                     self.queue(consumer, tasks, batch.task, outputs)?
@@ -193,9 +208,12 @@ impl CommitBarrier {
                 }
             }
         }
-        match doomed {
-            Some(error) => Err(Error::Producer(TransactionFailure::Fatal(error))),
-            None => Ok(ControlFlow::Continue(settled)),
+        match (doomed, timed_out) {
+            (Some(error), _) => Err(Error::Producer(TransactionFailure::Fatal(error))),
+            (None, Some(error)) => self
+                .recover(consumer, tasks, TransactionFailure::Abortable(error))
+                .map(ControlFlow::Break),
+            (None, None) => Ok(ControlFlow::Continue(settled)),
         }
     }
 

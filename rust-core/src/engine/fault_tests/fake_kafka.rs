@@ -93,6 +93,8 @@ struct Cluster {
     faults: Vec<(ProducerOp, TransactionFailure)>,
     /// Record values the broker rejects, with the error it answers.
     rejected: BTreeMap<Vec<u8>, ClientError>,
+    /// Record values whose next send fails, with the error the producer reports.
+    failing_once: BTreeMap<Vec<u8>, ClientError>,
     generation: u32,
     events: Vec<Event>,
     commits: Vec<GroupCommit>,
@@ -180,6 +182,14 @@ impl FakeKafka {
     pub fn reject(&self, value: &str, error: ClientError) {
         self.cluster()
             .rejected
+            .insert(value.as_bytes().to_vec(), error);
+    }
+
+    /// The next record with `value` fails with `error` (a delivery that timed out, say);
+    /// later ones go through.
+    pub fn fail_once(&self, value: &str, error: ClientError) {
+        self.cluster()
+            .failing_once
             .insert(value.as_bytes().to_vec(), error);
     }
 
@@ -502,13 +512,13 @@ impl FakeProducer {
     fn answer_in_flight(&mut self) {
         let mut cluster = self.kafka.cluster();
         for (id, record) in std::mem::take(&mut self.in_flight) {
-            let rejected = record.value.as_ref().and_then(|v| cluster.rejected.get(v));
-            if let Some(error) = rejected {
-                self.failed.push(FailedSend {
-                    id,
-                    record,
-                    error: error.clone(),
-                });
+            let value = record.value.clone().unwrap_or_default();
+            let failed = cluster
+                .failing_once
+                .remove(&value)
+                .or_else(|| cluster.rejected.get(&value).cloned());
+            if let Some(error) = failed {
+                self.failed.push(FailedSend { id, record, error });
                 continue;
             }
             let (partition, offset) = cluster.append(&record);

@@ -18,7 +18,9 @@ use crate::engine::budget::UncommittedBytesBudget;
 use crate::engine::config::EngineConfig;
 use crate::engine::error::{Error, Result};
 use crate::engine::metrics::EngineMetrics;
-use crate::engine::processor::{CommittedInput, ProcessorError, ProcessorFactory, TaskProcessor};
+use crate::engine::processor::{
+    CommittedInput, KeptStateCorrupted, ProcessorError, ProcessorFactory, TaskProcessor,
+};
 use crate::engine::task_manager::ThreadShared;
 use crate::engine::thread;
 use crate::engine::topology::TaskId;
@@ -153,6 +155,10 @@ impl TaskProcessor for EchoProcessor {
             index,
             code: error.protocol_code(),
         });
+        if error.protocol_code() == ClientError::REQUEST_TIMED_OUT {
+            // Kafka Streams' record collector under exactly-once: the task is corrupted.
+            return Err(Box::new(KeptStateCorrupted(error.to_string())));
+        }
         match self.on_send_failed {
             OnSendFailed::Fail => Err(Box::new(error.clone())),
             OnSendFailed::DeadLetter => {
@@ -531,6 +537,23 @@ fn a_send_failing_abortably_rolls_back_and_goes_on() {
     harness.kafka.fail_next(
         ProducerOp::SendTo(OUTPUT.into()),
         abortable("send must abort"),
+    );
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(harness.kafka.count(&Event::Aborted), 1);
+    assert_eq!(harness.rollbacks(), 2);
+    assert_eq!(harness.output(), every_input());
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+}
+
+#[test]
+fn under_exactly_once_a_record_whose_delivery_timed_out_rolls_back_and_goes_on() {
+    let harness = Harness::new("exactly_once_v2", OnSendFailed::Fail, &[]);
+    harness.kafka.fail_once(
+        "a1",
+        ClientError::new(ClientError::REQUEST_TIMED_OUT, "Local: Message timed out"),
     );
     harness
         .kafka
