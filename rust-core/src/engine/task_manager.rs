@@ -666,9 +666,12 @@ impl TaskManager {
             }
         }
         self.inputs.clear();
+        self.handed_out.clear();
         self.paused.clear();
         self.held.clear();
         self.full.clear();
+        // No task is left to rejoin for.
+        self.rejoin = false;
         if !committed {
             self.barrier.close_dirty();
         }

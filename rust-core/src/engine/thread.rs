@@ -17,29 +17,66 @@ use crate::engine::error::{Error, Result};
 use crate::engine::processor::LoopTurn;
 use crate::engine::task_manager::{TaskManager, ThreadShared};
 use crate::engine::topology::ResolvedTopology;
-use crate::kafka::{record_count, ClientError, GroupConsumer, RebalanceListener, Subscription};
+use crate::kafka::{
+    record_count, ClientError, GroupConsumer, KafkaFailure, RebalanceListener, Subscription,
+};
 use crate::store::TopicPartition;
 
 /// Longest wait of one poll while idle; bounds how late a stop request is noticed.
 const MAX_POLL_WAIT: Duration = Duration::from_millis(100);
+
+/// A static member fenced again this soon after it joined with a new consumer shares its
+/// `group.instance.id` with another running member: the thread then fails, as Kafka
+/// Streams' does on a `FencedInstanceIdException`.
+const FENCED_AGAIN_WITHIN: Duration = Duration::from_secs(60);
 
 /// Runs thread `index` (1-based) until `stop` is set or it fails.
 pub(crate) fn run(shared: Arc<ThreadShared>, index: usize, stop: Arc<AtomicBool>) -> Result<()> {
     let listener = Arc::new(ThreadListener {
         manager: Mutex::new(TaskManager::new(Arc::clone(&shared), index)?),
     });
-    let subscribed = shared.topology();
-    let consumer = shared.clients.group_consumer(
-        index,
-        Arc::clone(&listener) as _,
-        &subscription(&subscribed),
-    )?;
-    let result = run_loop(&shared, &listener, consumer.as_ref(), subscribed, &stop);
-    let closed = listener.lock().close_all(consumer.as_ref(), result.is_ok());
-    // Dropping the consumer leaves the group; its revocation finds no task left.
-    drop(consumer);
-    shared.metrics.thread_stopped(index);
-    result.and(closed)
+    let mut joined_anew_at: Option<Instant> = None;
+    loop {
+        let subscribed = shared.topology();
+        let consumer = shared.clients.group_consumer(
+            index,
+            Arc::clone(&listener) as _,
+            &subscription(&subscribed),
+        )?;
+        let result = run_loop(&shared, &listener, consumer.as_ref(), subscribed, &stop)
+            .map_err(|error| with_fatal_cause(error, consumer.as_ref()));
+        // librdkafka fences a static member itself when it comes back from a session that
+        // expired on both sides (a request under its old member id reaches the coordinator
+        // after it joined anew), and its consumer is out of use for good. The group still
+        // expects this instance: like Kafka's Java consumer after its session expired, the
+        // thread gives its tasks up as lost and joins again, with a new consumer.
+        let join_anew = result.is_err()
+            && consumer
+                .fatal_error()
+                .is_some_and(|e| e.protocol_code() == ClientError::FENCED_INSTANCE_ID)
+            && joined_anew_at.is_none_or(|at| at.elapsed() >= FENCED_AGAIN_WITHIN);
+        let closed = listener.lock().close_all(consumer.as_ref(), result.is_ok());
+        // Dropping the consumer leaves the group; its revocation finds no task left.
+        drop(consumer);
+        if join_anew && closed.is_ok() {
+            joined_anew_at = Some(Instant::now());
+            shared.metrics.rejoined();
+            continue;
+        }
+        shared.metrics.thread_stopped(index);
+        return result.and(closed);
+    }
+}
+
+/// `error` with the cause of the consumer's fatal error in place of librdkafka's "Local:
+/// Fatal error", which says nothing of what happened.
+fn with_fatal_cause(error: Error, consumer: &dyn GroupConsumer) -> Error {
+    match (error, consumer.fatal_error()) {
+        (Error::Kafka(failure), Some(cause)) => {
+            Error::Kafka(KafkaFailure::new(failure.context, cause))
+        }
+        (error, _) => error,
+    }
 }
 
 /// What the group consumer subscribes to for `topology`.
@@ -89,6 +126,7 @@ fn run_loop(
                 poll_failing_since = None;
                 records
             }
+            Err(error) if consumer.fatal_error().is_some() => return Err(Error::Kafka(error)),
             Err(error) => {
                 // librdkafka reports a subscribed topic that went away once, then goes on
                 // without it: Kafka Streams fails the thread then.

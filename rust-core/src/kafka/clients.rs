@@ -153,6 +153,10 @@ pub trait GroupConsumer {
     /// The member id the group coordinator gave the consumer, once it joined the group.
     fn member_id(&self) -> Option<String>;
 
+    /// The error that put the consumer out of use for good, once one did: every later
+    /// operation fails without saying more than that.
+    fn fatal_error(&self) -> Option<ClientError>;
+
     /// The offset of the first record of `partition` whose timestamp is at least
     /// `timestamp_ms`, or the log's end when there is none, asked of the broker.
     fn offset_for_time(

@@ -25,6 +25,9 @@ impl ClientError {
     pub const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
     /// The protocol code of a request (or a record's delivery) that timed out.
     pub const REQUEST_TIMED_OUT: i16 = 7;
+    /// The protocol code of a static group member whose `group.instance.id` another member
+    /// joined with since.
+    pub const FENCED_INSTANCE_ID: i16 = 82;
 
     /// An error saying `message`, standing for protocol error `protocol_code`.
     pub fn new(protocol_code: i16, message: impl Into<String>) -> Self {
@@ -78,12 +81,16 @@ pub enum TransactionFailure {
 }
 
 impl TransactionFailure {
-    /// Classifies an error returned by an rdkafka producer operation.
+    /// Classifies an error returned by an rdkafka producer operation. A transaction that the
+    /// coordinator aborted itself, its timeout passed while the broker was away, is refused
+    /// as being in an invalid state where Kafka's Java producer learns it was fenced: both
+    /// mean the producer must be replaced and the tasks given up.
     pub(crate) fn classify(error: KafkaError) -> Self {
         let code = error.rdkafka_error_code();
         let fenced = matches!(
             code,
             Some(RDKafkaErrorCode::ProducerFenced)
+                | Some(RDKafkaErrorCode::InvalidTransactionalState)
                 | Some(RDKafkaErrorCode::InvalidProducerEpoch)
                 | Some(RDKafkaErrorCode::Fenced)
                 | Some(RDKafkaErrorCode::UnknownMemberId)
@@ -269,6 +276,12 @@ mod tests {
         let fenced = KafkaError::ConsumerCommit(RDKafkaErrorCode::UnknownMemberId);
         assert!(matches!(
             TransactionFailure::classify(fenced),
+            TransactionFailure::Fenced(_)
+        ));
+        let aborted_by_the_coordinator =
+            KafkaError::Flush(RDKafkaErrorCode::InvalidTransactionalState);
+        assert!(matches!(
+            TransactionFailure::classify(aborted_by_the_coordinator),
             TransactionFailure::Fenced(_)
         ));
         let flush_timeout = KafkaError::Flush(RDKafkaErrorCode::OperationTimedOut);

@@ -26,7 +26,7 @@ use rdkafka::{ClientConfig, ClientContext};
 use crate::kafka::clients::{
     GroupConsumer, GroupMetadata, OffsetReset, RebalanceListener, Subscription,
 };
-use crate::kafka::error::KafkaFailure;
+use crate::kafka::error::{ClientError, KafkaFailure};
 use crate::kafka::records::{push_to_runs, InputOffset, RecordRun};
 use crate::store::TopicPartition;
 
@@ -375,6 +375,13 @@ impl<T: OnRdkafka> GroupConsumer for T {
             rdkafka::bindings::rd_kafka_mem_free(client, id.cast());
             Some(member).filter(|m| !m.is_empty())
         }
+    }
+
+    fn fatal_error(&self) -> Option<ClientError> {
+        self.rdkafka()
+            .client()
+            .fatal_error()
+            .map(|(code, message)| ClientError::new(code as i16, message))
     }
 
     fn offset_for_time(

@@ -51,6 +51,15 @@ impl DeliveryTracker {
 
 impl ClientContext for DeliveryTracker {}
 
+/// Whether a record's delivery failed because librdkafka purged it with the rest of its
+/// transaction.
+fn purged_with_its_transaction(error: &KafkaError) -> bool {
+    matches!(
+        error.rdkafka_error_code(),
+        Some(RDKafkaErrorCode::PurgeQueue | RDKafkaErrorCode::PurgeInflight)
+    )
+}
+
 impl ProducerContext for DeliveryTracker {
     type DeliveryOpaque = usize;
 
@@ -71,6 +80,11 @@ impl ProducerContext for DeliveryTracker {
                         .push((TopicPartition::new(topic, partition), offset)),
                 }
             }
+            // A record of a transaction that is aborted, or that librdkafka abandoned when
+            // another of its records timed out: Kafka Streams ignores such a send
+            // (`TransactionAbortedException`), as what doomed the transaction is reported on
+            // its own and the commit finds it to be aborted.
+            Err((error, _)) if purged_with_its_transaction(error) => {}
             Err((error, message)) => {
                 let headers = copied_headers(message);
                 let record = ProducedRecord {

@@ -41,6 +41,9 @@ pub enum Poll {
     /// The topic is deleted; the poll fails as librdkafka's does for a subscribed topic that
     /// went away.
     DeleteTopic(String),
+    /// The coordinator fences the member's `group.instance.id`: the consumer is out of use
+    /// for good, as librdkafka's is after a fatal error.
+    FenceInstance,
 }
 
 /// A producer operation a test makes fail.
@@ -63,6 +66,7 @@ pub enum Event {
     /// The consumer fetches a paused partition again.
     Resumed(TopicPartition),
     ProducerCreated,
+    GroupConsumerCreated,
     Committed,
     Aborted,
     Rejoined,
@@ -230,6 +234,7 @@ impl ThreadClients for Arc<FakeKafka> {
         listener: Arc<dyn RebalanceListener>,
         _subscription: &Subscription,
     ) -> Result<Box<dyn GroupConsumer>, KafkaFailure> {
+        self.cluster().events.push(Event::GroupConsumerCreated);
         Ok(Box::new(FakeConsumer {
             kafka: Arc::clone(self),
             listener,
@@ -264,6 +269,7 @@ struct ConsumerState {
     assignment: Vec<TopicPartition>,
     positions: BTreeMap<TopicPartition, i64>,
     paused: BTreeSet<TopicPartition>,
+    fatal: Option<ClientError>,
 }
 
 struct FakeConsumer {
@@ -274,6 +280,17 @@ struct FakeConsumer {
 }
 
 impl FakeConsumer {
+    /// Fails as librdkafka's consumer does once a fatal error put it out of use.
+    fn check_usable(&self, context: &str) -> Result<(), KafkaFailure> {
+        match self.state().fatal {
+            Some(_) => Err(KafkaFailure::new(
+                context,
+                ClientError::new(ClientError::UNKNOWN_SERVER_ERROR, "Local: Fatal error"),
+            )),
+            None => Ok(()),
+        }
+    }
+
     fn state(&self) -> MutexGuard<'_, ConsumerState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -318,6 +335,7 @@ impl FakeConsumer {
 
 impl GroupConsumer for FakeConsumer {
     fn poll_records(&self, max: usize, _wait: Duration) -> Result<Vec<RecordRun>, KafkaFailure> {
+        self.check_usable("polling the source topics")?;
         let next = self.kafka.cluster().polls.pop_front();
         match next {
             None => {
@@ -371,6 +389,14 @@ impl GroupConsumer for FakeConsumer {
                 self.kafka.cluster().deleted_topics.insert(topic);
                 Err(KafkaFailure::new("polling the source topics", error))
             }
+            Some(Poll::FenceInstance) => {
+                self.state().fatal = Some(ClientError::new(
+                    ClientError::FENCED_INSTANCE_ID,
+                    "the member's group.instance.id was fenced",
+                ));
+                self.check_usable("polling the source topics")?;
+                unreachable!("a fenced consumer is out of use")
+            }
         }
     }
 
@@ -380,6 +406,7 @@ impl GroupConsumer for FakeConsumer {
     }
 
     fn rejoin(&self) -> Result<(), KafkaFailure> {
+        self.check_usable("rejoining the group")?;
         let assignment = self.state().assignment.clone();
         let mut cluster = self.kafka.cluster();
         cluster.events.push(Event::Rejoined);
@@ -468,6 +495,10 @@ impl GroupConsumer for FakeConsumer {
 
     fn member_id(&self) -> Option<String> {
         Some("fake-member".into())
+    }
+
+    fn fatal_error(&self) -> Option<ClientError> {
+        self.state().fatal.clone()
     }
 
     fn offset_for_time(

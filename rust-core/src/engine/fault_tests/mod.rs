@@ -420,6 +420,55 @@ fn everything_polled_is_written_and_committed_once() {
 }
 
 #[test]
+fn a_static_member_fenced_out_of_its_consumer_joins_again_with_a_new_one() {
+    // Nothing commits before the end: the work done before the fence is rolled back.
+    let harness = Harness::new(
+        "exactly_once_v2",
+        OnSendFailed::Fail,
+        &[("commit.interval.ms", "600000")],
+    );
+    harness.kafka.script([
+        both_inputs(),
+        Poll::Fetch,
+        Poll::FenceInstance,
+        both_inputs(),
+        Poll::Fetch,
+    ]);
+    harness.run().unwrap();
+    assert_eq!(harness.kafka.count(&Event::GroupConsumerCreated), 2);
+    assert_eq!(harness.dirty_closes(), 2, "both tasks are given up as lost");
+    assert_eq!(harness.kafka.count(&Event::Aborted), 1);
+    assert_eq!(harness.metrics.snapshot().rejoins, 1);
+    assert_eq!(harness.output(), every_input(), "each record counts once");
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+}
+
+#[test]
+fn a_static_member_fenced_again_soon_after_joining_anew_stops_the_thread() {
+    let harness = Harness::exactly_once();
+    harness.kafka.script([
+        both_inputs(),
+        Poll::FenceInstance,
+        both_inputs(),
+        Poll::Fetch,
+        Poll::FenceInstance,
+        both_inputs(),
+        Poll::Fetch,
+    ]);
+    let error = harness.run().unwrap_err().to_string();
+    assert!(
+        error.contains("group.instance.id was fenced"),
+        "the fencing is named, not librdkafka's \"Fatal error\": {error}"
+    );
+    assert_eq!(harness.kafka.count(&Event::GroupConsumerCreated), 2);
+    assert_eq!(
+        harness.output(),
+        every_input(),
+        "what was committed before stays"
+    );
+}
+
+#[test]
 fn an_abortable_commit_error_rolls_back_rewinds_and_goes_on() {
     let harness = Harness::exactly_once();
     harness
