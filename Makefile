@@ -31,7 +31,8 @@ compat: build
 	    "$(COMPAT_PARTS)"
 
 ## soak: the fault suite at full size on Sluice and on Apache Kafka Streams: 100 SIGKILLs while input flows,
-## the broker gone for 30 s and 3 min, damaged and foreign state, two instances of which one dies; writes compat-tests/FAULTS.md (an hour or
+## the broker gone for 30 s and 3 min, damaged and foreign state, two instances of which one dies, poison input and bad
+## records; writes compat-tests/FAULTS.md (an hour or
 ## more; make test runs a small slice of it on Sluice alone)
 FAULT_SUITE := compat-tests/fault-suite
 SOAK_OPTIONS ?= -Deos.kills=100 -Deos.records=20000 -Deos.inputSeconds=500 -Dfaults.records=5000 -Dfaults.outageSeconds=30,180 \

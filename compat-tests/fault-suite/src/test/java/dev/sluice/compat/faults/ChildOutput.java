@@ -17,6 +17,7 @@ final class ChildOutput {
     private static final String RUNNING = "EOS-STATE RUNNING";
     private static final String PENDING_ERROR = "EOS-STATE PENDING_ERROR";
     private static final String ERROR = "EOS-STATE ERROR";
+    private static final String UNCAUGHT = "EOS-UNCAUGHT ";
     private static final Pattern EXCEPTION = Pattern.compile("[A-Za-z]+(Exception|Error)\\b");
     private static final Pattern RESTORE_START = Pattern.compile("EOS-RESTORE-START store=(\\S+) partition=(\\d+) from=(\\d+) to=(\\d+)");
     private static final Pattern RESTORE_END = Pattern.compile("EOS-RESTORE-END store=(\\S+) partition=(\\d+) restored=(\\d+)");
@@ -34,6 +35,15 @@ final class ChildOutput {
 
     static void restoreEnd(final String store, final int partition, final long restored) {
         System.out.printf("EOS-RESTORE-END store=%s partition=%d restored=%d%n", store, partition, restored);
+    }
+
+    /** The exception that ended a stream thread, with its causes, as the uncaught exception handler got it. */
+    static void uncaught(final Throwable exception) {
+        final StringBuilder line = new StringBuilder(UNCAUGHT).append(exception);
+        for (Throwable cause = exception.getCause(); cause != null; cause = cause.getCause()) {
+            line.append(" <- ").append(cause);
+        }
+        System.out.println(line);
     }
 
     static boolean reachedRunning(final List<String> lines) {
@@ -54,6 +64,12 @@ final class ChildOutput {
     static String firstError(final List<String> lines) {
         return lines.stream().filter(line -> EXCEPTION.matcher(line).find()).findFirst()
             .orElse(lines.isEmpty() ? "(no output)" : lines.get(lines.size() - 1));
+    }
+
+    /** What ended the first stream thread that failed, if the application reports it; else {@link #firstError}. */
+    static String failure(final List<String> lines) {
+        return lines.stream().filter(line -> line.startsWith(UNCAUGHT)).map(line -> line.substring(UNCAUGHT.length())).findFirst()
+            .orElseGet(() -> firstError(lines));
     }
 
     /** The restorations one life of the child began, in order; killed ones count the records they set out to restore. */

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -13,7 +14,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
-/** Reads a whole topic as a read_committed consumer sees it: each key's values in offset order. */
+/** Reads a whole topic as a read_committed consumer sees it: each key's values in offset order, or all its values. */
 final class CommittedTopic {
 
     private static final Duration POLL = Duration.ofMillis(200);
@@ -23,6 +24,19 @@ final class CommittedTopic {
 
     static Map<String, List<Long>> read(final String bootstrapServers, final String topic, final Function<byte[], Long> value) {
         final Map<String, List<Long>> valuesByKey = new LinkedHashMap<>();
+        forEach(bootstrapServers, topic,
+            record -> valuesByKey.computeIfAbsent(new String(record.key()), key -> new ArrayList<>()).add(value.apply(record.value())));
+        return valuesByKey;
+    }
+
+    /** Every value of the topic, keyed or not, partition by partition in offset order. */
+    static <V> List<V> values(final String bootstrapServers, final String topic, final Function<byte[], V> value) {
+        final List<V> values = new ArrayList<>();
+        forEach(bootstrapServers, topic, record -> values.add(value.apply(record.value())));
+        return values;
+    }
+
+    private static void forEach(final String bootstrapServers, final String topic, final Consumer<ConsumerRecord<byte[], byte[]>> action) {
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
                 ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
@@ -34,12 +48,9 @@ final class CommittedTopic {
             // Under read_committed the end offsets are the last stable offsets.
             final Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
             while (partitions.stream().anyMatch(partition -> consumer.position(partition) < ends.get(partition))) {
-                for (final ConsumerRecord<byte[], byte[]> record : consumer.poll(POLL)) {
-                    valuesByKey.computeIfAbsent(new String(record.key()), key -> new ArrayList<>()).add(value.apply(record.value()));
-                }
+                consumer.poll(POLL).forEach(action);
             }
         }
-        return valuesByKey;
     }
 
     static Long intValue(final byte[] bytes) {
