@@ -37,8 +37,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * {@code dropped-records-total} changes.
  *
  * <p>Arguments: bootstrap servers, {@link Target} name, topic prefix, state directory, processing
- * guarantee, deserialization handler ({@code continue} or {@code fail}), production handler
- * ({@code resume} or {@code fail}), and whether to write oversized echoes ({@code oversized} or
+ * guarantee, deserialization handler ({@code continue} or {@code fail}), production handler's answer
+ * ({@code resume}, {@code retry}, or {@code default}: Kafka Streams' handler, which fails), and whether to write oversized echoes ({@code oversized} or
  * {@code fitting}).
  */
 public final class BadRecordsApp {
@@ -65,8 +65,9 @@ public final class BadRecordsApp {
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, args[4]);
         props.put(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG,
             args[5].equals("continue") ? LogAndContinueExceptionHandler.class : LogAndFailExceptionHandler.class);
-        if (args[6].equals("resume")) {
-            props.put(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG, ResumingProductionHandler.class);
+        if (!args[6].equals("default")) {
+            props.put(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG, AnsweringProductionHandler.class);
+            props.put(AnsweringProductionHandler.ANSWER_CONFIG, args[6]);
         }
         final boolean oversized = args[7].equals("oversized");
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100);
@@ -118,18 +119,23 @@ public final class BadRecordsApp {
             .sum());
     }
 
-    /** Answers every production error by dropping the record and going on. */
-    public static final class ResumingProductionHandler implements ProductionExceptionHandler {
+    /** Gives every production error the answer its configuration names: {@code resume} or {@code retry}. */
+    public static final class AnsweringProductionHandler implements ProductionExceptionHandler {
+
+        static final String ANSWER_CONFIG = "bad-records.production-answer";
+
+        private boolean retry;
 
         @Override
         public Response handleError(final ErrorHandlerContext context, final ProducerRecord<byte[], byte[]> record,
                                     final Exception exception) {
             System.out.println("PRODUCTION-ERROR " + exception.getClass().getSimpleName());
-            return Response.resume();
+            return retry ? Response.retry() : Response.resume();
         }
 
         @Override
         public void configure(final Map<String, ?> configs) {
+            retry = "retry".equals(configs.get(ANSWER_CONFIG));
         }
     }
 }

@@ -60,10 +60,11 @@ class BadRecordsTest {
 
     static Stream<Case> cases() {
         return Stream.of(
-            new Case("LogAndContinueExceptionHandler, exactly_once_v2", "exactly_once_v2", "continue", "fail", false, true),
-            new Case("LogAndFailExceptionHandler, exactly_once_v2", "exactly_once_v2", "fail", "fail", false, false),
+            new Case("LogAndContinueExceptionHandler, exactly_once_v2", "exactly_once_v2", "continue", "default", false, true),
+            new Case("LogAndFailExceptionHandler, exactly_once_v2", "exactly_once_v2", "fail", "default", false, false),
             new Case("oversized echoes, production handler RESUME, at_least_once", "at_least_once", "continue", "resume", true, true),
-            new Case("oversized echoes, default production handler, at_least_once", "at_least_once", "continue", "fail", true, false),
+            new Case("oversized echoes, production handler RETRY, at_least_once", "at_least_once", "continue", "retry", true, false),
+            new Case("oversized echoes, default production handler, at_least_once", "at_least_once", "continue", "default", true, false),
             new Case("oversized echoes, production handler RESUME, exactly_once_v2", "exactly_once_v2", "continue", "resume", true, false));
     }
 
