@@ -320,10 +320,7 @@ public class KafkaStreams implements AutoCloseable {
             Sensor.RecordingLevel.forName(applicationConfigs.getString(StreamsConfig.METRICS_RECORDING_LEVEL_CONFIG)).id);
         failedStreamThreads = ClientMetrics.failedStreamThreadSensor(streamsMetrics);
         supervisor = new ClientSupervisor(new SupervisedClient(), log);
-        ClientMetrics.addNumAliveStreamThreadMetric(streamsMetrics, (config, now) -> {
-            final EngineRuntime current = engine;
-            return isRunningOrRebalancing() && current != null ? current.aliveThreads() : 0;
-        });
+        ClientMetrics.addNumAliveStreamThreadMetric(streamsMetrics, (config, now) -> aliveStreamThreads());
         // Sluice's own: Kafka Streams has the gauge per key-value store only (stream-state-metrics); the
         // instance's total is what statestore.uncommitted.max.bytes bounds.
         streamsMetrics.addClientLevelMutableMetric("uncommitted-bytes",
@@ -424,6 +421,18 @@ public class KafkaStreams implements AutoCloseable {
         synchronized (stateLock) {
             return state.isRunningOrRebalancing();
         }
+    }
+
+    /**
+     * Kafka Streams counts the stream threads it made that are not shutting down: it makes them as it is
+     * constructed, so before start they are all the configured ones.
+     */
+    private int aliveStreamThreads() {
+        final EngineRuntime current = engine;
+        if (state == State.CREATED) {
+            return applicationConfigs.getInt(StreamsConfig.NUM_STREAM_THREADS_CONFIG);
+        }
+        return isRunningOrRebalancing() && current != null ? current.aliveThreads() : 0;
     }
 
     protected boolean hasStartedOrFinishedShuttingDown() {

@@ -237,6 +237,21 @@ class KafkaStreamsBeforeStartTest {
         assertTrue(streams.metrics().keySet().stream().anyMatch(name -> name.name().equals("state")));
     }
 
+    @Test
+    void aliveStreamThreadsCountsTheConfiguredThreadsBeforeStart() {
+        final Properties props = props();
+        props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 3);
+        // Kafka Streams makes its stream threads as it is constructed; they count until they shut down.
+        assertEquals(3, aliveStreamThreads(streams(props)));
+    }
+
+    private static int aliveStreamThreads(final KafkaStreams streams) {
+        return streams.metrics().values().stream()
+            .filter(metric -> metric.metricName().name().equals("alive-stream-threads"))
+            .mapToInt(metric -> ((Number) metric.metricValue()).intValue())
+            .findFirst().orElseThrow();
+    }
+
     private static void assertUnsupported(final String method, final org.junit.jupiter.api.function.Executable call) {
         final UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, call);
         assertTrue(e.getMessage().contains(method), "message names " + method + ": " + e.getMessage());
