@@ -78,6 +78,7 @@ pub(crate) struct CommitBarrier {
     producer: Box<dyn StreamsProducer>,
     metrics: Arc<EngineMetrics>,
     commit_interval: Duration,
+    task_timeout: Duration,
     last_commit: Instant,
     /// The batches sent since the last commit or abort, in sending order: where a failed
     /// record's producer id leads back to its task.
@@ -88,11 +89,13 @@ pub(crate) struct CommitBarrier {
 }
 
 impl CommitBarrier {
-    /// A barrier committing every `commit_interval` with a producer from `source`.
+    /// A barrier committing every `commit_interval` with a producer from `source`, retrying
+    /// an abort that timed out for `task_timeout`.
     pub fn new(
         source: ProducerSource,
         metrics: Arc<EngineMetrics>,
         commit_interval: Duration,
+        task_timeout: Duration,
         purge: RepartitionPurge,
     ) -> Result<Self> {
         Ok(CommitBarrier {
@@ -100,6 +103,7 @@ impl CommitBarrier {
             source,
             metrics,
             commit_interval,
+            task_timeout,
             last_commit: Instant::now(),
             sent: Vec::new(),
             next_send_id: 0,
@@ -293,27 +297,39 @@ impl CommitBarrier {
     }
 
     /// Aborts the open transaction because of `cause`: every task rolls back and rewinds to
-    /// the committed offsets. An abort that fails abortably is fatal.
+    /// the committed offsets. An abort that fails abortably is fatal, unless it timed out:
+    /// with the broker away, the abort is called again (librdkafka resumes it) until
+    /// `task.timeout.ms` has passed, as Kafka Streams retries a commit that timed out.
     pub fn abort(
         &mut self,
         consumer: &dyn GroupConsumer,
         tasks: &mut Tasks,
         cause: &str,
     ) -> Result<Recovery> {
-        match self.producer.abort() {
-            Ok(()) => {
-                self.forget_sent();
-                self.metrics.aborted();
-                for task in tasks.values_mut() {
-                    task.rollback(cause)?;
+        let mut timed_out_since: Option<Instant> = None;
+        loop {
+            match self.producer.abort() {
+                Ok(()) => {
+                    self.forget_sent();
+                    self.metrics.aborted();
+                    for task in tasks.values_mut() {
+                        task.rollback(cause)?;
+                    }
+                    rewind_to_committed(consumer)?;
+                    return Ok(Recovery::RolledBack);
                 }
-                rewind_to_committed(consumer)?;
-                Ok(Recovery::RolledBack)
+                Err(TransactionFailure::Abortable(error))
+                    if error.protocol_code() == ClientError::REQUEST_TIMED_OUT
+                        && timed_out_since.get_or_insert_with(Instant::now).elapsed()
+                            < self.task_timeout =>
+                {
+                    continue
+                }
+                Err(TransactionFailure::Abortable(error)) => {
+                    return self.recover(consumer, tasks, TransactionFailure::Fatal(error))
+                }
+                Err(other) => return self.recover(consumer, tasks, other),
             }
-            Err(TransactionFailure::Abortable(error)) => {
-                self.recover(consumer, tasks, TransactionFailure::Fatal(error))
-            }
-            Err(other) => self.recover(consumer, tasks, other),
         }
     }
 

@@ -13,6 +13,7 @@
 //! | `replication.factor` | -1 (the broker's default) |
 //! | `max.poll.records` (`consumer.`/`main.consumer.` prefixed) | 1000 |
 //! | `max.poll.interval.ms` (`consumer.`/`main.consumer.` prefixed) | 300000 |
+//! | `task.timeout.ms` | 300000: how long a transaction abort that timed out is called again |
 //! | `default.api.timeout.ms` | 60000: bound of every blocking client call |
 //!
 //! Client settings are passed with Kafka Streams' prefixes, see
@@ -81,6 +82,9 @@ pub struct EngineConfig {
     pub max_poll_records: usize,
     /// `max.poll.interval.ms` of the main consumer; restoring polls well within it.
     pub max_poll_interval: Duration,
+    /// `task.timeout.ms`: how long a transactional call that timed out (the broker away)
+    /// is retried before the thread fails.
+    pub task_timeout: Duration,
     /// `default.api.timeout.ms`: how long a blocking client call may retry.
     pub client_timeout: Duration,
     /// Prefixed client overrides.
@@ -163,6 +167,7 @@ impl EngineConfig {
             replication_factor: parse(properties, "replication.factor", -1)?,
             max_poll_records: max_poll_records.max(1),
             max_poll_interval: Duration::from_millis(max_poll_interval_ms),
+            task_timeout: Duration::from_millis(parse(properties, "task.timeout.ms", 300_000)?),
             client_timeout: Duration::from_millis(parse(
                 properties,
                 "default.api.timeout.ms",

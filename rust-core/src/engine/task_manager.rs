@@ -121,6 +121,7 @@ impl TaskManager {
             source,
             Arc::clone(&shared.metrics),
             config.commit_interval,
+            config.task_timeout,
             purge,
         )?;
         Ok(TaskManager {

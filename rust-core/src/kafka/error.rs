@@ -49,7 +49,9 @@ impl ClientError {
 impl From<KafkaError> for ClientError {
     fn from(error: KafkaError) -> Self {
         let protocol_code = match error.rdkafka_error_code() {
-            Some(RDKafkaErrorCode::MessageTimedOut) => ClientError::REQUEST_TIMED_OUT,
+            Some(RDKafkaErrorCode::MessageTimedOut | RDKafkaErrorCode::OperationTimedOut) => {
+                ClientError::REQUEST_TIMED_OUT
+            }
             Some(RDKafkaErrorCode::UnknownTopic | RDKafkaErrorCode::UnknownPartition) => {
                 ClientError::UNKNOWN_TOPIC_OR_PARTITION
             }
@@ -257,6 +259,12 @@ mod tests {
         let timed_out = KafkaError::MessageProduction(RDKafkaErrorCode::MessageTimedOut);
         assert_eq!(
             ClientError::from(timed_out).protocol_code(),
+            ClientError::REQUEST_TIMED_OUT
+        );
+        // A transactional call that timed out while the broker was away.
+        let call_timed_out = KafkaError::Flush(RDKafkaErrorCode::OperationTimedOut);
+        assert_eq!(
+            ClientError::from(call_timed_out).protocol_code(),
             ClientError::REQUEST_TIMED_OUT
         );
         let unknown = KafkaError::MessageProduction(RDKafkaErrorCode::UnknownPartition);

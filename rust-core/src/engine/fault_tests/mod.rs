@@ -534,8 +534,41 @@ fn a_fatal_commit_error_stops_the_thread_with_nothing_visible() {
 }
 
 #[test]
-fn a_broker_gone_mid_commit_fails_the_thread_once_the_abort_times_out_too() {
+fn a_broker_gone_mid_commit_is_waited_for_while_the_abort_times_out() {
     let harness = Harness::exactly_once();
+    harness
+        .kafka
+        .fail_next(ProducerOp::Commit, timed_out("committing the transaction"));
+    for _ in 0..2 {
+        harness
+            .kafka
+            .fail_next(ProducerOp::Abort, timed_out("aborting the transaction"));
+    }
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(
+        harness.kafka.count(&Event::Aborted),
+        1,
+        "the third abort went through"
+    );
+    assert_eq!(harness.rollbacks(), 2, "both tasks roll back");
+    assert_eq!(
+        harness.output(),
+        every_input(),
+        "read again from the committed offsets"
+    );
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+}
+
+#[test]
+fn a_broker_gone_mid_commit_fails_the_thread_once_the_abort_times_out_past_the_task_timeout() {
+    let harness = Harness::new(
+        "exactly_once_v2",
+        OnSendFailed::Fail,
+        &[("task.timeout.ms", "0")],
+    );
     harness
         .kafka
         .fail_next(ProducerOp::Commit, timed_out("committing the transaction"));
