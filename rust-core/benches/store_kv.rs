@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use rocksdb::{BlockBasedOptions, Cache, Options, ReadOptions, WriteBatch, DB};
-use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
+use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources, StoreTuning};
 use sluice_core::store::{
     CommitMetadata, IsolationLevel, KeyValueStore, RocksDbKeyValueStore, TopicPartition,
 };
@@ -45,7 +45,8 @@ fn commit_metadata(offset: i64) -> CommitMetadata {
 
 fn sluice_store(dir: &Path) -> RocksDbKeyValueStore {
     let resources = RocksDbResources::new(&RocksDbConfig::default());
-    let store = RocksDbKeyValueStore::open("bench", dir, &resources).unwrap();
+    let store =
+        RocksDbKeyValueStore::open("bench", dir, &resources, &StoreTuning::default()).unwrap();
     for i in 0..ENTRIES {
         store.put(stored_key(i), Some(VALUE.to_vec())).unwrap();
     }
@@ -53,7 +54,7 @@ fn sluice_store(dir: &Path) -> RocksDbKeyValueStore {
     store.close().unwrap();
     // Reopening replays the WAL and flushes it: the entries are read from a table file,
     // like the raw database's after its flush.
-    RocksDbKeyValueStore::open("bench", dir, &resources).unwrap()
+    RocksDbKeyValueStore::open("bench", dir, &resources, &StoreTuning::default()).unwrap()
 }
 
 fn raw_db(dir: &Path) -> DB {

@@ -19,7 +19,7 @@ use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 use sluice_core::engine::topology::SubtopologyDescription;
 use sluice_core::engine::{Engine, EngineConfig, Error, ProcessorError, TaskId, TaskProcessor};
 use sluice_core::kafka::{ProducedRecords, RecordRun};
-use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
+use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources, StoreTuning};
 use sluice_core::store::{IsolationLevel, KeyValueStore, RocksDbKeyValueStore};
 
 const WAIT: Duration = Duration::from_secs(90);
@@ -483,7 +483,9 @@ fn an_aborted_transaction_leaves_nothing_visible_to_read_committed_consumers() {
             .join("rocksdb")
             .join(COUNTS_STORE);
         if dir.exists() {
-            let store = RocksDbKeyValueStore::open(COUNTS_STORE, &dir, &resources).unwrap();
+            let store =
+                RocksDbKeyValueStore::open(COUNTS_STORE, &dir, &resources, &StoreTuning::default())
+                    .unwrap();
             assert_eq!(
                 store
                     .approximate_num_entries(IsolationLevel::ReadCommitted)

@@ -24,7 +24,7 @@ use sluice_core::engine::{
     TaskId, TaskProcessor, TopologyDescription,
 };
 use sluice_core::kafka::{ProducedRecord, ProducedRecords, RecordRun};
-use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
+use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources, StoreTuning};
 use sluice_core::store::{CommitMetadata, KeyValueStore, RocksDbKeyValueStore, TopicPartition};
 
 const LABELS: &str = "labels";
@@ -216,7 +216,8 @@ impl App {
     fn with_store(&self, visit: impl FnOnce(&RocksDbKeyValueStore)) {
         let resources = RocksDbResources::new(&RocksDbConfig::default());
         let dir = global_store_dir(self.state.path(), &self.application_id, LABELS);
-        let store = RocksDbKeyValueStore::open(LABELS, &dir, &resources).unwrap();
+        let store =
+            RocksDbKeyValueStore::open(LABELS, &dir, &resources, &StoreTuning::default()).unwrap();
         visit(&store);
         store.close().unwrap();
     }

@@ -25,7 +25,7 @@ use sluice_core::engine::{
     TaskProcessor, TopologyDescription,
 };
 use sluice_core::kafka::{ProducedRecord, ProducedRecords, RecordRun};
-use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
+use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources, StoreTuning};
 use sluice_core::store::{
     CommitMetadata, IsolationLevel, KeyValueStore, RocksDbKeyValueStore, TopicPartition,
 };
@@ -206,7 +206,9 @@ impl App {
                 partition,
             };
             let dir = task_store_dir(self.state.path(), &self.application_id, task, COUNTS_STORE);
-            let store = RocksDbKeyValueStore::open(COUNTS_STORE, &dir, &resources).unwrap();
+            let store =
+                RocksDbKeyValueStore::open(COUNTS_STORE, &dir, &resources, &StoreTuning::default())
+                    .unwrap();
             let changelog = TopicPartition::new(
                 changelog_topic_name(&self.application_id, COUNTS_STORE),
                 partition,

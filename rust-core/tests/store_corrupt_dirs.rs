@@ -6,7 +6,9 @@ use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use rocksdb::{ColumnFamilyDescriptor, Options, DB};
-use sluice_core::store::rocks::{destroy_store_dir, RocksDbConfig, RocksDbResources, WalMode};
+use sluice_core::store::rocks::{
+    destroy_store_dir, RocksDbConfig, RocksDbResources, StoreTuning, WalMode,
+};
 use sluice_core::store::{
     CommitMetadata, Error, IsolationLevel, KeyValueStore, RocksDbKeyValueStore, TopicPartition,
 };
@@ -21,7 +23,7 @@ fn resources() -> RocksDbResources {
 }
 
 fn open(path: &Path) -> sluice_core::store::Result<RocksDbKeyValueStore> {
-    RocksDbKeyValueStore::open("store", path, &resources())
+    RocksDbKeyValueStore::open("store", path, &resources(), &StoreTuning::default())
 }
 
 fn assert_corrupt(result: sluice_core::store::Result<RocksDbKeyValueStore>) -> String {

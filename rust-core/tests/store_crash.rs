@@ -20,7 +20,7 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources, WalMode};
+use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources, StoreTuning, WalMode};
 use sluice_core::store::{
     CommitMetadata, IsolationLevel, KeyValueStore, RocksDbKeyValueStore, TopicPartition,
 };
@@ -118,7 +118,13 @@ fn open(path: &Path, wal: WalMode) -> RocksDbKeyValueStore {
         write_buffer_manager_bytes: 1 << 20,
         wal,
     };
-    RocksDbKeyValueStore::open("crash", path, &RocksDbResources::new(&config)).unwrap()
+    RocksDbKeyValueStore::open(
+        "crash",
+        path,
+        &RocksDbResources::new(&config),
+        &StoreTuning::default(),
+    )
+    .unwrap()
 }
 
 /// The child: commits forever (until killed). Does nothing in a normal test run.

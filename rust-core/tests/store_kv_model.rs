@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
+use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources, StoreTuning};
 use sluice_core::store::{
     CommitMetadata, InMemoryKeyValueStore, IsolationLevel, KeyBounds, KeyValueStore, Order,
     RocksDbKeyValueStore, TopicPartition,
@@ -301,7 +301,7 @@ proptest! {
         let resources = RocksDbResources::new(&RocksDbConfig::default());
         let path = dir.path().to_path_buf();
         let open = move || -> Arc<dyn KeyValueStore> {
-            Arc::new(RocksDbKeyValueStore::open("model", &path, &resources).unwrap())
+            Arc::new(RocksDbKeyValueStore::open("model", &path, &resources, &StoreTuning::default()).unwrap())
         };
         let mut subject = Subject { store: open(), reopen: Some(Box::new(open)) };
         run(&mut subject, &ops)?;

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 
-use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources, WalMode};
+use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources, StoreTuning, WalMode};
 use sluice_core::store::{
     CommitMetadata, Error, InMemoryKeyValueStore, IsolationLevel, KeyBounds, KeyValueIterator,
     KeyValueStore, Order, ReadView, RocksDbKeyValueStore, TopicPartition,
@@ -21,7 +21,8 @@ fn each_backend(test: impl Fn(Arc<dyn KeyValueStore>)) {
     let dir = TempDir::new().unwrap();
     let resources = RocksDbResources::new(&RocksDbConfig::default());
     test(Arc::new(
-        RocksDbKeyValueStore::open("rocks", dir.path(), &resources).unwrap(),
+        RocksDbKeyValueStore::open("rocks", dir.path(), &resources, &StoreTuning::default())
+            .unwrap(),
     ));
 }
 
@@ -474,7 +475,9 @@ fn stores_are_send_and_sync() {
 fn rocksdb_store_reopens_at_its_last_commit() {
     let dir = TempDir::new().unwrap();
     let resources = RocksDbResources::new(&RocksDbConfig::default());
-    let store = RocksDbKeyValueStore::open("rocks", dir.path(), &resources).unwrap();
+    let store =
+        RocksDbKeyValueStore::open("rocks", dir.path(), &resources, &StoreTuning::default())
+            .unwrap();
     put(&store, "a", "1");
     store.delete_range(b"x", b"y").unwrap();
     store
@@ -483,14 +486,18 @@ fn rocksdb_store_reopens_at_its_last_commit() {
     put(&store, "b", "staged");
     store.close().unwrap();
 
-    let store = RocksDbKeyValueStore::open("rocks", dir.path(), &resources).unwrap();
+    let store =
+        RocksDbKeyValueStore::open("rocks", dir.path(), &resources, &StoreTuning::default())
+            .unwrap();
     assert_eq!(keys(store.all(UNCOMMITTED).unwrap()), vec!["a"]);
     assert_eq!(store.committed_offset(&tp(0)).unwrap(), Some(7));
     assert_eq!(store.committed_position().unwrap(), Some(b("pos")));
     store.commit(&CommitMetadata::default()).unwrap();
     store.close().unwrap();
 
-    let store = RocksDbKeyValueStore::open("rocks", dir.path(), &resources).unwrap();
+    let store =
+        RocksDbKeyValueStore::open("rocks", dir.path(), &resources, &StoreTuning::default())
+            .unwrap();
     assert_eq!(
         store.committed_offset(&tp(0)).unwrap(),
         None,
@@ -508,7 +515,8 @@ fn rocksdb_store_creates_missing_parent_directories() {
         .join("rocksdb")
         .join("counts");
     let resources = RocksDbResources::new(&RocksDbConfig::default());
-    let store = RocksDbKeyValueStore::open("counts", &nested, &resources).unwrap();
+    let store =
+        RocksDbKeyValueStore::open("counts", &nested, &resources, &StoreTuning::default()).unwrap();
     put(&store, "a", "1");
     commit_at(&store, 1);
     assert!(nested.join("CURRENT").exists());
@@ -527,7 +535,13 @@ fn rocksdb_stores_share_one_memory_budget() {
         .iter()
         .enumerate()
         .map(|(i, dir)| {
-            RocksDbKeyValueStore::open(&format!("store-{i}"), dir.path(), &resources).unwrap()
+            RocksDbKeyValueStore::open(
+                &format!("store-{i}"),
+                dir.path(),
+                &resources,
+                &StoreTuning::default(),
+            )
+            .unwrap()
         })
         .collect();
     let idle = resources.memtable_usage();
@@ -553,13 +567,103 @@ fn rocksdb_store_without_wal_persists_its_last_commit_on_clean_close() {
         wal: WalMode::Off,
         ..Default::default()
     });
-    let store = RocksDbKeyValueStore::open("rocks", dir.path(), &resources).unwrap();
+    let store =
+        RocksDbKeyValueStore::open("rocks", dir.path(), &resources, &StoreTuning::default())
+            .unwrap();
     put(&store, "a", "1");
     commit_at(&store, 3);
     put(&store, "b", "staged");
     store.close().unwrap();
 
-    let store = RocksDbKeyValueStore::open("rocks", dir.path(), &resources).unwrap();
+    let store =
+        RocksDbKeyValueStore::open("rocks", dir.path(), &resources, &StoreTuning::default())
+            .unwrap();
     assert_eq!(keys(store.all(COMMITTED).unwrap()), vec!["a"]);
     assert_eq!(store.committed_offset(&tp(0)).unwrap(), Some(3));
+}
+
+/// The newest `OPTIONS-*` file RocksDB wrote for the database in `dir`.
+fn persisted_options(dir: &std::path::Path) -> String {
+    let newest = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| name.starts_with("OPTIONS-"))
+        })
+        .max()
+        .expect("RocksDB writes an OPTIONS file");
+    std::fs::read_to_string(newest).unwrap()
+}
+
+/// The `name=value` lines of one `[CFOptions "…"]` or `[TableOptions/…"…"]` section.
+fn options_section(options: &str, header: &str) -> Vec<String> {
+    options
+        .lines()
+        .skip_while(|line| line.trim() != header)
+        .skip(1)
+        .take_while(|line| !line.trim_start().starts_with('['))
+        .map(|line| line.trim().to_string())
+        .collect()
+}
+
+#[test]
+fn rocksdb_store_takes_its_tuning_on_the_data_column_family_only() {
+    let dir = TempDir::new().unwrap();
+    let resources = RocksDbResources::new(&RocksDbConfig::default());
+    let tuning = StoreTuning::parse([
+        ("write_buffer_size", "33554432"),
+        ("compaction_style", "universal"),
+        ("block_size", "8192"),
+        ("max_open_files", "500"),
+    ])
+    .unwrap();
+    let store = RocksDbKeyValueStore::open("rocks", dir.path(), &resources, &tuning).unwrap();
+    put(&store, "a", "1");
+    commit_at(&store, 1);
+
+    let options = persisted_options(dir.path());
+    let data = options_section(&options, "[CFOptions \"default\"]");
+    assert!(
+        data.contains(&"write_buffer_size=33554432".to_string()),
+        "{data:?}"
+    );
+    assert!(
+        data.contains(&"compaction_style=kCompactionStyleUniversal".to_string()),
+        "{data:?}"
+    );
+    let data_table = options_section(&options, "[TableOptions/BlockBasedTable \"default\"]");
+    assert!(
+        data_table.contains(&"block_size=8192".to_string()),
+        "{data_table:?}"
+    );
+    let offsets = options_section(&options, "[CFOptions \"offsets\"]");
+    assert!(
+        offsets.contains(&"write_buffer_size=1048576".to_string()),
+        "{offsets:?}"
+    );
+    assert!(
+        offsets.contains(&"compaction_style=kCompactionStyleLevel".to_string()),
+        "{offsets:?}"
+    );
+    let database = options_section(&options, "[DBOptions]");
+    assert!(
+        database.contains(&"max_open_files=500".to_string()),
+        "{database:?}"
+    );
+    assert!(
+        database.contains(&"atomic_flush=true".to_string()),
+        "{database:?}"
+    );
+
+    store.close().unwrap();
+    let store =
+        RocksDbKeyValueStore::open("rocks", dir.path(), &resources, &StoreTuning::default())
+            .unwrap();
+    assert_eq!(
+        get(&store, "a", COMMITTED).as_deref(),
+        Some("1"),
+        "a retuned store reopens"
+    );
 }

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use jni::objects::{JByteArray, JClass, JString};
+use jni::objects::{JByteArray, JClass, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::EnvUnowned;
 
@@ -18,7 +18,8 @@ use super::errors::{NativeError, ThrowJavaException};
 use super::framing;
 use super::reads::{isolation, order, register_scan};
 use super::registry::{register_store, ROCKSDB_RESOURCES, STORES};
-use crate::store::rocks::destroy_store_dir;
+use super::rocksdb_resources::string_pairs;
+use crate::store::rocks::{destroy_store_dir, StoreTuning};
 use crate::store::{
     CommitMetadata, InMemoryKeyValueStore, KeyBounds, RocksDbKeyValueStore, TopicPartition,
 };
@@ -27,8 +28,9 @@ use crate::store::{
 const NO_OFFSET: jlong = -1;
 
 /// Opens (or creates) the RocksDB store `name` in `directory`, sharing the memory of
-/// `resources`. A directory that is not an intact store raises
-/// `StoreDirectoryCorruptedException`.
+/// `resources`, with the RocksDB `settings` (name, value, name, value …) over the
+/// defaults. A directory that is not an intact store raises
+/// `StoreDirectoryCorruptedException`; a setting the store refuses, `IllegalArgumentException`.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_openRocksDb<
     'local,
@@ -38,14 +40,54 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueSto
     name: JString<'local>,
     directory: JString<'local>,
     resources: jlong,
+    settings: JObjectArray<'local, JString<'local>>,
 ) -> jlong {
     env.with_env(|env| -> Result<jlong, NativeError> {
         let name = name.try_to_string(env)?;
         let directory = PathBuf::from(directory.try_to_string(env)?);
         let resources = ROCKSDB_RESOURCES.get(resources)?;
-        let store = RocksDbKeyValueStore::open(&name, &directory, &resources)?;
+        let settings = string_pairs(env, &settings)?;
+        let tuning = StoreTuning::parse(
+            settings
+                .iter()
+                .map(|(name, value)| (name.as_str(), value.as_str())),
+        )?;
+        let store = RocksDbKeyValueStore::open(&name, &directory, &resources, &tuning)?;
         Ok(register_store(Arc::new(store)))
     })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Of the RocksDB `settings` (name, value, name, value …), those a store refuses, each with
+/// the reason (name, reason, name, reason …).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_refusedRocksDbSettings<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    settings: JObjectArray<'local, JString<'local>>,
+) -> JObjectArray<'local, JString<'local>> {
+    env.with_env(
+        |env| -> Result<JObjectArray<'local, JString<'local>>, NativeError> {
+            let settings = string_pairs(env, &settings)?;
+            let refusals = StoreTuning::refusals(
+                settings
+                    .iter()
+                    .map(|(name, value)| (name.as_str(), value.as_str())),
+            );
+            let array = JObjectArray::<JString>::new(env, 2 * refusals.len(), JString::null())?;
+            for (i, text) in refusals
+                .into_iter()
+                .flat_map(|(name, reason)| [name, reason])
+                .enumerate()
+            {
+                let text = env.new_string(text)?;
+                array.set_element(env, i, &text)?;
+            }
+            Ok(array)
+        },
+    )
     .resolve::<ThrowJavaException>()
 }
 

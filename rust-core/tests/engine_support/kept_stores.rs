@@ -16,7 +16,7 @@ use sluice_core::engine::{
 use sluice_core::kafka::{
     record_count, DeliveredOffsets, ProducedRecord, ProducedRecords, RecordRun,
 };
-use sluice_core::store::rocks::{destroy_store_dir, RocksDbConfig, RocksDbResources};
+use sluice_core::store::rocks::{destroy_store_dir, RocksDbConfig, RocksDbResources, StoreTuning};
 use sluice_core::store::{
     CommitMetadata, IsolationLevel, KeyValueStore, ReadView, RocksDbKeyValueStore, TopicPartition,
 };
@@ -51,10 +51,15 @@ fn open_store(
     dir: &Path,
     resources: &RocksDbResources,
 ) -> Result<RocksDbKeyValueStore, ProcessorError> {
-    match RocksDbKeyValueStore::open(name, dir, resources) {
+    match RocksDbKeyValueStore::open(name, dir, resources, &StoreTuning::default()) {
         Err(e) if e.is_corrupt() => {
             destroy_store_dir(dir)?;
-            Ok(RocksDbKeyValueStore::open(name, dir, resources)?)
+            Ok(RocksDbKeyValueStore::open(
+                name,
+                dir,
+                resources,
+                &StoreTuning::default(),
+            )?)
         }
         opened => Ok(opened?),
     }

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources};
+use sluice_core::store::rocks::{RocksDbConfig, RocksDbResources, StoreTuning};
 use sluice_core::store::{
     CommitMetadata, InMemoryKeyValueStore, KeyValueStore, Order, Result, RocksDbKeyValueStore,
     TopicPartition,
@@ -36,7 +36,15 @@ impl TempRocksDb {
 
     /// Opens the store in the directory, or reopens what an earlier store committed there.
     pub fn open(&self, name: &str) -> Arc<dyn KeyValueStore> {
-        Arc::new(RocksDbKeyValueStore::open(name, self.dir.path(), &self.resources).unwrap())
+        Arc::new(
+            RocksDbKeyValueStore::open(
+                name,
+                self.dir.path(),
+                &self.resources,
+                &StoreTuning::default(),
+            )
+            .unwrap(),
+        )
     }
 }
 

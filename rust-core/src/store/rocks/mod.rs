@@ -13,6 +13,7 @@ mod cursor;
 mod directory;
 mod layout;
 mod options;
+mod tuning;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -31,6 +32,7 @@ pub use options::{
     RocksDbConfig, RocksDbResources, WalMode, BLOCK_CACHE_BYTES_CONFIG, DEFAULT_BLOCK_CACHE_BYTES,
     DEFAULT_WRITE_BUFFER_MANAGER_BYTES, WAL_CONFIG, WRITE_BUFFER_MANAGER_BYTES_CONFIG,
 };
+pub use tuning::StoreTuning;
 
 use directory::DirectoryState;
 use layout::{FORMAT_KEY, FORMAT_VERSION, OFFSETS_CF};
@@ -39,21 +41,27 @@ use layout::{FORMAT_KEY, FORMAT_VERSION, OFFSETS_CF};
 pub type RocksDbKeyValueStore = TransactionalStore<RocksDbState>;
 
 impl RocksDbKeyValueStore {
-    /// Opens the store in `dir`, creating it when the directory is absent or empty.
+    /// Opens the store in `dir`, creating it when the directory is absent or empty, with
+    /// the store's own `tuning` over the defaults.
     ///
     /// Fails with [`Error::Corrupt`] when `dir` holds anything but an intact Sluice store
     /// (foreign files, another program's database, a truncated or damaged one): the caller
     /// should [`destroy_store_dir`] and restore from the changelog.
-    pub fn open(name: &str, dir: &Path, resources: &RocksDbResources) -> Result<Self> {
+    pub fn open(
+        name: &str,
+        dir: &Path,
+        resources: &RocksDbResources,
+        tuning: &StoreTuning,
+    ) -> Result<Self> {
         let state = directory::inspect(dir)?;
         let fresh = state == DirectoryState::Fresh;
         if fresh {
             directory::create(dir)?;
         }
         let db = DB::open_cf_descriptors(
-            &resources.db_options(fresh),
+            &resources.db_options(fresh, tuning),
             dir,
-            resources.column_families(),
+            resources.column_families(tuning),
         )
         .map_err(|e| directory::open_error(dir, "opening the database", e))?;
         let path = Arc::new(dir.to_path_buf());

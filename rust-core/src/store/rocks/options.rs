@@ -12,10 +12,15 @@
 //! | key | default | meaning |
 //! |-----|---------|---------|
 //! | [`BLOCK_CACHE_BYTES_CONFIG`] `sluice.rocksdb.block.cache.bytes` | 128 MiB ([`DEFAULT_BLOCK_CACHE_BYTES`]) | total for data blocks, index/filter blocks and memtables |
-//! | [`WRITE_BUFFER_MANAGER_BYTES_CONFIG`] `sluice.rocksdb.write.buffer.manager.bytes` | 64 MiB ([`DEFAULT_WRITE_BUFFER_MANAGER_BYTES`]) | memtables of all stores; at the limit the largest are flushed. Must not exceed the block cache. |
+//! | [`WRITE_BUFFER_MANAGER_BYTES_CONFIG`] `sluice.rocksdb.write.buffer.manager.bytes` | 64 MiB ([`DEFAULT_WRITE_BUFFER_MANAGER_BYTES`]), at most the block cache | memtables of all stores; at the limit the largest are flushed. Must not exceed the block cache. |
 //! | [`WAL_CONFIG`] `sluice.rocksdb.wal` | `buffered` | how a commit reaches disk, see [`WalMode`] |
 //!
 //! Like Kafka Streams, stores use no compression.
+//!
+//! # Per store
+//!
+//! A store's [`StoreTuning`] (what a user's `RocksDBConfigSetter` changed) applies over the
+//! defaults to its database and data column family.
 
 use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamilyDescriptor, DBCompressionType, Options,
@@ -24,6 +29,7 @@ use rocksdb::{
 
 use crate::store::error::{Error, Result};
 use crate::store::rocks::layout::{DATA_CF, OFFSETS_CF};
+use crate::store::rocks::tuning::StoreTuning;
 
 /// Config key: bytes of the block cache shared by all RocksDB stores.
 pub const BLOCK_CACHE_BYTES_CONFIG: &str = "sluice.rocksdb.block.cache.bytes";
@@ -108,11 +114,13 @@ impl RocksDbConfig {
                 }),
             }
         };
+        let block_cache_bytes = bytes(BLOCK_CACHE_BYTES_CONFIG, DEFAULT_BLOCK_CACHE_BYTES)?;
         let config = RocksDbConfig {
-            block_cache_bytes: bytes(BLOCK_CACHE_BYTES_CONFIG, DEFAULT_BLOCK_CACHE_BYTES)?,
+            block_cache_bytes,
+            // Unset, memtables may take the default or the whole cache, whichever is less.
             write_buffer_manager_bytes: bytes(
                 WRITE_BUFFER_MANAGER_BYTES_CONFIG,
-                DEFAULT_WRITE_BUFFER_MANAGER_BYTES,
+                DEFAULT_WRITE_BUFFER_MANAGER_BYTES.min(block_cache_bytes),
             )?,
             wal: lookup(WAL_CONFIG)
                 .as_deref()
@@ -171,32 +179,37 @@ impl RocksDbResources {
 
     /// Options for opening one store's database.
     ///
-    /// This is where every per-store RocksDB option is decided, and where a user's
-    /// `RocksDBConfigSetter` is to be applied once it is supported: after these defaults,
-    /// before the database is opened.
-    pub(super) fn db_options(&self, create: bool) -> Options {
-        let mut options = self.column_family_options(WRITE_BUFFER_BYTES);
+    /// This is where every per-store RocksDB option is decided: these defaults, then the
+    /// store's own `tuning` (what a user's `RocksDBConfigSetter` changed), then what the
+    /// store's guarantees need, which no tuning overrides.
+    pub(super) fn db_options(&self, create: bool, tuning: &StoreTuning) -> Options {
+        let mut options = self.column_family_options(WRITE_BUFFER_BYTES, tuning);
+        // Opening every table file at open time reads their footers, so a truncated file
+        // fails the open instead of a later read. Kafka Streams uses the same setting.
+        options.set_max_open_files(-1);
+        tuning.apply_to_database(&mut options);
         options.create_if_missing(create);
         options.create_missing_column_families(create);
         // Data and offsets must reach SST files together, or a store recovered without a
         // WAL could pair data with another commit's offsets.
         options.set_atomic_flush(true);
         options.set_write_buffer_manager(&self.write_buffer_manager);
-        // Opening every table file at open time reads their footers, so a truncated file
-        // fails the open instead of a later read. Kafka Streams uses the same setting.
-        options.set_max_open_files(-1);
         options.set_paranoid_checks(true);
         options
     }
 
     /// Column families of a store: `default` holds the data, `offsets` the changelog
     /// offsets, the interactive-query position and the format marker.
-    pub(super) fn column_families(&self) -> Vec<ColumnFamilyDescriptor> {
+    /// The data column family takes the store's `tuning`.
+    pub(super) fn column_families(&self, tuning: &StoreTuning) -> Vec<ColumnFamilyDescriptor> {
         vec![
-            ColumnFamilyDescriptor::new(DATA_CF, self.column_family_options(WRITE_BUFFER_BYTES)),
+            ColumnFamilyDescriptor::new(
+                DATA_CF,
+                self.column_family_options(WRITE_BUFFER_BYTES, tuning),
+            ),
             ColumnFamilyDescriptor::new(
                 OFFSETS_CF,
-                self.column_family_options(OFFSETS_WRITE_BUFFER_BYTES),
+                self.column_family_options(OFFSETS_WRITE_BUFFER_BYTES, &StoreTuning::default()),
             ),
         ]
     }
@@ -212,18 +225,25 @@ impl RocksDbResources {
         options
     }
 
-    fn column_family_options(&self, write_buffer_bytes: usize) -> Options {
+    fn column_family_options(&self, write_buffer_bytes: usize, tuning: &StoreTuning) -> Options {
         let mut table = BlockBasedOptions::default();
         table.set_block_cache(&self.block_cache);
         table.set_block_size(BLOCK_BYTES);
         table.set_cache_index_and_filter_blocks(true);
         table.set_pin_l0_filter_and_index_blocks_in_cache(true);
-        table.set_bloom_filter(BLOOM_BITS_PER_KEY, false);
+        let bloom_bits = tuning
+            .bloom_filter_bits_per_key()
+            .unwrap_or(BLOOM_BITS_PER_KEY);
+        if bloom_bits > 0.0 {
+            table.set_bloom_filter(bloom_bits, false);
+        }
+        tuning.apply_to_table(&mut table);
         let mut options = Options::default();
         options.set_block_based_table_factory(&table);
         options.set_compression_type(DBCompressionType::None);
         options.set_write_buffer_size(write_buffer_bytes);
         options.set_max_write_buffer_number(MAX_WRITE_BUFFERS);
+        tuning.apply_to_column_family(&mut options);
         options
     }
 }
@@ -265,6 +285,22 @@ mod tests {
         assert_eq!(parsed.block_cache_bytes, 1000);
         assert_eq!(parsed.write_buffer_manager_bytes, 500);
         assert_eq!(parsed.wal, WalMode::Off);
+    }
+
+    #[test]
+    fn a_small_cache_bounds_the_default_memtable_budget() {
+        let parsed = config(&[(BLOCK_CACHE_BYTES_CONFIG, "1000")]).unwrap();
+        assert_eq!(parsed.write_buffer_manager_bytes, 1000);
+        let message = config(&[
+            (BLOCK_CACHE_BYTES_CONFIG, "1000"),
+            (WRITE_BUFFER_MANAGER_BYTES_CONFIG, "1001"),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            message.contains(WRITE_BUFFER_MANAGER_BYTES_CONFIG),
+            "{message}"
+        );
     }
 
     #[test]

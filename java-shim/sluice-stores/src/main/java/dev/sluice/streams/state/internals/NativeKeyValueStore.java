@@ -2,6 +2,8 @@ package dev.sluice.streams.state.internals;
 
 import dev.sluice.streams.internals.NativeLibrary;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
 
 /**
@@ -27,13 +29,37 @@ final class NativeKeyValueStore implements NativeTransactionalStore {
     }
 
     /**
-     * Opens or creates the RocksDB store in {@code directory}. Raises
-     * {@link StoreDirectoryCorruptedException} when the directory holds anything but an intact store.
-     * {@code onClose} runs after the store closed (it returns what the store borrowed).
+     * Opens or creates the RocksDB store in {@code directory}, with the RocksDB {@code settings} (by
+     * RocksDB option name) over the defaults. Raises {@link StoreDirectoryCorruptedException} when the
+     * directory holds anything but an intact store, {@link IllegalArgumentException} for a setting the
+     * store refuses (see {@link #refusedRocksDbSettings}). {@code onClose} runs after the store closed
+     * (it returns what the store borrowed).
      */
     static NativeKeyValueStore rocksDb(final String name, final Path directory,
-                                       final NativeRocksDbResources resources, final AutoCloseable onClose) {
-        return new NativeKeyValueStore(name, openRocksDb(name, directory.toString(), resources.handle()), onClose);
+                                       final NativeRocksDbResources resources, final Map<String, String> settings,
+                                       final AutoCloseable onClose) {
+        return new NativeKeyValueStore(name,
+            openRocksDb(name, directory.toString(), resources.handle(), pairs(settings)), onClose);
+    }
+
+    /** Of RocksDB {@code settings}, those a store refuses, each with the reason. */
+    static Map<String, String> refusedRocksDbSettings(final Map<String, String> settings) {
+        final String[] refused = refusedRocksDbSettings(pairs(settings));
+        final Map<String, String> reasons = new LinkedHashMap<>();
+        for (int i = 0; i + 1 < refused.length; i += 2) {
+            reasons.put(refused[i], refused[i + 1]);
+        }
+        return reasons;
+    }
+
+    private static String[] pairs(final Map<String, String> settings) {
+        final String[] pairs = new String[settings.size() * 2];
+        int i = 0;
+        for (final Map.Entry<String, String> setting : settings.entrySet()) {
+            pairs[i++] = setting.getKey();
+            pairs[i++] = setting.getValue();
+        }
+        return pairs;
     }
 
     /** Creates an empty in-memory store. */
@@ -136,7 +162,9 @@ final class NativeKeyValueStore implements NativeTransactionalStore {
         return handle.open();
     }
 
-    private static native long openRocksDb(String name, String directory, long resources);
+    private static native long openRocksDb(String name, String directory, long resources, String[] settings);
+
+    private static native String[] refusedRocksDbSettings(String[] settings);
 
     private static native long openInMemory(String name);
 
