@@ -27,6 +27,9 @@ use crate::store::{
 /// What `committedOffset` returns when no offset is stored.
 const NO_OFFSET: jlong = -1;
 
+/// What `backendProperty` returns for a property the backend does not have.
+const NO_PROPERTY: jlong = -1;
+
 /// Opens (or creates) the RocksDB store `name` in `directory`, sharing the memory of
 /// `resources`, with the RocksDB `settings` (name, value, name, value …) over the
 /// defaults. A directory that is not an intact store raises
@@ -274,6 +277,28 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueSto
         let store = STORES.get(handle)?;
         let entries = store.approximate_num_entries(isolation(read_committed))?;
         Ok(jlong::try_from(entries).unwrap_or(jlong::MAX))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// The backend's numeric property `name` (RocksDB's `rocksdb.*`), or [`NO_PROPERTY`] where
+/// the backend has none; saturates at `Long.MAX_VALUE`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_backendProperty<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    name: JString<'local>,
+) -> jlong {
+    env.with_env(|env| -> Result<jlong, NativeError> {
+        let name = name.try_to_string(env)?;
+        let store = STORES.get(handle)?;
+        Ok(match store.backend_property(&name)? {
+            Some(value) => jlong::try_from(value).unwrap_or(jlong::MAX),
+            None => NO_PROPERTY,
+        })
     })
     .resolve::<ThrowJavaException>()
 }

@@ -78,6 +78,11 @@ pub trait KeyValueStore: Send + Sync {
     /// An estimate of the number of entries (exact for the in-memory committed state).
     fn approximate_num_entries(&self, isolation: IsolationLevel) -> Result<u64>;
 
+    /// A numeric property of the backend's committed state, by the backend's name for it
+    /// (RocksDB's `rocksdb.*` properties, which Kafka Streams' RocksDB metrics read);
+    /// `None` where the backend has no such property.
+    fn backend_property(&self, name: &str) -> Result<Option<u64>>;
+
     /// Stages `value` for `key`; `None` deletes it (Kafka Streams' `put(key, null)`).
     fn put(&self, key: Vec<u8>, value: Option<Vec<u8>>) -> Result<()>;
 

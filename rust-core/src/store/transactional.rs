@@ -43,6 +43,11 @@ pub trait CommittedState: Send + Sync + 'static {
     /// Estimated number of committed entries.
     fn approximate_num_entries(&self) -> Result<u64>;
 
+    /// See [`KeyValueStore::backend_property`].
+    fn property(&self, _name: &str) -> Result<Option<u64>> {
+        Ok(None)
+    }
+
     /// Applies the overlay (range deletes first, then point writes) and the offset
     /// changes atomically: all of it or, on error, none of it.
     fn apply(&mut self, overlay: &Overlay, offset_changes: &[OffsetChange]) -> Result<()>;
@@ -230,6 +235,10 @@ impl<B: CommittedState> KeyValueStore for TransactionalStore<B> {
                 }
             })
         })
+    }
+
+    fn backend_property(&self, name: &str) -> Result<Option<u64>> {
+        self.read(|open| open.committed.property(name))
     }
 
     fn put(&self, key: Vec<u8>, value: Option<Vec<u8>>) -> Result<()> {

@@ -129,6 +129,27 @@ impl CommittedState for RocksDbState {
             .map_err(|e| self.error("estimating the number of entries", e))
     }
 
+    /// Block cache properties are the shared cache's; the others are summed over the
+    /// column families, as RocksDB's aggregated properties are.
+    fn property(&self, name: &str) -> Result<Option<u64>> {
+        let read = |value: std::result::Result<Option<u64>, rocksdb::Error>| {
+            value.map_err(|e| self.error("reading a property", e))
+        };
+        if name.starts_with("rocksdb.block-cache-") {
+            return read(self.db.property_int_value(name));
+        }
+        // The data lives in the default column family.
+        let data = read(self.db.property_int_value(name))?;
+        let offsets = read(
+            self.db
+                .property_int_value_cf(offsets_cf(&self.db, &self.path)?, name),
+        )?;
+        Ok(match (data, offsets) {
+            (None, None) => None,
+            (data, offsets) => Some(data.unwrap_or(0).saturating_add(offsets.unwrap_or(0))),
+        })
+    }
+
     fn apply(&mut self, overlay: &Overlay, offset_changes: &[OffsetChange]) -> Result<()> {
         let offsets_cf = offsets_cf(&self.db, &self.path)?;
         let mut batch = WriteBatch::default();

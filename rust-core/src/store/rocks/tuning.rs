@@ -28,6 +28,7 @@ enum Setting {
     MinWriteBufferNumberToMerge(i32),
     CompactionStyle(CompactionStyle),
     Compression(Compression),
+    BottommostCompression(Compression),
     Level0FileNumCompactionTrigger(i32),
     Level0SlowdownWritesTrigger(i32),
     Level0StopWritesTrigger(i32),
@@ -67,6 +68,40 @@ enum CompactionStyle {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Compression {
     None,
+    Snappy,
+    Zlib,
+    Lz4,
+    Lz4hc,
+    Zstd,
+}
+
+impl Compression {
+    /// rocksdbjni's `CompressionType` names, lower-cased.
+    fn parse(value: &str) -> std::result::Result<Self, String> {
+        Ok(match value {
+            "no_compression" => Compression::None,
+            "snappy_compression" => Compression::Snappy,
+            "zlib_compression" => Compression::Zlib,
+            "lz4_compression" => Compression::Lz4,
+            "lz4hc_compression" => Compression::Lz4hc,
+            "zstd_compression" => Compression::Zstd,
+            _ => return Err(malformed(
+                value,
+                "one of no, snappy, zlib, lz4, lz4hc or zstd compression (no other is built in)",
+            )),
+        })
+    }
+
+    fn rocksdb(self) -> DBCompressionType {
+        match self {
+            Compression::None => DBCompressionType::None,
+            Compression::Snappy => DBCompressionType::Snappy,
+            Compression::Zlib => DBCompressionType::Zlib,
+            Compression::Lz4 => DBCompressionType::Lz4,
+            Compression::Lz4hc => DBCompressionType::Lz4hc,
+            Compression::Zstd => DBCompressionType::Zstd,
+        }
+    }
 }
 
 impl StoreTuning {
@@ -140,8 +175,11 @@ impl StoreTuning {
                     CompactionStyle::Universal => DBCompactionStyle::Universal,
                     CompactionStyle::Fifo => DBCompactionStyle::Fifo,
                 }),
-                Setting::Compression(Compression::None) => {
-                    options.set_compression_type(DBCompressionType::None)
+                Setting::Compression(compression) => {
+                    options.set_compression_type(compression.rocksdb())
+                }
+                Setting::BottommostCompression(compression) => {
+                    options.set_bottommost_compression_type(compression.rocksdb())
                 }
                 Setting::Level0FileNumCompactionTrigger(n) => {
                     options.set_level_zero_file_num_compaction_trigger(n)
@@ -223,10 +261,10 @@ impl Setting {
                 "fifo" => CompactionStyle::Fifo,
                 _ => return Err(malformed(value, "level, universal or fifo")),
             }),
-            "compression_type" => Setting::Compression(match value {
-                "no_compression" => Compression::None,
-                _ => return Err(malformed(value, "no_compression (no other is built in)")),
-            }),
+            "compression_type" => Setting::Compression(Compression::parse(value)?),
+            "bottommost_compression_type" => {
+                Setting::BottommostCompression(Compression::parse(value)?)
+            }
             "level0_file_num_compaction_trigger" => {
                 Setting::Level0FileNumCompactionTrigger(positive(value)?)
             }
@@ -343,7 +381,7 @@ mod tests {
             ("write_buffer_size", "0"),
             ("write_buffer_size", "big"),
             ("compaction_style", "sideways"),
-            ("compression_type", "lz4_compression"),
+            ("compression_type", "bzlib2_compression"),
             ("optimize_filters_for_hits", "yes"),
             ("bloom_filter_bits_per_key", "-1"),
         ] {
@@ -357,6 +395,7 @@ mod tests {
         let refused = StoreTuning::refusals([
             ("block_size", "8192"),
             ("paranoid_checks", "false"),
+            ("compression_type", "xpress_compression"),
             ("compression_type", "zstd_compression"),
         ]);
         let names: Vec<&str> = refused.iter().map(|(name, _)| name.as_str()).collect();

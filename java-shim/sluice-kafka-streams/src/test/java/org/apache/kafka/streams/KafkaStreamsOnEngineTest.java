@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.streams.state.internals.StoreDirectoryCorruptedException;
 import dev.sluice.streams.testing.broker.BrokerOptions;
 import dev.sluice.streams.testing.broker.LocalKafkaBroker;
+import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -66,6 +67,7 @@ import org.apache.kafka.streams.query.StateQueryResult;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.QueryableStoreTypes;
+import org.apache.kafka.streams.state.RocksDBConfigSetter;
 import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
 import org.apache.kafka.streams.state.Stores;
 import org.apache.kafka.streams.state.ValueAndTimestamp;
@@ -75,6 +77,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.rocksdb.BlockBasedTableConfig;
+import org.rocksdb.Cache;
+import org.rocksdb.LRUCache;
+import org.rocksdb.Options;
 
 /**
  * Unchanged Kafka Streams applications run through Sluice's {@link KafkaStreams} on the engine,
@@ -186,6 +192,92 @@ class KafkaStreamsOnEngineTest {
         assertEquals(KafkaStreams.State.NOT_RUNNING, streams.state());
         waitFor(() -> transitions.contains("PENDING_SHUTDOWN->NOT_RUNNING"), "the listener to see NOT_RUNNING");
         assertTrue(transitions.contains("RUNNING->PENDING_SHUTDOWN"), transitions.toString());
+    }
+
+    /** Input written with each of Kafka's codecs is read, and the application's producer writes with it. */
+    @ParameterizedTest
+    @ValueSource(strings = {"gzip", "snappy", "lz4", "zstd"})
+    void inputCompressedWithEachCodecIsReadAndOutputIsWrittenWithIt(final String codec) throws Exception {
+        final String input = "compressed-input-" + codec;
+        final String output = "compressed-output-" + codec;
+        BROKER.createTopic(input, 2);
+        BROKER.createTopic(output, 2);
+        final List<String> lines = List.of("the quick brown fox", "jumps over the lazy dog", "The dog sleeps");
+        produce(input, lines, Map.of(ProducerConfig.COMPRESSION_TYPE_CONFIG, codec));
+        final Map<String, Long> expected = new HashMap<>();
+        lines.forEach(line -> Arrays.stream(line.toLowerCase(Locale.ROOT).split("\\W+"))
+            .forEach(word -> expected.merge(word, 1L, Long::sum)));
+
+        final Properties props = props("compressed-" + codec);
+        props.put(StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG), codec);
+        final KafkaStreams streams = new KafkaStreams(wordCount(input, output), props);
+        started.add(streams);
+        final List<Throwable> failures = new CopyOnWriteArrayList<>();
+        shutDownOnFailure(streams, failures);
+        streams.start();
+        assertEquals(expected, consumeLatestCounts(output, expected), () -> "failures: " + failures);
+        assertEquals(List.of(), failures);
+    }
+
+    /** Kafka Streams' documented bounded-memory setter, counting its calls. */
+    public static class BoundedMemorySetter implements RocksDBConfigSetter {
+        static final long CACHE_BYTES = 24L << 20;
+        static final List<String> CALLS = new CopyOnWriteArrayList<>();
+        /** Made at first use: rocksdbjni's library is loaded by then. */
+        private static Cache cache;
+
+        private static synchronized Cache cache() {
+            if (cache == null) {
+                cache = new LRUCache(CACHE_BYTES);
+            }
+            return cache;
+        }
+
+        @Override
+        public void setConfig(final String storeName, final Options options, final Map<String, Object> configs) {
+            CALLS.add("set " + storeName);
+            final BlockBasedTableConfig table = (BlockBasedTableConfig) options.tableFormatConfig();
+            table.setBlockCache(cache());
+            table.setBlockSize(16 << 10);
+            options.setTableFormatConfig(table);
+            options.setMaxWriteBufferNumber(2);
+        }
+
+        @Override
+        public void close(final String storeName, final Options options) {
+            CALLS.add("close " + storeName);
+        }
+    }
+
+    @Test
+    void aRocksDbConfigSetterTunesTheApplicationsStores() throws Exception {
+        BROKER.createTopic("tuned-input", 2);
+        BROKER.createTopic("tuned-output", 2);
+        final List<String> lines = List.of("the quick brown fox", "the lazy dog");
+        produce("tuned-input", lines);
+        final Map<String, Long> expected = new HashMap<>();
+        lines.forEach(line -> Arrays.stream(line.split(" ")).forEach(word -> expected.merge(word, 1L, Long::sum)));
+        BoundedMemorySetter.CALLS.clear();
+
+        final Properties props = props("tuned-app");
+        props.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, BoundedMemorySetter.class);
+        final KafkaStreams streams = new KafkaStreams(wordCount("tuned-input", "tuned-output"), props);
+        started.add(streams);
+        streams.start();
+        assertEquals(expected, consumeLatestCounts("tuned-output", expected));
+        // One count store per task (two input partitions), each tuned and sharing the setter's cache.
+        final List<Object> capacities = streams.metrics().entrySet().stream()
+            .filter(e -> e.getKey().group().equals("stream-state-metrics") && e.getKey().name().equals("block-cache-capacity")
+                && COUNTS.equals(e.getKey().tags().get("rocksdb-state-id")))
+            .map(e -> e.getValue().metricValue())
+            .collect(Collectors.toList());
+        assertEquals(List.of(BigInteger.valueOf(BoundedMemorySetter.CACHE_BYTES), BigInteger.valueOf(BoundedMemorySetter.CACHE_BYTES)),
+            capacities);
+        assertEquals(List.of("set " + COUNTS, "set " + COUNTS), BoundedMemorySetter.CALLS);
+
+        assertTrue(streams.close(Duration.ofSeconds(60)));
+        assertEquals(List.of("set " + COUNTS, "set " + COUNTS, "close " + COUNTS, "close " + COUNTS),
+            BoundedMemorySetter.CALLS);
     }
 
     @Test
@@ -965,8 +1057,14 @@ class KafkaStreamsOnEngineTest {
     }
 
     private static void produce(final String topic, final List<String> values) throws Exception {
+        produce(topic, values, Map.of());
+    }
+
+    private static void produce(final String topic, final List<String> values, final Map<String, String> settings)
+        throws Exception {
         final Properties config = new Properties();
         config.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers());
+        config.putAll(settings);
         try (KafkaProducer<String, String> producer =
                  new KafkaProducer<>(config, new StringSerializer(), new StringSerializer())) {
             int i = 0;

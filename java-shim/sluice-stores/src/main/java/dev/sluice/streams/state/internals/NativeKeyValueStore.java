@@ -136,6 +136,14 @@ final class NativeKeyValueStore implements NativeTransactionalStore {
         return name;
     }
 
+    /**
+     * The backend's numeric property {@code name} (RocksDB's {@code rocksdb.*} properties), or -1 where
+     * the backend has none (the in-memory store has none).
+     */
+    long backendProperty(final String name) {
+        return backendProperty(handle(), name);
+    }
+
     /** The native handle, for stores opened over this one; it stays valid until {@link #close()}. */
     long handleForLayering() {
         return handle();
@@ -165,6 +173,8 @@ final class NativeKeyValueStore implements NativeTransactionalStore {
     private static native long openRocksDb(String name, String directory, long resources, String[] settings);
 
     private static native String[] refusedRocksDbSettings(String[] settings);
+
+    private static native long backendProperty(long handle, String name);
 
     private static native long openInMemory(String name);
 

@@ -193,7 +193,7 @@ final class RocksDbConfigSetterSettings implements AutoCloseable {
         table.setBlockSize(BLOCK_BYTES);
         table.setCacheIndexAndFilterBlocks(true);
         table.setPinL0FilterAndIndexBlocksInCache(true);
-        table.setFilterPolicy(new BloomFilter(BLOOM_BITS_PER_KEY, false));
+        table.setFilterPolicy(DefaultFilter.BLOOM);
         final Options options = new Options();
         options.setTableFormatConfig(table);
         options.setCompressionType(CompressionType.NO_COMPRESSION);
@@ -384,6 +384,11 @@ final class RocksDbConfigSetterSettings implements AutoCloseable {
             throw new IllegalStateException("Cannot read the capacity of the block cache set by "
                 + StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG + ": " + e.getMessage(), e);
         }
+    }
+
+    /** The defaults' bloom filter: one native object for every store, made once the library is loaded. */
+    private static final class DefaultFilter {
+        private static final BloomFilter BLOOM = new BloomFilter(BLOOM_BITS_PER_KEY, false);
     }
 
     private static String describe(final Object value) {

@@ -35,6 +35,11 @@ public class SluiceSessionBytesStore extends SluiceStateStore<NativeSessionStore
     }
 
     @Override
+    String metricsScope() {
+        return super.metricsScope() + "-session";
+    }
+
+    @Override
     NativeSessionStore openOver(final NativeKeyValueStore data) {
         return NativeSessionStore.open(data, retentionPeriod, segmentInterval, timeOrdered);
     }

@@ -61,6 +61,11 @@ public abstract class SluiceStateStore<N extends NativeTransactionalStore> imple
     /** Opens this store's native shape over the key-value store holding its data (closing it on failure). */
     abstract N openOver(NativeKeyValueStore data);
 
+    /** The scope of the store's metrics, as its supplier names it ({@code rocksdb}, {@code rocksdb-window} …). */
+    String metricsScope() {
+        return backend.metricsScope();
+    }
+
     /** Applies a batch of changelog records to the native store. */
     abstract void restore(N store, List<ConsumerRecord<byte[], byte[]>> records);
 
@@ -79,8 +84,12 @@ public abstract class SluiceStateStore<N extends NativeTransactionalStore> imple
         consistencyEnabled = StreamsConfig.InternalConfig.getBoolean(appConfigs,
             StreamsConfig.InternalConfig.IQ_CONSISTENCY_OFFSET_VECTOR_ENABLED, false);
         this.context = context;
-        final N opened = openOver(backend.open(name, context));
+        final NativeKeyValueStore data = backend.open(name, context);
+        final N opened = openOver(data);
         try {
+            if (backend.persistent()) {
+                RocksDbPropertyMetrics.register(context, metricsScope(), name, data);
+            }
             position.loadCommitted(opened.committedPosition());
             context.register(root, (RecordBatchingStateRestoreCallback) this::restoreBatch);
         } catch (final RuntimeException e) {

@@ -33,6 +33,11 @@ public class SluiceWindowBytesStore extends SluiceStateStore<NativeWindowStore> 
     }
 
     @Override
+    String metricsScope() {
+        return super.metricsScope() + "-window";
+    }
+
+    @Override
     NativeWindowStore openOver(final NativeKeyValueStore data) {
         return NativeWindowStore.open(data, options);
     }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -78,8 +79,11 @@ class RocksDbConfigSetterTest {
             CALLS.add("set " + storeName + " " + configs.get(StreamsConfig.APPLICATION_ID_CONFIG));
             options.setCompactionStyle(CompactionStyle.UNIVERSAL);
             options.setCompressionType(CompressionType.LZ4_COMPRESSION);
+            options.setBottommostCompressionType(CompressionType.ZSTD_COMPRESSION);
             options.setLevel0FileNumCompactionTrigger(8);
             options.setStatistics(new Statistics());
+            // A store's guarantees need paranoid checks: refused.
+            options.setParanoidChecks(false);
         }
 
         @Override
@@ -146,7 +150,8 @@ class RocksDbConfigSetterTest {
         final long resourcesBefore = NativeHandles.liveRocksDbResources();
         final Path taskA = stateDir.resolve("0_0");
         final Path taskB = stateDir.resolve("0_1");
-        try (SluiceKeyValueBytesStore first = new StoreFixture(taskA, setter(BoundedMemory.class)).open(KeyValueBackend.ROCKS_DB);
+        final StoreFixture fixtureA = new StoreFixture(taskA, setter(BoundedMemory.class));
+        try (SluiceKeyValueBytesStore first = fixtureA.open(KeyValueBackend.ROCKS_DB);
              SluiceKeyValueBytesStore second = new StoreFixture(taskB, setter(BoundedMemory.class)).open(KeyValueBackend.ROCKS_DB)) {
             assertEquals(resourcesBefore + 1, NativeHandles.liveRocksDbResources(),
                 "stores given one cache object share one budget");
@@ -155,6 +160,9 @@ class RocksDbConfigSetterTest {
             second.put(bytes("b"), value("2"));
             second.commit(Map.of(CHANGELOG, 0L));
             assertEquals(List.of("a=1"), drain(first.all()));
+            assertEquals(BigInteger.valueOf(BoundedMemory.TOTAL_OFF_HEAP_BYTES),
+                rocksDbMetric(fixtureA, "block-cache-capacity"),
+                "Kafka Streams' block-cache-capacity metric reads the setter's cache capacity");
         }
         assertEquals(resourcesBefore, NativeHandles.liveRocksDbResources());
 
@@ -181,7 +189,7 @@ class RocksDbConfigSetterTest {
     }
 
     @Test
-    void compactionStyleIsAppliedAndCompressionAndStatisticsAreNamedAsNotApplied() {
+    void compactionAndCompressionAreAppliedAndStatisticsAndParanoidChecksAreNamedAsNotApplied() {
         CompactionAndCompression.CALLS.clear();
         try (SluiceKeyValueBytesStore store =
                  new StoreFixture(stateDir, setter(CompactionAndCompression.class.getName())).open(KeyValueBackend.ROCKS_DB)) {
@@ -193,15 +201,17 @@ class RocksDbConfigSetterTest {
         final List<String> data = section(persistedOptions(stateDir), "[CFOptions \"default\"]");
         assertTrue(data.contains("compaction_style=kCompactionStyleUniversal"), data.toString());
         assertTrue(data.contains("level0_file_num_compaction_trigger=8"), data.toString());
-        assertTrue(data.contains("compression=kNoCompression"), data.toString());
+        assertTrue(data.contains("compression=kLZ4Compression"), data.toString());
+        assertTrue(data.contains("bottommost_compression=kZSTD"), data.toString());
 
         try (RocksDbConfigSetterSettings requested =
                  RocksDbConfigSetterSettings.forStore("counts", appConfigs(CompactionAndCompression.class))) {
             final RocksDbConfigSetterSettings applied =
                 requested.withoutRefused(NativeKeyValueStore.refusedRocksDbSettings(requested.settings()));
-            assertEquals(List.of("statistics", "compression_type"), names(applied.notApplied()),
+            assertEquals(List.of("statistics", "paranoid_checks"), names(applied.notApplied()),
                 applied.notApplied().toString());
-            assertEquals(Map.of("compaction_style", "universal", "level0_file_num_compaction_trigger", "8"),
+            assertEquals(Map.of("compaction_style", "universal", "level0_file_num_compaction_trigger", "8",
+                    "compression_type", "lz4_compression", "bottommost_compression_type", "zstd_compression"),
                 applied.settings());
         }
     }
@@ -214,6 +224,33 @@ class RocksDbConfigSetterTest {
             assertEquals(List.of(), settings.notApplied());
             assertEquals(null, settings.blockCache());
         }
+    }
+
+    @Test
+    void withoutASetterTheStoreReportsSluicesSharedCache() {
+        final StoreFixture fixture = new StoreFixture(stateDir);
+        try (SluiceKeyValueBytesStore store = fixture.open(KeyValueBackend.ROCKS_DB)) {
+            for (int i = 0; i < 100; i++) {
+                store.put(bytes("key-" + i), value("value-" + i));
+            }
+            store.commit(Map.of(CHANGELOG, 0L));
+            assertEquals(BigInteger.valueOf(128L << 20), rocksDbMetric(fixture, "block-cache-capacity"));
+            // Summed over the column families, as Kafka Streams' aggregated properties are: the 100 puts
+            // and the few entries of the offsets column family (format marker, offsets, position).
+            final long entries = ((BigInteger) rocksDbMetric(fixture, "num-entries-active-mem-table")).longValue();
+            assertTrue(entries >= 100 && entries <= 105, "entries in the memtables: " + entries);
+        }
+    }
+
+    /** The value of Kafka Streams' RocksDB metric {@code name} of the fixture's store. */
+    private static Object rocksDbMetric(final StoreFixture fixture, final String name) {
+        final List<Object> values = fixture.context.metrics().metrics().entrySet().stream()
+            .filter(e -> e.getKey().group().equals("stream-state-metrics") && e.getKey().name().equals(name)
+                && StoreFixture.STORE_NAME.equals(e.getKey().tags().get("rocksdb-state-id")))
+            .map(e -> e.getValue().metricValue())
+            .collect(Collectors.toList());
+        assertEquals(1, values.size(), name + " of the store: " + values);
+        return values.get(0);
     }
 
     /** The name each not-applied entry starts with. */
