@@ -15,8 +15,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 /**
  * The bad-records scenario's input, fixed by its size: record {@code i} has key {@code k<i mod 7>}
  * and the integer {@code i + 1}, except that every tenth (from the eighth) is three bytes no integer
- * deserializer takes, and every fifteenth (from the fifth) of the others has no key. What the
- * application must then write is worked out here.
+ * deserializer takes, and every fifteenth (from the fifth) of the others has no key; and a label per
+ * key but one ({@code k<i>} is {@code L<i>}, {@code k6} has none). What the application must then write
+ * is worked out here.
  */
 final class BadInput {
 
@@ -35,6 +36,29 @@ final class BadInput {
 
     static boolean oversized(final int value) {
         return value % OVERSIZED_EVERY == 0;
+    }
+
+    /** What a left join writes for a record whose key has no label (or that has no key). */
+    static final String NO_LABEL = "none";
+
+    void writeLabels(final String bootstrapServers, final String topic) {
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
+                ProducerConfig.ACKS_CONFIG, "all"), new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (int k = 0; k < KEYS; k++) {
+                final String key = "k" + k;
+                if (label(key) != null) {
+                    producer.send(new ProducerRecord<>(topic, key.getBytes(StandardCharsets.UTF_8),
+                        label(key).getBytes(StandardCharsets.UTF_8)));
+                }
+            }
+            producer.flush();
+        }
+    }
+
+    /** The label of {@code key}: {@code L<i>} for {@code k<i>}, none for the last key. */
+    static String label(final String key) {
+        return key == null || key.equals("k" + (KEYS - 1)) ? null : "L" + key.substring(1);
     }
 
     void write(final String bootstrapServers, final String topic) {
@@ -76,12 +100,42 @@ final class BadInput {
     }
 
     /**
+     * The inner join of every record with an integer and a key whose label there is: {@code <label>:<value>},
+     * in ascending order of values.
+     */
+    List<String> joined() {
+        final List<String> joined = new ArrayList<>();
+        for (int i = 0; i < size; i++) {
+            if (!undeserialisable(i) && !keyless(i) && label(key(i)) != null) {
+                joined.add(label(key(i)) + ":" + value(i));
+            }
+        }
+        return joined;
+    }
+
+    /**
+     * The left join of every record with an integer, keyed or not (Kafka Streams joins records without a
+     * key too, since KIP-962): {@code <label or none>:<value>}, in ascending order of values.
+     */
+    List<String> leftJoined() {
+        final List<String> joined = new ArrayList<>();
+        for (int i = 0; i < size; i++) {
+            if (!undeserialisable(i)) {
+                final String label = keyless(i) ? null : label(key(i));
+                joined.add((label == null ? NO_LABEL : label) + ":" + value(i));
+            }
+        }
+        return joined;
+    }
+
+    /**
      * The records Kafka Streams drops on the way when its handlers continue: those no deserializer takes,
-     * those without a key at the aggregation, and the oversized echoes if there are any.
+     * those without a key at the aggregation and again at the inner join, and the oversized echoes if
+     * there are any.
      */
     int droppedRecords(final boolean oversizedEchoes) {
         return count(BadInput::undeserialisable)
-            + count(i -> !undeserialisable(i) && keyless(i))
+            + 2 * count(i -> !undeserialisable(i) && keyless(i))
             + (oversizedEchoes ? count(i -> !undeserialisable(i) && oversized(value(i))) : 0);
     }
 

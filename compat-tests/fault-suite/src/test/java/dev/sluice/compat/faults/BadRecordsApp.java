@@ -22,6 +22,7 @@ import org.apache.kafka.streams.errors.LogAndFailExceptionHandler;
 import org.apache.kafka.streams.errors.ProductionExceptionHandler;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
 import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.GlobalKTable;
 import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
@@ -29,8 +30,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
  * The application of the bad-records scenario, run as a child JVM: per key the running sum of the
- * input (an aggregation, which drops records without a key), and an echo of every input value as a
- * string (a stateless path, which keeps them), where a value that is a multiple of
+ * input (an aggregation, which drops records without a key), an inner and a left join of the input
+ * with a global table of labels (the inner one drops records without a key, the left one keeps them),
+ * and an echo of every input value as a string (a stateless path, which keeps them), where a value that is a multiple of
  * {@value BadInput#OVERSIZED_EVERY} becomes a string larger than the producer may send when the run
  * asks for it. Prints {@link ChildOutput} lines (a failed stream thread's exception among them: the
  * client then shuts down, as by default), and {@code DROPPED <n>} whenever the tasks'
@@ -84,6 +86,11 @@ public final class BadRecordsApp {
             .toStream().to(topics.sums(), Produced.with(STRING, LONG));
         input.mapValues(value -> oversized && BadInput.oversized(value) ? OVERSIZED : Integer.toString(value))
             .to(topics.echoes(), Produced.with(STRING, STRING));
+        final GlobalKTable<String, String> labels = builder.globalTable(topics.labels(), Consumed.with(STRING, STRING));
+        input.join(labels, (key, value) -> key, (value, label) -> label + ":" + value)
+            .to(topics.joined(), Produced.with(STRING, STRING));
+        input.leftJoin(labels, (key, value) -> key, (value, label) -> (label == null ? BadInput.NO_LABEL : label) + ":" + value)
+            .to(topics.leftJoined(), Produced.with(STRING, STRING));
 
         final KafkaStreams streams = new KafkaStreams(builder.build(), props);
         streams.setStateListener((newState, oldState) -> ChildOutput.state(newState));

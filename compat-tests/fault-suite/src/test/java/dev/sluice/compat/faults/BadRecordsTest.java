@@ -23,7 +23,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Poison input and bad records: values no deserializer takes, records without a key into an
- * aggregation, and output records larger than the producer may send, through each built-in
+ * aggregation and into inner and left joins with a global table, and output records larger than the producer may send, through each built-in
  * deserialization handler and each production handler answer. Kafka Streams' behaviour is the
  * expectation: a handler that continues drops the record, counts it in {@code dropped-records-total}
  * and the rest of the output is exact; one that fails takes the client to ERROR with nothing
@@ -41,12 +41,13 @@ class BadRecordsTest {
     private static final Duration POLL = Duration.ofMillis(500);
     private static final int PARTITIONS = 3;
     private static final ReportSection REPORT = new ReportSection("Poison input and bad records",
-        "An application sums each key's integers (an aggregation: records without a key are dropped) and echoes every value as"
-            + " a string (a stateless path) while reading " + SETTINGS.records() + " records, of which every tenth is three bytes"
+        "An application sums each key's integers (an aggregation: records without a key are dropped), joins each record with"
+            + " a global table of labels (inner: records without a key are dropped; left: they are joined with no label) and"
+            + " echoes every value as a string (a stateless path) while reading " + SETTINGS.records() + " records, of which every tenth is three bytes"
             + " no integer deserializer takes and every fifteenth of the others has no key; where the case says so, the echo of"
             + " every multiple of " + BadInput.OVERSIZED_EVERY + " is larger than the producer may send. Dropped: the tasks'"
             + " `dropped-records-total` at the end.",
-        "Case", "Run on", "Verdict", "Application", "Dropped", "Sums", "Echoes");
+        "Case", "Run on", "Verdict", "Application", "Dropped", "Sums", "Joined", "Left-joined", "Echoes");
 
     /** One way of meeting the bad records: the handlers, the guarantee, and whether the client must survive them. */
     record Case(String name, String guarantee, String deserializationHandler, String productionHandler, boolean oversizedEchoes,
@@ -94,6 +95,8 @@ class BadRecordsTest {
         final Path runDir = RunDirectories.fresh(Path.of("target", "bad-records", topics.prefix()));
         BROKER.createTopic(topics.input(), PARTITIONS);
         topics.outputs().forEach(topic -> BROKER.createTopic(topic, PARTITIONS));
+        BROKER.createTopic(topics.labels(), PARTITIONS);
+        input.writeLabels(BROKER.bootstrapServers(), topics.labels());
         input.write(BROKER.bootstrapServers(), topics.input());
 
         final Map<String, List<Long>> expectedSums = input.sums();
@@ -105,7 +108,9 @@ class BadRecordsTest {
             final long expectedSumRecords = expectedSums.values().stream().mapToLong(List::size).sum();
             // A case that must fail is watched until it does: its output may be complete before the failure shows.
             final BooleanSupplier caughtUp = () -> badCase.survives()
-                && sumRecords(topics) >= expectedSumRecords && echoes(topics).size() >= expectedEchoes.size();
+                && sumRecords(topics) >= expectedSumRecords && echoes(topics).size() >= expectedEchoes.size()
+                && strings(topics.joined()).size() >= input.joined().size()
+                && strings(topics.leftJoined()).size() >= input.leftJoined().size();
             final long deadline = System.nanoTime() + RUN_TIMEOUT.toNanos();
             boolean ended = false;
             while (!ended && System.nanoTime() < deadline) {
@@ -119,28 +124,31 @@ class BadRecordsTest {
                 final String dropped = "DROPPED " + input.droppedRecords(badCase.oversizedEchoes());
                 app.awaitOutput(lines -> lines.contains(dropped), DROPPED_COUNT_TIMEOUT);
             }
-            return outcome(badCase, target, topics, expectedSums, expectedEchoes, ended, failed, app);
+            return outcome(badCase, target, topics, input, ended, failed, app);
         } finally {
             app.stop();
         }
     }
 
-    private static Outcome outcome(final Case badCase, final Target target, final BadRecordsTopics topics,
-                                   final Map<String, List<Long>> expectedSums, final List<String> expectedEchoes,
+    private static Outcome outcome(final Case badCase, final Target target, final BadRecordsTopics topics, final BadInput input,
                                    final boolean ended, final boolean failed, final ChildJvm app) {
         final Map<String, List<Long>> sums = CommittedTopic.read(BROKER.bootstrapServers(), topics.sums(), CommittedTopic::longValue);
         final List<String> echoes = echoes(topics);
+        final List<String> joined = strings(topics.joined());
+        final List<String> leftJoined = strings(topics.leftJoined());
         final List<String> problems = new ArrayList<>();
         if (!ended) {
             problems.add((badCase.survives() ? "did not catch up" : "did not fail") + " within " + RUN_TIMEOUT.toSeconds() + " s");
         } else if (failed == badCase.survives()) {
             problems.add(failed ? "failed: " + ChildOutput.failure(app.lines()) : "kept running");
         }
-        problems.addAll(sumMismatches(expectedSums, sums, !failed));
-        problems.addAll(echoMismatches(expectedEchoes, echoes, !failed));
+        problems.addAll(sumMismatches(input.sums(), sums, !failed));
+        problems.addAll(valueMismatches("echo", input.echoes(badCase.oversizedEchoes()), echoes, !failed));
+        problems.addAll(valueMismatches("inner join", input.joined(), joined, !failed));
+        problems.addAll(valueMismatches("left join", input.leftJoined(), leftJoined, !failed));
         final String application = failed ? "failed: " + ChildOutput.failure(app.lines()) : "kept running";
         return new Outcome(target, problems, application, lastDropped(app.lines()), sums.values().stream().mapToLong(List::size).sum(),
-            echoes.size(), app.log());
+            joined.size(), leftJoined.size(), echoes.size(), app.log());
     }
 
     /** Each key's sums must be the expected ones, all of them when the client kept running, a prefix when it failed. */
@@ -159,23 +167,27 @@ class BadRecordsTest {
         return mismatches;
     }
 
-    /** The echoes must be the expected ones, each once: all of them when the client kept running, some when it failed. */
-    private static List<String> echoMismatches(final List<String> expected, final List<String> actual, final boolean complete) {
+    /**
+     * The values of an output ({@code what}: echoes, joins) must be the expected ones, each once: all of them when the
+     * client kept running, some when it failed.
+     */
+    private static List<String> valueMismatches(final String what, final List<String> expected, final List<String> actual,
+                                                final boolean complete) {
         final List<String> mismatches = new ArrayList<>();
         final Set<String> expectedSet = new HashSet<>(expected);
         final Set<String> seen = new HashSet<>();
         for (final String echo : actual) {
             if (!expectedSet.contains(echo)) {
-                mismatches.add("an echo of " + abbreviated(echo) + ", which should not have been written");
+                mismatches.add("a " + what + " of " + abbreviated(echo) + ", which should not have been written");
             } else if (!seen.add(echo)) {
-                mismatches.add("the echo of " + echo + " twice");
+                mismatches.add("the " + what + " " + echo + " twice");
             }
         }
         if (complete && seen.size() != expectedSet.size()) {
             final List<String> missing = new ArrayList<>(expectedSet);
             missing.removeAll(seen);
             Collections.sort(missing);
-            mismatches.add((expectedSet.size() - seen.size()) + " echoes missing, e.g. " + abbreviated(missing));
+            mismatches.add((expectedSet.size() - seen.size()) + " of " + what + " missing, e.g. " + abbreviated(missing));
         }
         return mismatches;
     }
@@ -186,7 +198,11 @@ class BadRecordsTest {
     }
 
     private static List<String> echoes(final BadRecordsTopics topics) {
-        return CommittedTopic.values(BROKER.bootstrapServers(), topics.echoes(), bytes -> new String(bytes, StandardCharsets.UTF_8));
+        return strings(topics.echoes());
+    }
+
+    private static List<String> strings(final String topic) {
+        return CommittedTopic.values(BROKER.bootstrapServers(), topic, bytes -> new String(bytes, StandardCharsets.UTF_8));
     }
 
     private static long lastDropped(final List<String> lines) {
@@ -206,11 +222,12 @@ class BadRecordsTest {
 
     private static Outcome report(final Case badCase, final Outcome outcome) {
         REPORT.row(badCase.name(), outcome.target().description(), outcome.problems().isEmpty() ? "exact" : String.join("; ", outcome.problems()),
-            outcome.application(), outcome.dropped(), outcome.sumRecords(), outcome.echoes());
+            outcome.application(), outcome.dropped(), outcome.sumRecords(), outcome.joined(), outcome.leftJoined(), outcome.echoes());
         return outcome;
     }
 
     /** What one run saw, and what in it differs from Kafka Streams' behaviour. */
-    record Outcome(Target target, List<String> problems, String application, long dropped, long sumRecords, long echoes, Path log) {
+    record Outcome(Target target, List<String> problems, String application, long dropped, long sumRecords, long joined,
+                   long leftJoined, long echoes, Path log) {
     }
 }

@@ -21,7 +21,20 @@ record BadRecordsTopics(String prefix) {
         return prefix + "-echoes";
     }
 
+    /** Keys to labels, read as a global table. */
+    String labels() {
+        return prefix + "-labels";
+    }
+
+    String joined() {
+        return prefix + "-joined";
+    }
+
+    String leftJoined() {
+        return prefix + "-left-joined";
+    }
+
     List<String> outputs() {
-        return List.of(sums(), echoes());
+        return List.of(sums(), echoes(), joined(), leftJoined());
     }
 }
