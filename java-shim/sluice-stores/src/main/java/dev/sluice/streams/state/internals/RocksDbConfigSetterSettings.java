@@ -47,7 +47,7 @@ final class RocksDbConfigSetterSettings implements AutoCloseable {
     private static final double BLOOM_BITS_PER_KEY = 10.0;
 
     private static final RocksDbConfigSetterSettings NONE =
-        new RocksDbConfigSetterSettings(null, null, null, new LinkedHashMap<>(), List.of(), null);
+        new RocksDbConfigSetterSettings(null, null, null, Map.of(), List.of(), null);
 
     private final String storeName;
     private final RocksDBConfigSetter setter;
