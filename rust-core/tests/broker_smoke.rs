@@ -1,5 +1,6 @@
 //! The Rust side talks to a real Kafka broker: topics are created, transactions commit and
-//! abort, and a read_committed consumer sees committed records only.
+//! abort, a read_committed consumer sees committed records only, and a flush does not wait
+//! for the producer's linger.
 //!
 //! Needs a broker: run through `compat-tests/local-broker/with-broker cargo test ...` (as
 //! `make test` does), which exports SLUICE_BOOTSTRAP_SERVERS.
@@ -18,6 +19,7 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::{Message, Offset, TopicPartitionList};
+use sluice_core::kafka::{KafkaStreamsProducer, ProducedRecord, ProducedRecords, StreamsProducer};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -160,5 +162,36 @@ fn read_committed_sees_committed_transactions_only() {
     assert_eq!(
         read_all(&bootstrap, &topic, "read_uncommitted"),
         ["committed-1", "aborted", "committed-2"]
+    );
+}
+
+/// Kafka Streams' producer lingers up to `linger.ms` (100 ms by default) to fill batches, and
+/// a commit flushes it: what lingers is sent at once. A flush that waited for the linger here
+/// (four minutes) would give up after the producer's timeout instead.
+#[test]
+fn a_flush_sends_what_lingers_without_waiting_for_the_linger() {
+    let bootstrap = bootstrap_servers();
+    let topic = unique_name("broker-smoke-linger");
+    create_topic(&bootstrap, &topic);
+    let mut config = ClientConfig::new();
+    config
+        .set("bootstrap.servers", &bootstrap)
+        .set("linger.ms", "240000");
+    let mut producer = KafkaStreamsProducer::new(&config, TIMEOUT).expect("producer");
+    let mut records = ProducedRecords::new();
+    records.push(&ProducedRecord::new(
+        topic.as_str(),
+        Some(0),
+        Some(b"key".to_vec()),
+        Some(b"lingering".to_vec()),
+        0,
+    ));
+    for (id, record) in records.records().enumerate() {
+        producer.send(&record, id).expect("send");
+    }
+    producer.flush().expect("a flush sends at once");
+    assert_eq!(
+        read_all(&bootstrap, &topic, "read_uncommitted"),
+        ["lingering"]
     );
 }

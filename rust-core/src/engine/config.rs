@@ -291,6 +291,9 @@ impl EngineConfig {
             // Java's default partitioner for keyed records: murmur2 of the key.
             ("partitioner", "murmur2_random".to_string()),
             ("enable.idempotence", "true".into()),
+            // Kafka Streams' own producer default: batches fill for up to 100 ms, and a
+            // commit sends what is left at once.
+            ("linger.ms", "100".into()),
         ];
         if let Some(id) = transactional_id {
             defaults.push(("transactional.id", id.to_string()));
@@ -456,6 +459,20 @@ mod tests {
             .main_consumer_config(1);
         assert_eq!(main.get("queued.max.messages.kbytes"), Some("65536"));
         assert_eq!(main.get("queued.min.messages"), Some("100000"));
+    }
+
+    #[test]
+    fn the_producer_lingers_as_kafka_streams_producer_does_unless_the_user_says_otherwise() {
+        let base = [("application.id", "app"), ("bootstrap.servers", "b:1")];
+        let config = EngineConfig::from_properties(&props(&base)).unwrap();
+        assert_eq!(
+            config.producer_config(1, None).get("linger.ms"),
+            Some("100")
+        );
+        let mut set = props(&base);
+        set.insert("producer.linger.ms".into(), "5".into());
+        let config = EngineConfig::from_properties(&set).unwrap();
+        assert_eq!(config.producer_config(1, None).get("linger.ms"), Some("5"));
     }
 
     #[test]

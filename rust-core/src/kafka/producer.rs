@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
-use std::thread;
 use std::time::{Duration, Instant};
 
+use rdkafka::bindings as native;
 use rdkafka::consumer::ConsumerGroupMetadata;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{Header as RdHeader, Message, OwnedHeaders};
@@ -20,9 +20,10 @@ use crate::store::TopicPartition;
 
 /// Serving delivery reports this often keeps their queue short between commits.
 const SENDS_PER_POLL: u32 = 256;
-/// How long a flush waits before it looks for delivery reports again when none had come:
-/// short beside a broker's acknowledgement, long beside a poll.
-const FLUSH_NAP: Duration = Duration::from_micros(200);
+/// How long a flush waits, with every batch made sendable at once, before it serves the
+/// delivery reports that came meanwhile: short beside a broker's acknowledgement, long beside
+/// a poll.
+const FLUSH_NAP_MS: i32 = 1;
 
 /// Collects delivery reports until the next commit reads them.
 #[derive(Default)]
@@ -281,28 +282,27 @@ impl StreamsProducer for KafkaStreamsProducer {
         Ok(())
     }
 
-    /// Waits until every delivery report is served.
+    /// Sends every record the producer holds now, whatever `linger.ms` says (as Kafka's Java
+    /// producer flushes), and waits until each one's delivery report is served.
     ///
-    /// rdkafka's `poll(timeout)` runs until its timeout whatever it served, and below a
-    /// millisecond it asks librdkafka not to wait at all: a 100 ms slice (its own `flush`)
-    /// puts a 100 ms floor under every commit, a short one spins on the clock while the
-    /// broker acknowledges. So each turn serves what has arrived and, when nothing has,
-    /// sleeps for a moment.
+    /// librdkafka sends without lingering only while a flush call is running, and that call
+    /// cannot end early here: delivery reports come as events, which only the application's
+    /// poll serves, so the call waits out its timeout. Each turn therefore flushes for a
+    /// moment and then serves what arrived. (rdkafka's own `flush` serves in 100 ms slices,
+    /// which would put a 100 ms floor under every commit.)
     fn flush(&mut self) -> Result<(), TransactionFailure> {
         let deadline = Instant::now() + self.timeout;
-        let mut in_flight = self.producer.in_flight_count();
-        while in_flight > 0 {
+        self.producer.poll(Duration::ZERO);
+        while self.producer.in_flight_count() > 0 {
             if Instant::now() >= deadline {
                 return Err(TransactionFailure::classify(KafkaError::Flush(
                     RDKafkaErrorCode::OperationTimedOut,
                 )));
             }
+            // SAFETY: the handle is this producer's own, alive while `self.producer` is; a
+            // flush only reads the producer's queues and wakes its broker threads.
+            unsafe { native::rd_kafka_flush(self.producer.client().native_ptr(), FLUSH_NAP_MS) };
             self.producer.poll(Duration::ZERO);
-            let left = self.producer.in_flight_count();
-            if left == in_flight {
-                thread::sleep(FLUSH_NAP);
-            }
-            in_flight = left;
         }
         Ok(())
     }
