@@ -392,7 +392,8 @@ fn skip_trailing_markers(
     handed_out: &BTreeMap<TopicPartition, i64>,
     consumed: &mut BTreeMap<TopicPartition, InputOffset>,
 ) {
-    let positions = consumer.next_offsets();
+    let partitions: Vec<TopicPartition> = consumed.keys().cloned().collect();
+    let positions = consumer.next_offsets(&partitions);
     for (partition, input) in consumed.iter_mut() {
         let all_processed = handed_out.get(partition) == Some(&(input.offset - 1));
         if let (true, Some(&next)) = (all_processed, positions.get(partition)) {

@@ -692,7 +692,7 @@ fn lags(
     starts: &BTreeMap<TopicPartition, i64>,
     resets: &BTreeMap<String, OffsetReset>,
 ) -> Vec<(TopicPartition, Option<i64>)> {
-    let positions = consumer.next_offsets();
+    let positions = consumer.next_offsets(partitions);
     partitions
         .iter()
         .map(|partition| {

@@ -138,10 +138,10 @@ pub trait GroupConsumer {
         consumed: &BTreeMap<TopicPartition, InputOffset>,
     ) -> Result<(), KafkaFailure>;
 
-    /// The next offset the consumer hands out of each assigned partition that it has a
-    /// position for: past the last record it handed out, and past the transaction markers
-    /// after it.
-    fn next_offsets(&self) -> BTreeMap<TopicPartition, i64>;
+    /// The next offset the consumer hands out of each of `partitions` that is assigned and
+    /// has a position: past the last record it handed out, and past the transaction markers
+    /// after it. Asked every loop turn, so it must not wait for the client's own threads.
+    fn next_offsets(&self, partitions: &[TopicPartition]) -> BTreeMap<TopicPartition, i64>;
 
     /// The low and high watermarks of `partition` as the consumer's last fetch saw them,
     /// without asking the broker; `None` before it fetched any.

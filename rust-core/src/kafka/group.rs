@@ -322,10 +322,18 @@ impl<T: OnRdkafka> GroupConsumer for T {
             .map_err(|e| KafkaFailure::new("committing consumed offsets", e))
     }
 
-    fn next_offsets(&self) -> BTreeMap<TopicPartition, i64> {
-        let Ok(list) = self.rdkafka().position() else {
-            return BTreeMap::new();
+    fn next_offsets(&self, partitions: &[TopicPartition]) -> BTreeMap<TopicPartition, i64> {
+        // rdkafka's `position()` asks the group thread for the assignment first, a round trip
+        // between threads on every call; the positions alone are read where they are kept.
+        let list = partition_list(partitions.iter().map(|p| (p, None)));
+        // SAFETY: the client pointer is live for as long as `self` and the list is owned here;
+        // librdkafka only writes the list's offsets (unassigned partitions get an error code).
+        let error = unsafe {
+            rdkafka::bindings::rd_kafka_position(self.rdkafka().client().native_ptr(), list.ptr())
         };
+        if error != rdkafka::bindings::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
+            return BTreeMap::new();
+        }
         list.elements()
             .iter()
             .filter_map(|element| match element.offset() {

@@ -478,8 +478,12 @@ impl GroupConsumer for FakeConsumer {
         Ok(())
     }
 
-    fn next_offsets(&self) -> BTreeMap<TopicPartition, i64> {
-        self.state().positions.clone()
+    fn next_offsets(&self, partitions: &[TopicPartition]) -> BTreeMap<TopicPartition, i64> {
+        let state = self.state();
+        partitions
+            .iter()
+            .filter_map(|p| state.positions.get(p).map(|offset| (p.clone(), *offset)))
+            .collect()
     }
 
     fn fetched_watermarks(&self, partition: &TopicPartition) -> Option<(i64, i64)> {
