@@ -2,12 +2,14 @@ package dev.sluice.streams.internals;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
+import java.security.DigestInputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
@@ -63,45 +65,47 @@ public final class NativeLibrary {
         return osName(System.getProperty("os.name")) + "-" + archName(System.getProperty("os.arch"));
     }
 
+    /**
+     * Copies the library out of the jar into a directory named by its digest, unless a copy with that digest is
+     * there already. The bytes are streamed: the library is tens of megabytes, which an application's heap need
+     * not hold even for a moment.
+     */
     private static Path extractPackedLibrary() {
         final String platform = currentPlatform();
         final String fileName = System.mapLibraryName(LIBRARY_NAME);
         final String resource = RESOURCE_ROOT + platform + "/" + fileName;
-        final byte[] bytes;
-        try (InputStream in = NativeLibrary.class.getResourceAsStream(resource)) {
-            if (in == null) {
-                throw new IllegalStateException("Sluice has no native library for platform " + platform
-                    + " (os.name=" + System.getProperty("os.name") + ", os.arch=" + System.getProperty("os.arch")
-                    + "); this jar was built for " + buildProperties().getProperty("platform")
-                    + ". Build rust-core for this platform and point -D" + LIBRARY_PATH_PROPERTY + " at the library.");
-            }
-            bytes = in.readAllBytes();
-        } catch (final IOException e) {
-            throw new UncheckedIOException("Sluice could not read its native library from " + resource, e);
+        if (NativeLibrary.class.getResource(resource) == null) {
+            throw new IllegalStateException("Sluice has no native library for platform " + platform
+                + " (os.name=" + System.getProperty("os.name") + ", os.arch=" + System.getProperty("os.arch")
+                + "); this jar was built for " + buildProperties().getProperty("platform")
+                + ". Build rust-core for this platform and point -D" + LIBRARY_PATH_PROPERTY + " at the library.");
         }
-        final String digest = sha256(bytes);
-        final Path directory = cacheRoot().resolve(digest);
-        final Path target = directory.resolve(fileName);
+        final Path root = cacheRoot();
         try {
-            if (Files.isRegularFile(target) && sha256(Files.readAllBytes(target)).equals(digest)) {
+            final String digest = digestOf(NativeLibrary.class.getResourceAsStream(resource));
+            final Path target = root.resolve(digest).resolve(fileName);
+            if (Files.isRegularFile(target) && digestOf(Files.newInputStream(target)).equals(digest)) {
                 return target;
             }
-            Files.createDirectories(directory);
-            // Written under a unique name and moved into place, so a concurrent JVM never loads a
-            // half-written file.
-            final Path partial = Files.createTempFile(directory, fileName, ".partial");
-            Files.write(partial, bytes);
-            try {
-                Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (final AtomicMoveNotSupportedException e) {
-                Files.move(partial, target, StandardCopyOption.REPLACE_EXISTING);
+            Files.createDirectories(target.getParent());
+            // Written under a unique name and moved into place, so a concurrent JVM never loads a half-written file.
+            final Path partial = Files.createTempFile(target.getParent(), fileName, ".partial");
+            try (InputStream in = NativeLibrary.class.getResourceAsStream(resource)) {
+                Files.copy(in, partial, StandardCopyOption.REPLACE_EXISTING);
+                try {
+                    Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                } catch (final AtomicMoveNotSupportedException e) {
+                    Files.move(partial, target, StandardCopyOption.REPLACE_EXISTING);
+                }
+            } finally {
+                Files.deleteIfExists(partial);
             }
-            if (!sha256(Files.readAllBytes(target)).equals(digest)) {
+            if (!digestOf(Files.newInputStream(target)).equals(digest)) {
                 throw new IllegalStateException("Sluice's native library at " + target + " does not match the one in the jar");
             }
             return target;
         } catch (final IOException e) {
-            throw new UncheckedIOException("Sluice could not extract its native library to " + directory
+            throw new UncheckedIOException("Sluice could not extract its native library " + resource + " to " + root
                 + "; set -D" + CACHE_DIR_PROPERTY + " to a writable directory", e);
         }
     }
@@ -137,12 +141,18 @@ public final class NativeLibrary {
         return properties;
     }
 
-    private static String sha256(final byte[] bytes) {
+    /** The SHA-256 of what {@code stream} holds, in hex; closes it. */
+    private static String digestOf(final InputStream stream) throws IOException {
+        final MessageDigest sha256;
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+            sha256 = MessageDigest.getInstance("SHA-256");
         } catch (final NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is required of every Java platform", e);
         }
+        try (InputStream in = new DigestInputStream(stream, sha256)) {
+            in.transferTo(OutputStream.nullOutputStream());
+        }
+        return HexFormat.of().formatHex(sha256.digest());
     }
 
     static String osName(final String osName) {

@@ -10,8 +10,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.nio.file.attribute.FileTime;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.apache.kafka.streams.errors.StreamsException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -64,8 +66,31 @@ class NativeLibraryTest {
         assertTrue(output.contains("set -D" + NativeLibrary.CACHE_DIR_PROPERTY), output);
     }
 
-    /** Runs {@link LoadInChildJvm} in a fresh JVM, since a library loads only once per JVM. */
+    @Test
+    void theLibraryIsExtractedOnceIntoADirectoryNamedByItsDigestAndFoundThereNextTime(@TempDir final Path dir)
+            throws Exception {
+        final String property = "-D" + NativeLibrary.CACHE_DIR_PROPERTY + "=" + dir;
+        assertEquals("", runInChildJvm(property, 0));
+        final List<Path> extracted;
+        try (Stream<Path> files = Files.walk(dir)) {
+            extracted = files.filter(Files::isRegularFile).toList();
+        }
+        assertEquals(1, extracted.size(), "one library and no partial copy: " + extracted);
+        final Path library = extracted.get(0);
+        assertEquals(System.mapLibraryName("sluice_core"), library.getFileName().toString());
+        assertTrue(library.getParent().getFileName().toString().matches("[0-9a-f]{64}"), library.toString());
+        final FileTime written = Files.getLastModifiedTime(library);
+        assertEquals("", runInChildJvm(property, 0));
+        assertEquals(written, Files.getLastModifiedTime(library), "the second JVM loads the copy it finds");
+    }
+
+    /** Runs {@link LoadInChildJvm} in a fresh JVM, since a library loads only once per JVM; expects it to fail. */
     private static String runInChildJvm(final String property) throws IOException, InterruptedException {
+        return runInChildJvm(property, 1);
+    }
+
+    /** Runs {@link LoadInChildJvm} in a fresh JVM; its output, once it exited with {@code exitCode}. */
+    private static String runInChildJvm(final String property, final int exitCode) throws IOException, InterruptedException {
         final Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
         final Process process = new ProcessBuilder(List.of(java.toString(), property, "-cp",
                 System.getProperty("java.class.path"), LoadInChildJvm.class.getName()))
@@ -73,7 +98,7 @@ class NativeLibraryTest {
             .start();
         assertTrue(process.waitFor(60, TimeUnit.SECONDS), "child JVM did not finish");
         final String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(1, process.exitValue(), output);
+        assertEquals(exitCode, process.exitValue(), output);
         return output;
     }
 
