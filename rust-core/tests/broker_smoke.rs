@@ -17,9 +17,12 @@ use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
+use rdkafka::message::Headers;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::{Message, Offset, TopicPartitionList};
-use sluice_core::kafka::{KafkaStreamsProducer, ProducedRecord, ProducedRecords, StreamsProducer};
+use sluice_core::kafka::{
+    Header, KafkaStreamsProducer, ProducedRecord, ProducedRecords, StreamsProducer,
+};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -193,5 +196,91 @@ fn a_flush_sends_what_lingers_without_waiting_for_the_linger() {
     assert_eq!(
         read_all(&bootstrap, &topic, "read_uncommitted"),
         ["lingering"]
+    );
+}
+
+/// What the engine's producer writes arrives as it was framed: key, value (a tombstone as
+/// null), partition, timestamp, and headers in order (a null header value as null).
+#[test]
+fn a_produced_record_arrives_with_its_key_value_timestamp_and_headers() {
+    let bootstrap = bootstrap_servers();
+    let topic = unique_name("broker-smoke-fields");
+    create_topic(&bootstrap, &topic);
+    let mut config = ClientConfig::new();
+    config.set("bootstrap.servers", &bootstrap);
+    let mut producer = KafkaStreamsProducer::new(&config, TIMEOUT).expect("producer");
+    let mut with_headers = ProducedRecord::new(
+        topic.as_str(),
+        Some(0),
+        Some(b"k1".to_vec()),
+        Some(b"v1".to_vec()),
+        1_700_000_000_123,
+    );
+    with_headers.headers = vec![
+        Header {
+            key: "origin".into(),
+            value: Some(b"here".to_vec()),
+        },
+        Header {
+            key: "nothing".into(),
+            value: None,
+        },
+    ];
+    let tombstone = ProducedRecord::new(topic.as_str(), Some(0), Some(b"k2".to_vec()), None, 5);
+    let mut records = ProducedRecords::new();
+    records.push(&with_headers);
+    records.push(&tombstone);
+    for (id, record) in records.records().enumerate() {
+        producer.send(&record, id).expect("send");
+    }
+    producer.flush().expect("flush");
+
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", &bootstrap)
+        .set("group.id", unique_name("broker-smoke-fields-reader"))
+        .set("enable.auto.commit", "false")
+        .create()
+        .expect("consumer");
+    let mut assignment = TopicPartitionList::new();
+    assignment
+        .add_partition_offset(&topic, 0, Offset::Beginning)
+        .expect("assignment");
+    consumer.assign(&assignment).expect("assign");
+    let deadline = Instant::now() + TIMEOUT;
+    let mut read = Vec::new();
+    while read.len() < 2 && Instant::now() < deadline {
+        if let Some(message) = consumer.poll(Duration::from_millis(200)) {
+            let message = message.expect("a record");
+            let headers: Vec<(String, Option<Vec<u8>>)> = message
+                .headers()
+                .map(|headers| {
+                    headers
+                        .iter()
+                        .map(|h| (h.key.to_string(), h.value.map(<[u8]>::to_vec)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            read.push((
+                message.key().map(<[u8]>::to_vec),
+                message.payload().map(<[u8]>::to_vec),
+                message.timestamp().to_millis(),
+                headers,
+            ));
+        }
+    }
+    assert_eq!(
+        read,
+        [
+            (
+                Some(b"k1".to_vec()),
+                Some(b"v1".to_vec()),
+                Some(1_700_000_000_123),
+                vec![
+                    ("origin".to_string(), Some(b"here".to_vec())),
+                    ("nothing".to_string(), None)
+                ]
+            ),
+            (Some(b"k2".to_vec()), None, Some(5), vec![]),
+        ]
     );
 }

@@ -2,14 +2,16 @@
 //! record landed and which records failed.
 
 use std::collections::BTreeMap;
+use std::ffi::{c_void, CString};
+use std::ptr::{self, NonNull};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rdkafka::bindings as native;
 use rdkafka::consumer::ConsumerGroupMetadata;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
-use rdkafka::message::{Header as RdHeader, Message, OwnedHeaders};
-use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
+use rdkafka::message::Message;
+use rdkafka::producer::{BaseProducer, DeliveryResult, Producer, ProducerContext};
 use rdkafka::{ClientConfig, ClientContext};
 
 use crate::kafka::clients::{DeliveredOffsets, FailedSend, GroupMetadata, StreamsProducer};
@@ -122,21 +124,74 @@ fn rejects_only_the_record(error: &KafkaError) -> bool {
     )
 }
 
-/// The headers of `record` in rdkafka's form, or `None` when there are none.
-fn rdkafka_headers(record: &ProducedView<'_>) -> Option<OwnedHeaders> {
+/// librdkafka's handle of a topic the producer writes to. A send that names its topic by
+/// handle spares librdkafka a lookup by name under the client's lock, and the send a copy of
+/// the name, for every record.
+struct TopicHandle {
+    name: String,
+    handle: NonNull<native::rd_kafka_topic_t>,
+}
+
+// SAFETY: librdkafka's topic handles are safe to use from any thread.
+unsafe impl Send for TopicHandle {}
+
+impl Drop for TopicHandle {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from `rd_kafka_topic_new` and is given back once, before its
+        // client is destroyed (`KafkaStreamsProducer` drops its topics first).
+        unsafe { native::rd_kafka_topic_destroy(self.handle.as_ptr()) }
+    }
+}
+
+/// The headers of `record` in librdkafka's form, owned by the caller (a successful send takes
+/// them over); null when there are none.
+fn native_headers(record: &ProducedView<'_>) -> *mut native::rd_kafka_headers_t {
     let headers = record.headers();
     if headers.len() == 0 {
-        return None;
+        return ptr::null_mut();
     }
-    let mut owned = OwnedHeaders::new_with_capacity(headers.len());
-    for (key, value) in headers {
-        owned = owned.insert(RdHeader { key, value });
+    // SAFETY: librdkafka copies each name and value into the list it allocates here.
+    unsafe {
+        let list = native::rd_kafka_headers_new(headers.len());
+        for (key, value) in headers {
+            let (value, size) = value.map_or((ptr::null(), 0), |v| (v.as_ptr().cast(), v.len()));
+            native::rd_kafka_header_add(
+                list,
+                key.as_ptr().cast(),
+                key.len() as isize,
+                value,
+                size as isize,
+            );
+        }
+        list
     }
-    Some(owned)
+}
+
+/// One field of a send, as `rd_kafka_produceva` takes it.
+fn field(
+    vtype: native::rd_kafka_vtype_t,
+    u: native::rd_kafka_vu_s__bindgen_ty_1,
+) -> native::rd_kafka_vu_t {
+    native::rd_kafka_vu_t { vtype, u }
+}
+
+/// A key or value field: its bytes, or a null pointer for none.
+fn bytes_field(vtype: native::rd_kafka_vtype_t, bytes: Option<&[u8]>) -> native::rd_kafka_vu_t {
+    let (ptr, size) = bytes.map_or((ptr::null_mut(), 0), |b| {
+        (b.as_ptr() as *mut c_void, b.len())
+    });
+    field(
+        vtype,
+        native::rd_kafka_vu_s__bindgen_ty_1 {
+            mem: native::rd_kafka_vu_s__bindgen_ty_1__bindgen_ty_1 { ptr, size },
+        },
+    )
 }
 
 /// One engine thread's producer.
 pub struct KafkaStreamsProducer {
+    /// Dropped before the producer (see [`TopicHandle`]).
+    topics: Vec<TopicHandle>,
     producer: BaseProducer<DeliveryTracker>,
     transactional: bool,
     in_transaction: bool,
@@ -159,12 +214,117 @@ impl KafkaStreamsProducer {
                 .map_err(TransactionFailure::classify)?;
         }
         Ok(KafkaStreamsProducer {
+            topics: Vec::new(),
             producer,
             transactional,
             in_transaction: false,
             sends_since_poll: 0,
             timeout,
         })
+    }
+
+    /// The handle of `topic`, made on its first send.
+    fn topic_handle(&mut self, topic: &str) -> Result<*mut native::rd_kafka_topic_t, KafkaError> {
+        if let Some(known) = self.topics.iter().find(|t| t.name == topic) {
+            return Ok(known.handle.as_ptr());
+        }
+        let invalid = || KafkaError::MessageProduction(RDKafkaErrorCode::InvalidTopic);
+        let name = CString::new(topic).map_err(|_| invalid())?;
+        // SAFETY: the client is live and the name a valid C string; the handle is given back
+        // before the client is destroyed (see `TopicHandle`).
+        let handle = unsafe {
+            native::rd_kafka_topic_new(
+                self.producer.client().native_ptr(),
+                name.as_ptr(),
+                ptr::null_mut(),
+            )
+        };
+        let handle = NonNull::new(handle).ok_or_else(invalid)?;
+        self.topics.push(TopicHandle {
+            name: topic.to_string(),
+            handle,
+        });
+        Ok(handle.as_ptr())
+    }
+
+    /// Hands `record` to librdkafka, which copies what it needs of it.
+    fn produce(&mut self, record: &ProducedView<'_>, id: usize) -> Result<(), KafkaError> {
+        use native::rd_kafka_vtype_t::*;
+        let topic = self.topic_handle(record.topic)?;
+        let headers = native_headers(record);
+        let mut fields = [
+            field(
+                RD_KAFKA_VTYPE_RKT,
+                native::rd_kafka_vu_s__bindgen_ty_1 { rkt: topic },
+            ),
+            field(
+                RD_KAFKA_VTYPE_PARTITION,
+                native::rd_kafka_vu_s__bindgen_ty_1 {
+                    // librdkafka's RD_KAFKA_PARTITION_UA: the partitioner chooses.
+                    i32_: record.partition.unwrap_or(-1),
+                },
+            ),
+            field(
+                RD_KAFKA_VTYPE_MSGFLAGS,
+                native::rd_kafka_vu_s__bindgen_ty_1 {
+                    i: native::RD_KAFKA_MSG_F_COPY,
+                },
+            ),
+            bytes_field(RD_KAFKA_VTYPE_KEY, record.key),
+            bytes_field(RD_KAFKA_VTYPE_VALUE, record.value),
+            // The delivery report hands the record's id back (rdkafka's `usize` opaque).
+            field(
+                RD_KAFKA_VTYPE_OPAQUE,
+                native::rd_kafka_vu_s__bindgen_ty_1 {
+                    ptr: id as *mut c_void,
+                },
+            ),
+            // The optional fields below take these two places.
+            field(
+                RD_KAFKA_VTYPE_END,
+                native::rd_kafka_vu_s__bindgen_ty_1 { i: 0 },
+            ),
+            field(
+                RD_KAFKA_VTYPE_END,
+                native::rd_kafka_vu_s__bindgen_ty_1 { i: 0 },
+            ),
+        ];
+        let mut count = 6;
+        if record.timestamp >= 0 {
+            fields[count] = field(
+                RD_KAFKA_VTYPE_TIMESTAMP,
+                native::rd_kafka_vu_s__bindgen_ty_1 {
+                    i64_: record.timestamp,
+                },
+            );
+            count += 1;
+        }
+        if !headers.is_null() {
+            fields[count] = field(
+                RD_KAFKA_VTYPE_HEADERS,
+                native::rd_kafka_vu_s__bindgen_ty_1 { headers },
+            );
+            count += 1;
+        }
+        // SAFETY: the client is live, the fields valid for the call (librdkafka copies the key
+        // and value), the topic handle is the producer's own; on success the headers are
+        // librdkafka's, on failure still ours to destroy, as is the error it returns.
+        unsafe {
+            let error = native::rd_kafka_produceva(
+                self.producer.client().native_ptr(),
+                fields.as_ptr(),
+                count,
+            );
+            if error.is_null() {
+                return Ok(());
+            }
+            let code = native::rd_kafka_error_code(error);
+            native::rd_kafka_error_destroy(error);
+            if !headers.is_null() {
+                native::rd_kafka_headers_destroy(headers);
+            }
+            Err(KafkaError::MessageProduction(code.into()))
+        }
     }
 
     fn begin_if_needed(&mut self) -> Result<(), TransactionFailure> {
@@ -186,31 +346,13 @@ impl StreamsProducer for KafkaStreamsProducer {
     /// Waits while librdkafka's queue is full.
     fn send(&mut self, record: &ProducedView<'_>, id: usize) -> Result<(), TransactionFailure> {
         self.begin_if_needed()?;
-        let mut base: BaseRecord<'_, [u8], [u8], usize> =
-            BaseRecord::with_opaque_to(record.topic, id);
-        if let Some(partition) = record.partition {
-            base = base.partition(partition);
-        }
-        if let Some(key) = record.key {
-            base = base.key(key);
-        }
-        if let Some(value) = record.value {
-            base = base.payload(value);
-        }
-        if record.timestamp >= 0 {
-            base = base.timestamp(record.timestamp);
-        }
-        if let Some(headers) = rdkafka_headers(record) {
-            base = base.headers(headers);
-        }
         loop {
-            match self.producer.send(base) {
+            match self.produce(record, id) {
                 Ok(()) => break,
-                Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), returned)) => {
+                Err(KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull)) => {
                     self.producer.poll(Duration::from_millis(10));
-                    base = returned;
                 }
-                Err((error, _)) if rejects_only_the_record(&error) => {
+                Err(error) if rejects_only_the_record(&error) => {
                     let failed = FailedSend {
                         id,
                         record: record.to_owned(),
@@ -219,7 +361,7 @@ impl StreamsProducer for KafkaStreamsProducer {
                     self.producer.context().lock().failed.push((failed, error));
                     return Ok(());
                 }
-                Err((error, _)) => return Err(TransactionFailure::classify(error)),
+                Err(error) => return Err(TransactionFailure::classify(error)),
             }
         }
         self.sends_since_poll += 1;
