@@ -168,6 +168,25 @@ fn read_committed_sees_committed_transactions_only() {
     );
 }
 
+/// Sends `records` through the engine's producer, made with `settings` on top of the broker's
+/// address, and flushes it.
+fn send_and_flush(bootstrap: &str, settings: &[(&str, &str)], records: &[ProducedRecord]) {
+    let mut config = ClientConfig::new();
+    config.set("bootstrap.servers", bootstrap);
+    for (key, value) in settings {
+        config.set(*key, *value);
+    }
+    let mut producer = KafkaStreamsProducer::new(&config, TIMEOUT).expect("producer");
+    let mut framed = ProducedRecords::new();
+    for record in records {
+        framed.push(record);
+    }
+    for (id, record) in framed.records().enumerate() {
+        producer.send(&record, id).expect("send");
+    }
+    producer.flush().expect("flush");
+}
+
 /// Kafka Streams' producer lingers up to `linger.ms` (100 ms by default) to fill batches, and
 /// a commit flushes it: what lingers is sent at once. A flush that waited for the linger here
 /// (four minutes) would give up after the producer's timeout instead.
@@ -176,23 +195,14 @@ fn a_flush_sends_what_lingers_without_waiting_for_the_linger() {
     let bootstrap = bootstrap_servers();
     let topic = unique_name("broker-smoke-linger");
     create_topic(&bootstrap, &topic);
-    let mut config = ClientConfig::new();
-    config
-        .set("bootstrap.servers", &bootstrap)
-        .set("linger.ms", "240000");
-    let mut producer = KafkaStreamsProducer::new(&config, TIMEOUT).expect("producer");
-    let mut records = ProducedRecords::new();
-    records.push(&ProducedRecord::new(
+    let lingering = ProducedRecord::new(
         topic.as_str(),
         Some(0),
         Some(b"key".to_vec()),
         Some(b"lingering".to_vec()),
         0,
-    ));
-    for (id, record) in records.records().enumerate() {
-        producer.send(&record, id).expect("send");
-    }
-    producer.flush().expect("a flush sends at once");
+    );
+    send_and_flush(&bootstrap, &[("linger.ms", "240000")], &[lingering]);
     assert_eq!(
         read_all(&bootstrap, &topic, "read_uncommitted"),
         ["lingering"]
@@ -206,9 +216,6 @@ fn a_produced_record_arrives_with_its_key_value_timestamp_and_headers() {
     let bootstrap = bootstrap_servers();
     let topic = unique_name("broker-smoke-fields");
     create_topic(&bootstrap, &topic);
-    let mut config = ClientConfig::new();
-    config.set("bootstrap.servers", &bootstrap);
-    let mut producer = KafkaStreamsProducer::new(&config, TIMEOUT).expect("producer");
     let mut with_headers = ProducedRecord::new(
         topic.as_str(),
         Some(0),
@@ -227,13 +234,7 @@ fn a_produced_record_arrives_with_its_key_value_timestamp_and_headers() {
         },
     ];
     let tombstone = ProducedRecord::new(topic.as_str(), Some(0), Some(b"k2".to_vec()), None, 5);
-    let mut records = ProducedRecords::new();
-    records.push(&with_headers);
-    records.push(&tombstone);
-    for (id, record) in records.records().enumerate() {
-        producer.send(&record, id).expect("send");
-    }
-    producer.flush().expect("flush");
+    send_and_flush(&bootstrap, &[], &[with_headers, tombstone]);
 
     let consumer: BaseConsumer = ClientConfig::new()
         .set("bootstrap.servers", &bootstrap)
