@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::ffi::{c_char, CStr, CString};
 use std::ptr::NonNull;
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use rdkafka::bindings as native;
@@ -27,8 +27,7 @@ use crate::kafka::clients::{
     GroupConsumer, GroupMetadata, OffsetReset, RebalanceListener, Subscription,
 };
 use crate::kafka::error::{ClientError, KafkaFailure};
-use crate::kafka::fetch::FetchQueue;
-use crate::kafka::records::{push_to_runs, record_count, InputOffset, RecordRun};
+use crate::kafka::records::{push_to_runs, InputOffset, RecordRun};
 use crate::store::TopicPartition;
 
 /// The consumer context that forwards rebalances to a [`RebalanceListener`], and remembers
@@ -36,9 +35,6 @@ use crate::store::TopicPartition;
 pub struct GroupContext {
     listener: Arc<dyn RebalanceListener>,
     subscribed: Mutex<Subscribed>,
-    /// Where the assigned partitions' records arrive; given back before the client is
-    /// destroyed, which [`KafkaGroupConsumer`]'s drop sees to.
-    fetched: RwLock<Option<FetchQueue>>,
     /// How long a blocking call waits for the group coordinator.
     timeout: Duration,
 }
@@ -57,10 +53,6 @@ impl GroupContext {
     fn subscribed(&self) -> MutexGuard<'_, Subscribed> {
         self.subscribed.lock().unwrap_or_else(|p| p.into_inner())
     }
-
-    fn fetched(&self) -> std::sync::RwLockReadGuard<'_, Option<FetchQueue>> {
-        self.fetched.read().unwrap_or_else(|p| p.into_inner())
-    }
 }
 
 /// The rdkafka consumer of a [`KafkaGroupConsumer`], which its rebalance callbacks are given.
@@ -73,15 +65,8 @@ pub struct KafkaGroupConsumer {
 
 impl Drop for KafkaGroupConsumer {
     fn drop(&mut self) {
-        // librdkafka wants every topic and queue handle given back before its client is
-        // destroyed.
-        let context = self.consumer.context();
-        context.subscribed().reset_topics.clear();
-        context
-            .fetched
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        // librdkafka wants every topic handle given back before its client is destroyed.
+        self.consumer.context().subscribed().reset_topics.clear();
     }
 }
 
@@ -108,20 +93,12 @@ impl ClientContext for GroupContext {}
 
 impl ConsumerContext for GroupContext {
     fn pre_rebalance(&self, consumer: &BaseGroupConsumer, rebalance: &Rebalance<'_>) {
-        match rebalance {
-            Rebalance::Revoke(list) => self.listener.partitions_revoked(
+        if let Rebalance::Revoke(list) = rebalance {
+            self.listener.partitions_revoked(
                 consumer,
                 &partitions_of(list),
                 consumer.assignment_lost(),
-            ),
-            // Before the assignment applies, so that the partitions' first records already
-            // arrive in the fetch queue.
-            Rebalance::Assign(list) => {
-                if let Some(fetched) = self.fetched().as_ref() {
-                    fetched.forward(&partitions_of(list));
-                }
-            }
-            Rebalance::Error(_) => {}
+            );
         }
     }
 
@@ -144,19 +121,11 @@ pub fn subscribe(
     let context = GroupContext {
         listener,
         subscribed: Mutex::new(Subscribed::default()),
-        fetched: RwLock::new(None),
         timeout,
     };
     let consumer: BaseGroupConsumer = config
         .create_with_context(context)
         .map_err(|e| KafkaFailure::new("creating the group consumer", e))?;
-    // SAFETY: the queue is given back in `KafkaGroupConsumer`'s drop, before the client.
-    let fetched = unsafe { FetchQueue::new(consumer.client().native_ptr()) };
-    *consumer
-        .context()
-        .fetched
-        .write()
-        .unwrap_or_else(|p| p.into_inner()) = Some(fetched);
     let group = KafkaGroupConsumer { consumer };
     group.resubscribe(subscription)?;
     Ok(group)
@@ -240,33 +209,21 @@ impl Drop for ResetTopic {
 }
 
 impl<T: OnRdkafka> GroupConsumer for T {
-    /// Serves the consumer's own queue first (rebalances run their callbacks there), then
-    /// takes the records from the fetch queue.
     fn poll_records(&self, max: usize, wait: Duration) -> Result<Vec<RecordRun>, KafkaFailure> {
-        let consumer = self.rdkafka();
         let mut runs = Vec::new();
-        match consumer.poll(Duration::ZERO) {
-            None => {}
-            // Not expected: every partition forwards its records from its assignment on.
-            Some(Ok(message)) => push_to_runs(&mut runs, &message),
-            Some(Err(error)) => return Err(KafkaFailure::new("polling the source topics", error)),
-        }
-        let fetched = consumer.context().fetched();
-        let Some(fetched) = fetched.as_ref() else {
-            return Ok(runs);
-        };
-        let wait = if runs.is_empty() {
-            wait
-        } else {
-            Duration::ZERO
-        };
-        let error = fetched.take(max.saturating_sub(record_count(&runs)), wait, &mut runs);
-        match error {
-            Some(error) if runs.is_empty() => {
-                Err(KafkaFailure::new("polling the source topics", error))
+        let mut timeout = wait;
+        for polled in 0..max {
+            match self.rdkafka().poll(timeout) {
+                None => break,
+                Some(Ok(message)) => push_to_runs(&mut runs, &message),
+                Some(Err(error)) if polled == 0 => {
+                    return Err(KafkaFailure::new("polling the source topics", error))
+                }
+                Some(Err(_)) => break,
             }
-            _ => Ok(runs),
+            timeout = Duration::ZERO;
         }
+        Ok(runs)
     }
 
     fn rejoin(&self) -> Result<(), KafkaFailure> {

@@ -23,7 +23,6 @@ pub mod changelog;
 pub mod client_config;
 pub mod clients;
 pub mod error;
-pub mod fetch;
 pub mod group;
 pub mod producer;
 pub mod records;
