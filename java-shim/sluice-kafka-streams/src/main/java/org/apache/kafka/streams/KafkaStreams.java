@@ -985,6 +985,12 @@ public class KafkaStreams implements AutoCloseable {
                 + "). This instance can no longer serve queries.");
         }
         final StateQueryResult<R> result = new StateQueryResult<>();
+        if (topologyMetadata.globalStateStores().containsKey(storeName)) {
+            // As Kafka Streams answers: interactive queries v2 do not reach global stores.
+            result.setGlobalResult(QueryResult.forFailure(FailureReason.UNKNOWN_QUERY_TYPE,
+                "Global stores do not yet support the KafkaStreams#query API. Use KafkaStreams#store instead."));
+            return result;
+        }
         final Map<Integer, StateStore> stores = new TreeMap<>(localStores(storeName));
         final QueryConfig queryConfig = new QueryConfig(request.executionInfoEnabled(),
             request.isolationLevel().orElseGet(applicationConfigs::defaultInteractiveQueryIsolationLevel));
