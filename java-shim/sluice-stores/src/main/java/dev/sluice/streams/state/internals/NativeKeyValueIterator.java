@@ -7,7 +7,7 @@ import java.util.function.Consumer;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
-import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.internals.ManagedKeyValueIterator;
 
 /**
  * A native scan read in chunks: each native call fills a {@code byte[]} with as many entries as fit
@@ -16,8 +16,11 @@ import org.apache.kafka.streams.state.KeyValueIterator;
  * only a few entries deep does not pay for reading (and copying) a full chunk ahead; the buffer also
  * grows when a single entry does not fit. Closing releases the native scan; afterwards
  * {@link #hasNext()} raises {@link InvalidStateStoreException}, as Kafka Streams' iterators do.
+ *
+ * <p>It is a {@link ManagedKeyValueIterator}, as Kafka Streams' RocksDB iterators are: Kafka Streams'
+ * adapter of a plain key-value store to a timestamped one takes the store's range queries as such.
  */
-final class NativeKeyValueIterator implements KeyValueIterator<Bytes, byte[]> {
+final class NativeKeyValueIterator implements ManagedKeyValueIterator<Bytes, byte[]> {
 
     static {
         NativeLibrary.load();
@@ -29,7 +32,7 @@ final class NativeKeyValueIterator implements KeyValueIterator<Bytes, byte[]> {
     /** Size of the first chunk, at most the iterator's chunk size. */
     static final int FIRST_CHUNK_BYTES = 2 * 1024;
 
-    private final Consumer<NativeKeyValueIterator> onClose;
+    private final Consumer<NativeKeyValueIterator> untrack;
     private final NativeHandle handle;
     private final int chunkBytes;
     private byte[] chunk;
@@ -37,13 +40,14 @@ final class NativeKeyValueIterator implements KeyValueIterator<Bytes, byte[]> {
     private int unreadInChunk;
     private KeyValue<Bytes, byte[]> next;
     private boolean exhausted;
+    private Runnable closeCallback;
 
     NativeKeyValueIterator(final String storeName, final long handle, final int chunkBytes,
-                           final Consumer<NativeKeyValueIterator> onClose) {
+                           final Consumer<NativeKeyValueIterator> untrack) {
         this.handle = new NativeHandle(handle, "Iterator of store " + storeName + " has closed.");
         this.chunkBytes = chunkBytes;
         this.chunk = new byte[Math.min(FIRST_CHUNK_BYTES, chunkBytes)];
-        this.onClose = onClose;
+        this.untrack = untrack;
     }
 
     @Override
@@ -81,12 +85,21 @@ final class NativeKeyValueIterator implements KeyValueIterator<Bytes, byte[]> {
         return next.key;
     }
 
+    /** Sets what runs once this iterator is closed, after the store stopped tracking it. */
+    @Override
+    public void onClose(final Runnable closeCallback) {
+        this.closeCallback = closeCallback;
+    }
+
     @Override
     public void close() {
         final long open = handle.take();
         if (open != NativeHandle.TAKEN) {
             close(open);
-            onClose.accept(this);
+            untrack.accept(this);
+            if (closeCallback != null) {
+                closeCallback.run();
+            }
         }
     }
 

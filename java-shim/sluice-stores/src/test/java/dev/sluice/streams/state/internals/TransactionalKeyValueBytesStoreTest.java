@@ -5,6 +5,7 @@ import static dev.sluice.streams.state.internals.StoreFixture.drain;
 import static dev.sluice.streams.state.internals.StoreFixture.string;
 import static dev.sluice.streams.state.internals.StoreFixture.value;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -16,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 import org.apache.kafka.common.IsolationLevel;
@@ -25,7 +27,10 @@ import org.apache.kafka.streams.query.KeyQuery;
 import org.apache.kafka.streams.query.PositionBound;
 import org.apache.kafka.streams.query.QueryConfig;
 import org.apache.kafka.streams.query.QueryResult;
+import org.apache.kafka.streams.query.RangeQuery;
+import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
+import org.apache.kafka.streams.state.internals.ManagedKeyValueIterator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.io.TempDir;
@@ -145,6 +150,32 @@ class TransactionalKeyValueBytesStoreTest {
                 new QueryConfig(false, IsolationLevel.READ_COMMITTED));
             assertEquals("1", string(afterCommit.getResult()));
             assertEquals(17L, afterCommit.getPosition().getPartitionPositions("input").get(3));
+        }
+    }
+
+    /**
+     * Kafka Streams' adapter of a plain key-value store to a timestamped one (a DSL table materialized in
+     * {@code Stores.persistentKeyValueStore}) takes the iterator of a range query as a
+     * {@link ManagedKeyValueIterator} and hands it the callback that runs when it closes.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("backends")
+    void rangeQueriesAnswerWithIteratorsThatRunTheirCloseCallbackOnce(final String label,
+                                                                      final KeyValueBackend backend) {
+        try (SluiceKeyValueBytesStore store = new StoreFixture(stateDir).open(backend)) {
+            store.put(bytes("a"), value("1"));
+            store.put(bytes("b"), value("2"));
+
+            final QueryResult<KeyValueIterator<Bytes, byte[]>> result = store.query(
+                RangeQuery.withRange(bytes("a"), bytes("z")), PositionBound.unbounded(), new QueryConfig(false));
+            final ManagedKeyValueIterator<?, ?> managed = assertInstanceOf(ManagedKeyValueIterator.class,
+                result.getResult());
+            final AtomicInteger closed = new AtomicInteger();
+            managed.onClose(closed::incrementAndGet);
+            assertEquals(0, closed.get());
+            assertEquals(List.of("a=1", "b=2"), drain(result.getResult()));
+            result.getResult().close();
+            assertEquals(1, closed.get());
         }
     }
 }
