@@ -5,6 +5,7 @@
 //! Needs a broker: run through `compat-tests/local-broker/with-broker cargo test ...` (as
 //! `make test` does), which exports SLUICE_BOOTSTRAP_SERVERS.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
@@ -168,15 +169,18 @@ fn read_committed_sees_committed_transactions_only() {
     );
 }
 
-/// Sends `records` through the engine's producer, made with `settings` on top of the broker's
-/// address, and flushes it.
-fn send_and_flush(bootstrap: &str, settings: &[(&str, &str)], records: &[ProducedRecord]) {
+/// The engine's producer, made with `settings` on top of the broker's address.
+fn engine_producer(bootstrap: &str, settings: &[(&str, &str)]) -> KafkaStreamsProducer {
     let mut config = ClientConfig::new();
     config.set("bootstrap.servers", bootstrap);
     for (key, value) in settings {
         config.set(*key, *value);
     }
-    let mut producer = KafkaStreamsProducer::new(&config, TIMEOUT).expect("producer");
+    KafkaStreamsProducer::new(&config, TIMEOUT).expect("producer")
+}
+
+/// Sends `records` through `producer`, as an engine thread sends a task's output.
+fn send_all(producer: &mut KafkaStreamsProducer, records: &[ProducedRecord]) {
     let mut framed = ProducedRecords::new();
     for record in records {
         framed.push(record);
@@ -184,7 +188,25 @@ fn send_and_flush(bootstrap: &str, settings: &[(&str, &str)], records: &[Produce
     for (id, record) in framed.records().enumerate() {
         producer.send(&record, id).expect("send");
     }
+}
+
+/// Sends `records` through the engine's producer, made with `settings` on top of the broker's
+/// address, and flushes it.
+fn send_and_flush(bootstrap: &str, settings: &[(&str, &str)], records: &[ProducedRecord]) {
+    let mut producer = engine_producer(bootstrap, settings);
+    send_all(&mut producer, records);
     producer.flush().expect("flush");
+}
+
+/// A record with `value` for partition 0 of `topic`.
+fn record_for(topic: &str, value: &str) -> ProducedRecord {
+    ProducedRecord::new(
+        topic,
+        Some(0),
+        Some(b"key".to_vec()),
+        Some(value.as_bytes().to_vec()),
+        0,
+    )
 }
 
 /// Kafka Streams' producer lingers up to `linger.ms` (100 ms by default) to fill batches, and
@@ -195,17 +217,49 @@ fn a_flush_sends_what_lingers_without_waiting_for_the_linger() {
     let bootstrap = bootstrap_servers();
     let topic = unique_name("broker-smoke-linger");
     create_topic(&bootstrap, &topic);
-    let lingering = ProducedRecord::new(
-        topic.as_str(),
-        Some(0),
-        Some(b"key".to_vec()),
-        Some(b"lingering".to_vec()),
-        0,
-    );
+    let lingering = record_for(&topic, "lingering");
     send_and_flush(&bootstrap, &[("linger.ms", "240000")], &[lingering]);
     assert_eq!(
         read_all(&bootstrap, &topic, "read_uncommitted"),
         ["lingering"]
+    );
+}
+
+/// An abort purges the transaction's records that still linger and ends once their delivery
+/// reports are served, which librdkafka leaves to the application: an abort that waited for
+/// them on the thread that serves them would give up after the producer's timeout. The next
+/// transaction commits its own records only.
+#[test]
+fn an_abort_purges_what_lingers_without_waiting_out_its_timeout() {
+    let bootstrap = bootstrap_servers();
+    let topic = unique_name("broker-smoke-abort");
+    create_topic(&bootstrap, &topic);
+    let transactional_id = unique_name("broker-smoke-engine-producer");
+    let mut producer = engine_producer(
+        &bootstrap,
+        &[
+            ("transactional.id", &transactional_id),
+            // Below the transaction timeout (60 s), as librdkafka requires.
+            ("linger.ms", "20000"),
+        ],
+    );
+
+    send_all(&mut producer, &[record_for(&topic, "aborted")]);
+    let started = Instant::now();
+    producer.abort().expect("abort");
+    assert!(
+        started.elapsed() < TIMEOUT / 2,
+        "the abort took {:?}",
+        started.elapsed()
+    );
+
+    send_all(&mut producer, &[record_for(&topic, "committed")]);
+    producer
+        .commit(&BTreeMap::new(), None)
+        .expect("commit after the abort");
+    assert_eq!(
+        read_all(&bootstrap, &topic, "read_committed"),
+        ["committed"]
     );
 }
 

@@ -1,11 +1,13 @@
 //! The [`StreamsProducer`] of an engine thread on rdkafka. Delivery reports tell where each
-//! record landed and which records failed.
+//! record landed and which records failed; a thread of the producer's own serves them.
 
 use std::collections::BTreeMap;
 use std::ffi::{c_void, CString};
 use std::ptr::{self, NonNull};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
 
 use rdkafka::bindings as native;
 use rdkafka::consumer::ConsumerGroupMetadata;
@@ -15,17 +17,17 @@ use rdkafka::producer::{BaseProducer, DeliveryResult, Producer, ProducerContext}
 use rdkafka::{ClientConfig, ClientContext};
 
 use crate::kafka::clients::{DeliveredOffsets, FailedSend, GroupMetadata, StreamsProducer};
-use crate::kafka::error::TransactionFailure;
+use crate::kafka::error::{ClientError, TransactionFailure};
 use crate::kafka::group::commit_list;
 use crate::kafka::records::{copied_headers, InputOffset, ProducedRecord, ProducedView};
 use crate::store::TopicPartition;
 
-/// Serving delivery reports this often keeps their queue short between commits.
-const SENDS_PER_POLL: u32 = 256;
-/// How long a flush waits, with every batch made sendable at once, before it serves the
-/// delivery reports that came meanwhile: short beside a broker's acknowledgement, long beside
-/// a poll.
-const FLUSH_NAP_MS: i32 = 1;
+/// How long the delivery thread waits for reports before it looks whether it should stop: the
+/// longest a producer's drop waits for it.
+const DELIVERY_POLL: Duration = Duration::from_millis(20);
+/// How long a send whose record librdkafka's full queue refused waits, with every batch made
+/// sendable at once, before it tries again.
+const QUEUE_FULL_WAIT_MS: i32 = 10;
 
 /// Collects delivery reports until the next commit reads them.
 #[derive(Default)]
@@ -188,14 +190,68 @@ fn bytes_field(vtype: native::rd_kafka_vtype_t, bytes: Option<&[u8]>) -> native:
     )
 }
 
+/// The thread that serves a producer's delivery reports.
+///
+/// librdkafka hands delivery reports over as events, which someone must serve: served by the
+/// engine thread, they took an eighth of its time on word count (each record's report is read
+/// and freed there), and a flush could not end before that thread served them, nor could the
+/// flush within a transaction's abort, which waited out its whole timeout whenever records
+/// were outstanding. Served here, a flush ends when the last report is in.
+struct DeliveryThread {
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl DeliveryThread {
+    fn start(producer: Arc<BaseProducer<DeliveryTracker>>) -> Result<Self, TransactionFailure> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = Arc::clone(&stop);
+        let handle = thread::Builder::new()
+            .name("sluice-delivery".to_string())
+            .spawn(move || {
+                while !stopping.load(Ordering::Relaxed) {
+                    producer.poll(DELIVERY_POLL);
+                }
+            })
+            .map_err(|e| {
+                let message = format!("cannot start the producer's delivery thread: {e}");
+                TransactionFailure::Fatal(ClientError::new(
+                    ClientError::UNKNOWN_SERVER_ERROR,
+                    message,
+                ))
+            })?;
+        Ok(DeliveryThread {
+            stop,
+            handle: Some(handle),
+        })
+    }
+
+    /// Whether the thread ended before it was told to: a delivery callback panicked, and no
+    /// report will be served again.
+    fn has_died(&self) -> bool {
+        self.handle.as_ref().is_some_and(JoinHandle::is_finished)
+    }
+}
+
+impl Drop for DeliveryThread {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(handle) = self.handle.take() {
+            // A panic in a delivery callback already ended the thread; nothing is left to serve.
+            let _ = handle.join();
+        }
+    }
+}
+
 /// One engine thread's producer.
 pub struct KafkaStreamsProducer {
     /// Dropped before the producer (see [`TopicHandle`]).
     topics: Vec<TopicHandle>,
-    producer: BaseProducer<DeliveryTracker>,
+    /// Stopped before the producer is destroyed, which serves what is left itself.
+    deliveries: DeliveryThread,
+    producer: Arc<BaseProducer<DeliveryTracker>>,
     transactional: bool,
     in_transaction: bool,
-    sends_since_poll: u32,
     timeout: Duration,
 }
 
@@ -205,9 +261,12 @@ impl KafkaStreamsProducer {
     /// transaction.
     pub fn new(config: &ClientConfig, timeout: Duration) -> Result<Self, TransactionFailure> {
         let transactional = config.get("transactional.id").is_some();
-        let producer: BaseProducer<DeliveryTracker> = config
-            .create_with_context(DeliveryTracker::default())
-            .map_err(|e| TransactionFailure::Fatal(e.into()))?;
+        let producer: Arc<BaseProducer<DeliveryTracker>> = Arc::new(
+            config
+                .create_with_context(DeliveryTracker::default())
+                .map_err(|e| TransactionFailure::Fatal(e.into()))?,
+        );
+        let deliveries = DeliveryThread::start(Arc::clone(&producer))?;
         if transactional {
             producer
                 .init_transactions(timeout)
@@ -215,10 +274,10 @@ impl KafkaStreamsProducer {
         }
         Ok(KafkaStreamsProducer {
             topics: Vec::new(),
+            deliveries,
             producer,
             transactional,
             in_transaction: false,
-            sends_since_poll: 0,
             timeout,
         })
     }
@@ -327,6 +386,16 @@ impl KafkaStreamsProducer {
         }
     }
 
+    /// librdkafka's flush: sends what lingers and waits, at most `timeout_ms`, until every
+    /// record's delivery report is served; whether they all were.
+    fn flush_for(&self, timeout_ms: i32) -> bool {
+        // SAFETY: the handle is this producer's own, alive while `self.producer` is; a flush
+        // only wakes the broker threads and waits on the producer's message count.
+        let error =
+            unsafe { native::rd_kafka_flush(self.producer.client().native_ptr(), timeout_ms) };
+        error == native::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR
+    }
+
     fn begin_if_needed(&mut self) -> Result<(), TransactionFailure> {
         if self.transactional && !self.in_transaction {
             self.producer
@@ -350,7 +419,8 @@ impl StreamsProducer for KafkaStreamsProducer {
             match self.produce(record, id) {
                 Ok(()) => break,
                 Err(KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull)) => {
-                    self.producer.poll(Duration::from_millis(10));
+                    // A flush sends what lingers, which makes room sooner; a timeout is expected.
+                    self.flush_for(QUEUE_FULL_WAIT_MS);
                 }
                 Err(error) if rejects_only_the_record(&error) => {
                     let failed = FailedSend {
@@ -363,11 +433,6 @@ impl StreamsProducer for KafkaStreamsProducer {
                 }
                 Err(error) => return Err(TransactionFailure::classify(error)),
             }
-        }
-        self.sends_since_poll += 1;
-        if self.sends_since_poll >= SENDS_PER_POLL {
-            self.sends_since_poll = 0;
-            self.producer.poll(Duration::ZERO);
         }
         Ok(())
     }
@@ -418,34 +483,29 @@ impl StreamsProducer for KafkaStreamsProducer {
                 .map_err(TransactionFailure::classify)?;
             self.in_transaction = false;
         }
-        // Reports of purged records arrive as errors; they belong to the aborted work.
-        self.producer.poll(Duration::ZERO);
+        // Reports of purged records arrive as errors; they belong to the aborted work. The abort
+        // waited until each was served.
         self.producer.context().take();
         Ok(())
     }
 
     /// Sends every record the producer holds now, whatever `linger.ms` says (as Kafka's Java
     /// producer flushes), and waits until each one's delivery report is served.
-    ///
-    /// librdkafka sends without lingering only while a flush call is running, and that call
-    /// cannot end early here: delivery reports come as events, which only the application's
-    /// poll serves, so the call waits out its timeout. Each turn therefore flushes for a
-    /// moment and then serves what arrived. (rdkafka's own `flush` serves in 100 ms slices,
-    /// which would put a 100 ms floor under every commit.)
     fn flush(&mut self) -> Result<(), TransactionFailure> {
-        let deadline = Instant::now() + self.timeout;
-        self.producer.poll(Duration::ZERO);
-        while self.producer.in_flight_count() > 0 {
-            if Instant::now() >= deadline {
-                return Err(TransactionFailure::classify(KafkaError::Flush(
-                    RDKafkaErrorCode::OperationTimedOut,
-                )));
-            }
-            // SAFETY: the handle is this producer's own, alive while `self.producer` is; a
-            // flush only reads the producer's queues and wakes its broker threads.
-            unsafe { native::rd_kafka_flush(self.producer.client().native_ptr(), FLUSH_NAP_MS) };
-            self.producer.poll(Duration::ZERO);
+        if self.deliveries.has_died() {
+            let message = "the producer's delivery thread ended: delivery reports go unserved";
+            return Err(TransactionFailure::Fatal(ClientError::new(
+                ClientError::UNKNOWN_SERVER_ERROR,
+                message,
+            )));
         }
-        Ok(())
+        let timeout_ms = i32::try_from(self.timeout.as_millis()).unwrap_or(i32::MAX);
+        if self.flush_for(timeout_ms) {
+            Ok(())
+        } else {
+            Err(TransactionFailure::classify(KafkaError::Flush(
+                RDKafkaErrorCode::OperationTimedOut,
+            )))
+        }
     }
 }
