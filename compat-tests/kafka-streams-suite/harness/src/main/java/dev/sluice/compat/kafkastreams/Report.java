@@ -10,6 +10,7 @@ import java.util.stream.Collectors;
 final class Report {
 
     private final StringBuilder out = new StringBuilder();
+    private final IntendedDifferences differences = IntendedDifferences.load();
 
     private Report() {
     }
@@ -147,9 +148,21 @@ final class Report {
         }
         failures("Failures on Sluice", SuiteResult.runnableFailures(result, result.sluice()));
         final List<TestOutcome> regressions = result.regressions();
-        line("Tests that pass on Apache but not on Sluice: " + regressions.size() + ".");
+        final IntendedDifferences.Split split = differences.split(suite.name(), regressions);
+        line("Tests that pass on Apache but not on Sluice: " + regressions.size() + "; " + split.documentedCount()
+            + " of them fail where Sluice differs on purpose (the README's compatibility table, row named below), "
+            + split.undocumented().size() + " are not documented.");
         line("");
-        testLines(regressions);
+        if (!split.undocumented().isEmpty()) {
+            line("Not documented:");
+            line("");
+            testLines(split.undocumented());
+        }
+        split.documented().forEach((row, tests) -> {
+            line("Differs on purpose, README row \"" + row + "\":");
+            line("");
+            testLines(tests);
+        });
         failures("Failures on Apache (baseline)", SuiteResult.runnableFailures(result, result.baseline()));
     }
 
