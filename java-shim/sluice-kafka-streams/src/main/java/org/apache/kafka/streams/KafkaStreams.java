@@ -1094,9 +1094,9 @@ public class KafkaStreams implements AutoCloseable {
     }
 
     /**
-     * For each logged store of each local task, its changelog's end offset. The engine reports
-     * only running tasks, and Kafka Streams counts a running active task as caught up (current
-     * position = end offset, lag 0); Sluice runs no standbys, so only active tasks appear.
+     * For each logged store of each local task, its changelog's end offset and how far the store is: a
+     * restoring task's as far as its restoration got, a running one's at the end (lag 0), as Kafka Streams
+     * counts a running active task caught up. Sluice runs no standbys, so only active tasks appear.
      */
     public Map<String, Map<Integer, LagInfo>> allLocalStorePartitionLags() {
         final EngineRuntime current = currentEngine();
@@ -1112,15 +1112,24 @@ public class KafkaStreams implements AutoCloseable {
                     storeNameByChangelog.put(new TopicPartition(changelog, partition), storeName));
             }
         });
+        // A restoring task's store is as far as its restoration got; a running one's lag is 0, as Kafka
+        // Streams counts an active task that consumes its changelog as fast as it can.
+        final Map<TopicPartition, Long> restoredTo = new HashMap<>();
+        current.restoring().forEach(restoring -> {
+            storeNameByChangelog.put(restoring.changelog(), restoring.store());
+            restoredTo.put(restoring.changelog(), restoring.offset());
+        });
         if (storeNameByChangelog.isEmpty()) {
             return Map.of();
         }
         final Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> endOffsets =
             ClientUtils.fetchEndOffsets(storeNameByChangelog.keySet(), adminClient);
         final Map<String, Map<Integer, LagInfo>> lags = new TreeMap<>();
-        endOffsets.forEach((changelog, end) -> lags
-            .computeIfAbsent(storeNameByChangelog.get(changelog), s -> new TreeMap<>())
-            .put(changelog.partition(), new LagInfo(end.offset(), end.offset())));
+        endOffsets.forEach((changelog, end) -> {
+            final long position = Math.min(restoredTo.getOrDefault(changelog, end.offset()), end.offset());
+            lags.computeIfAbsent(storeNameByChangelog.get(changelog), s -> new TreeMap<>())
+                .put(changelog.partition(), new LagInfo(position, end.offset()));
+        });
         return Collections.unmodifiableMap(lags);
     }
 

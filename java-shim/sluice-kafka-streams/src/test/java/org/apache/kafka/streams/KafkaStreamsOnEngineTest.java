@@ -26,6 +26,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -57,6 +58,7 @@ import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.processor.StateRestoreListener;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -893,9 +895,40 @@ class KafkaStreamsOnEngineTest {
         started.add(second);
         second.cleanUp();
         final RestoreTally restored = new RestoreTally();
-        second.setGlobalStateRestoreListener(restored);
+        // The lags, read from within the restore reports as Kafka Streams' own tests read them.
+        final Map<TopicPartition, Long> restoreEnds = new ConcurrentHashMap<>();
+        final Map<TopicPartition, LagInfo> lagsAtStart = new ConcurrentHashMap<>();
+        final Map<TopicPartition, LagInfo> lagsAtEnd = new ConcurrentHashMap<>();
+        second.setGlobalStateRestoreListener(new StateRestoreListener() {
+            @Override
+            public void onRestoreStart(final TopicPartition partition, final String store, final long start, final long end) {
+                restored.onRestoreStart(partition, store, start, end);
+                restoreEnds.put(partition, end);
+                lagsAtStart.put(partition, second.allLocalStorePartitionLags().get(store).get(partition.partition()));
+            }
+
+            @Override
+            public void onBatchRestored(final TopicPartition partition, final String store, final long batchEnd,
+                                        final long batchSize) {
+                restored.onBatchRestored(partition, store, batchEnd, batchSize);
+            }
+
+            @Override
+            public void onRestoreEnd(final TopicPartition partition, final String store, final long total) {
+                restored.onRestoreEnd(partition, store, total);
+                lagsAtEnd.put(partition, second.allLocalStorePartitionLags().get(store).get(partition.partition()));
+            }
+        });
         second.start();
         waitFor(() -> expected.equals(pricesIn(second)), "the restored table to hold every latest price");
+        assertEquals(restoreEnds.keySet(), lagsAtStart.keySet());
+        assertEquals(restoreEnds.keySet(), lagsAtEnd.keySet());
+        restoreEnds.forEach((partition, end) -> {
+            final LagInfo atStart = lagsAtStart.get(partition);
+            assertEquals(0L, atStart.currentOffsetPosition(), partition + " at its restore's start: " + atStart);
+            assertEquals(atStart.endOffsetPosition(), atStart.offsetLag(), partition + ": " + atStart);
+            assertEquals(end, lagsAtEnd.get(partition).currentOffsetPosition(), partition + " at its restore's end");
+        });
         assertEquals(Set.of("prices-store"), restored.restored.keySet());
         assertEquals(Set.of("prices"), restored.restoredByPartition.keySet().stream().map(TopicPartition::topic)
             .collect(Collectors.toSet()), "the source topic is the changelog");

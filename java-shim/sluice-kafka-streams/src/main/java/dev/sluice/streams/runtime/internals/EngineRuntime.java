@@ -62,6 +62,8 @@ public final class EngineRuntime implements AutoCloseable {
     private final TopicPartitionLookup partitionLookup;
     private final TaskEnvironment environment;
     private StateRestoreListener restoreListener;
+    /** What the engine restores, heard from its threads; null until it starts. */
+    private volatile RestoreProgress restoreProgress;
     /** The topics the pattern sources match, when the topology has any; known once started. */
     private volatile PatternSubscription patternSubscription;
     private volatile long handle;
@@ -118,12 +120,13 @@ public final class EngineRuntime implements AutoCloseable {
         patternSubscription = patterns;
         final byte[] topology = EngineTopology.json(topologyMetadata, config, patterns == null ? Set.of() : patterns.matched());
         NativeLibrary.load();
-        final RestoreProgress restoreProgress = restoreListener == null ? null : new RestoreProgress(restoreListener);
+        final RestoreProgress progress = new RestoreProgress(restoreListener);
+        restoreProgress = progress;
         final Map<String, String> properties = engineProperties(config);
         // As Kafka Streams runs a topology of global stores only: with the global thread alone.
         properties.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, String.valueOf(topologyMetadata.numStreamThreads(config)));
         handle = NativeEngine.start(topology, RuntimeFraming.properties(properties), environment,
-            restoreProgress, isTopologyPaused());
+            progress, isTopologyPaused());
     }
 
     /**
@@ -379,6 +382,12 @@ public final class EngineRuntime implements AutoCloseable {
     /** The store called storeName of each running local task (KS's outermost, metered store), keyed by partition. */
     public Map<Integer, StateStore> localStores(final String storeName) {
         return environment.localStores(storeName);
+    }
+
+    /** The changelog partitions the engine's threads are restoring now, with the offset each reached. */
+    public List<RestoreProgress.Position> restoring() {
+        final RestoreProgress progress = restoreProgress;
+        return progress == null ? List.of() : progress.restoring();
     }
 
     /**
