@@ -21,6 +21,7 @@ import org.apache.kafka.streams.processor.internals.InternalTopicConfig;
 import org.apache.kafka.streams.processor.internals.InternalTopologyBuilder;
 import org.apache.kafka.streams.processor.internals.ProcessorStateManager;
 import org.apache.kafka.streams.processor.internals.ProcessorTopology;
+import org.apache.kafka.streams.processor.internals.StoreFactory;
 import org.apache.kafka.streams.processor.internals.TopologyMetadata;
 
 /**
@@ -158,7 +159,7 @@ final class EngineTopology {
                 }
             }
             subtopology.put("repartition_sink_topics", repartitionSinks);
-            subtopology.put("stores", stores(builder, id, info, topicConfigs, windowChangelogAdditionalRetention));
+            subtopology.put("stores", stores(builder, config, id, info, topicConfigs, windowChangelogAdditionalRetention));
             subtopologies.add(subtopology);
         }
         description.put("subtopologies", subtopologies);
@@ -194,19 +195,22 @@ final class EngineTopology {
     }
 
     private List<Map<String, Object>> stores(final InternalTopologyBuilder builder,
+                                             final StreamsConfig config,
                                              final int subtopologyId,
                                              final InternalTopologyBuilder.TopicsInfo info,
                                              final Map<String, String> topicConfigs,
                                              final long windowChangelogAdditionalRetention) {
-        // The stores themselves (not opened) tell whether they are persistent.
-        final ProcessorTopology built = builder.buildSubtopology(subtopologyId);
-        final Map<String, StateStore> storesByName = new TreeMap<>();
-        for (final StateStore store : built.stateStores()) {
-            storesByName.put(store.name(), store);
-        }
+        // From the stores' factories: building the subtopology would make an instance of each of its
+        // processors, which the application's processor suppliers would see as an extra task.
+        final Map<String, StoreFactory> factories = builder.stateStores();
         final List<Map<String, Object>> stores = new ArrayList<>();
-        for (final StateStore store : storesByName.values()) {
-            final String changelog = built.storeToChangelogTopic().get(store.name());
+        for (final String name : new TreeSet<>(builder.stateStoreNamesForSubtopology(subtopologyId))) {
+            final StoreFactory factory = factories.get(name);
+            // Configured as Kafka Streams configures a store's factory before each build; the store
+            // itself (not opened) tells whether it is persistent.
+            factory.configure(config);
+            final StateStore store = factory.builder().build();
+            final String changelog = changelogOf(builder, info, factory);
             final Map<String, Object> description = new LinkedHashMap<>();
             description.put("name", store.name());
             description.put("persistent", store.persistent());
@@ -226,6 +230,23 @@ final class EngineTopology {
             stores.add(description);
         }
         return stores;
+    }
+
+    /**
+     * The changelog of the store {@code factory} makes, as Kafka Streams resolves it when it builds the
+     * store: a source topic of the subtopology that the store reuses (a source table, a read-only state
+     * store, logged or not), else the store's own changelog topic if it is logged; null for none.
+     */
+    private String changelogOf(final InternalTopologyBuilder builder, final InternalTopologyBuilder.TopicsInfo info,
+                               final StoreFactory factory) {
+        for (final String topic : new TreeSet<>(info.sourceTopics)) {
+            if (factory.storeName().equals(builder.storeForChangelogTopic(topic))) {
+                return topic;
+            }
+        }
+        return factory.loggingEnabled()
+            ? ProcessorStateManager.storeChangelogTopic(applicationId, factory.storeName(), null)
+            : null;
     }
 
     /** The {@code topic.}-prefixed configs, which Kafka Streams applies to every internal topic it creates. */

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.serialization.Serdes;
@@ -217,6 +218,39 @@ class EngineTopologyTest {
             .get("stores")));
         assertEquals("read-only", store.get("name"));
         assertEquals("reference", store.get("source_topic_changelog"));
+    }
+
+    /**
+     * The description comes from the topology's store factories: building a subtopology to describe it
+     * would make an instance of each of its processors, which the application's suppliers count as a task.
+     */
+    @Test
+    void describingATopologyMakesNoInstanceOfItsProcessors() {
+        final AtomicInteger processorsMade = new AtomicInteger();
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.addStateStore(Stores.keyValueStoreBuilder(
+            Stores.persistentKeyValueStore("counted"), Serdes.String(), Serdes.Long()));
+        builder.stream("events", Consumed.with(Serdes.String(), Serdes.String()))
+            .process(() -> {
+                processorsMade.incrementAndGet();
+                return new Processor<String, String, Void, Void>() {
+                    @Override
+                    public void process(final Record<String, String> record) {
+                    }
+                };
+            }, "counted");
+
+        // As KafkaStreams is created: Kafka Streams builds the whole topology once to verify it.
+        final TopologyMetadata metadata = metadata(builder.build(), new Properties());
+        final int madeBefore = processorsMade.get();
+
+        final Map<String, Object> store = single(maps(single(subtopologies(
+            EngineTopology.describe(metadata, config(new Properties()), Set.of()))).get("stores")));
+
+        assertEquals("counted", store.get("name"));
+        assertEquals(true, store.get("persistent"));
+        assertEquals(true, store.get("logged"));
+        assertEquals(madeBefore, processorsMade.get());
     }
 
     @Test
