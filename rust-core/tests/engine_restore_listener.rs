@@ -91,3 +91,69 @@ fn a_restore_the_closing_thread_leaves_unfinished_is_reported_suspended() {
         "restored {restored} of {CHANGELOG_RECORDS}"
     );
 }
+
+/// Counts each batch a restore reports: the records restored so far, in order.
+#[derive(Default)]
+struct Batches {
+    restored: Mutex<Vec<u64>>,
+    ended: AtomicU64,
+}
+
+impl RestoreListener for Batches {
+    fn on_batch_restored(&self, _: &str, _: &TopicPartition, restored: u64, _: u64) {
+        self.restored.lock().unwrap().push(restored);
+    }
+
+    fn on_restore_end(&self, _: &str, _: &TopicPartition, restored: u64) {
+        self.ended.store(restored, Ordering::SeqCst);
+    }
+}
+
+/// A restore reads a poll of the restore consumer at a time, as Kafka Streams' does: with
+/// `restore.consumer.max.poll.records`, each batch the listener hears of holds at most that.
+#[test]
+fn each_restored_batch_holds_at_most_the_restore_consumers_max_poll_records() {
+    const RECORDS: u64 = 2_000;
+    const PER_POLL: u64 = 150;
+    let application_id = unique("restore-batches");
+    let input = format!("{application_id}-input");
+    let output = format!("{application_id}-output");
+    let changelog = format!("{application_id}-{COUNTS_STORE}-changelog");
+    create_topic(&input, 1);
+    create_topic(&output, 1);
+    create_topic(&changelog, 1);
+    produce_keyed_words(&input_producer(), &changelog, &words(0, RECORDS, RECORDS));
+
+    let state = tempfile::tempdir().unwrap();
+    let mut properties = counter_properties(&application_id, "at_least_once", state.path());
+    properties.insert("num.stream.threads".into(), "1".into());
+    properties.insert(
+        "restore.consumer.max.poll.records".into(),
+        PER_POLL.to_string(),
+    );
+    let listener = Arc::new(Batches::default());
+    let engine = Engine::start(
+        EngineConfig::from_properties(&properties).unwrap(),
+        &direct_counter_topology(&input, &output),
+        Arc::new(CounterFactory::new(&application_id, &output, state.path())),
+        Some(Arc::clone(&listener) as Arc<dyn RestoreListener>),
+        false,
+    )
+    .expect("engine starts");
+    wait_until("the restore to end", WAIT, || {
+        listener.ended.load(Ordering::SeqCst) == RECORDS
+    });
+    engine.close().expect("clean close");
+
+    let restored = listener.restored.lock().unwrap().clone();
+    assert_eq!(restored.last(), Some(&RECORDS), "{restored:?}");
+    let mut before = 0;
+    for so_far in &restored {
+        assert!(
+            (1..=PER_POLL).contains(&(so_far - before)),
+            "a batch of {} records: {restored:?}",
+            so_far - before
+        );
+        before = *so_far;
+    }
+}

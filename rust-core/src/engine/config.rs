@@ -80,6 +80,10 @@ pub struct EngineConfig {
     pub replication_factor: i32,
     /// Most records one poll hands to the tasks.
     pub max_poll_records: usize,
+    /// Most changelog records one restore step reads: the restore consumer's
+    /// `max.poll.records`, as Kafka Streams restores a poll of its restore consumer at a time
+    /// (and its restore listener hears of batches that size).
+    pub restore_max_poll_records: usize,
     /// `max.poll.interval.ms` of the main consumer; restoring polls well within it.
     pub max_poll_interval: Duration,
     /// `task.timeout.ms`: how long a transactional call that timed out (the broker away)
@@ -133,6 +137,15 @@ impl EngineConfig {
         let uncommitted: i64 = parse(properties, "statestore.uncommitted.max.bytes", 64 << 20)?;
         let max_poll_records: usize =
             parse_value("max.poll.records", consumer_value("max.poll.records"), 1000)?;
+        let restore_consumer_value = clients
+            .user_value(ClientRole::RestoreConsumer, "max.poll.records")
+            .map(str::to_string)
+            .or_else(|| get("max.poll.records"));
+        let restore_max_poll_records: usize = parse_value(
+            "restore.consumer.max.poll.records",
+            restore_consumer_value,
+            1000,
+        )?;
         let max_poll_interval_ms: u64 = parse_value(
             "max.poll.interval.ms",
             consumer_value("max.poll.interval.ms"),
@@ -166,6 +179,7 @@ impl EngineConfig {
                 .unwrap_or_else(|| std::env::temp_dir().join("kafka-streams")),
             replication_factor: parse(properties, "replication.factor", -1)?,
             max_poll_records: max_poll_records.max(1),
+            restore_max_poll_records: restore_max_poll_records.max(1),
             max_poll_interval: Duration::from_millis(max_poll_interval_ms),
             task_timeout: Duration::from_millis(parse(properties, "task.timeout.ms", 300_000)?),
             client_timeout: Duration::from_millis(parse(
@@ -377,6 +391,38 @@ mod tests {
         assert_eq!(
             eos.main_consumer_config(1).get("isolation.level"),
             Some("read_committed")
+        );
+    }
+
+    #[test]
+    fn a_restore_step_reads_as_many_records_as_the_restore_consumer_polls() {
+        let base = [("application.id", "app"), ("bootstrap.servers", "b:1")];
+        let defaults = EngineConfig::from_properties(&props(&base)).unwrap();
+        assert_eq!(defaults.restore_max_poll_records, 1000);
+        let mut everyone = props(&base);
+        everyone.insert("max.poll.records".into(), "200".into());
+        let everyone = EngineConfig::from_properties(&everyone).unwrap();
+        assert_eq!(
+            (everyone.max_poll_records, everyone.restore_max_poll_records),
+            (200, 200)
+        );
+        let mut restore_only = props(&base);
+        restore_only.insert("max.poll.records".into(), "200".into());
+        restore_only.insert("restore.consumer.max.poll.records".into(), "1".into());
+        let restore_only = EngineConfig::from_properties(&restore_only).unwrap();
+        assert_eq!(
+            (
+                restore_only.max_poll_records,
+                restore_only.restore_max_poll_records
+            ),
+            (200, 1)
+        );
+        let mut bad = props(&base);
+        bad.insert("restore.consumer.max.poll.records".into(), "many".into());
+        let err = EngineConfig::from_properties(&bad).unwrap_err();
+        assert!(
+            matches!(&err, Error::Config { key, .. } if key == "restore.consumer.max.poll.records"),
+            "{err}"
         );
     }
 

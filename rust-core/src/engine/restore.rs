@@ -22,10 +22,6 @@ use crate::engine::topology::TaskId;
 use crate::kafka::{ChangelogEvent, RecordRun, RestoreConsumer};
 use crate::store::TopicPartition;
 
-/// Records one restore step reads at most, so that the thread keeps polling its group
-/// consumer well within `max.poll.interval.ms`.
-const RECORDS_PER_STEP: usize = 50_000;
-
 /// Observes restoration, like Kafka Streams' `StateRestoreListener`.
 pub trait RestoreListener: Send + Sync {
     /// Restoring `partition` of `store` starts at `start_offset` (the first offset to read)
@@ -79,18 +75,24 @@ pub struct Restorer {
     reader: Box<dyn RestoreConsumer>,
     active: BTreeMap<TopicPartition, Restoration>,
     listener: Option<Arc<dyn RestoreListener>>,
+    /// Most records one step reads (the restore consumer's `max.poll.records`), which also
+    /// keeps the thread polling its group consumer well within `max.poll.interval.ms`.
+    records_per_step: usize,
 }
 
 impl Restorer {
-    /// A restorer reading with `reader`, reporting to `listener`.
+    /// A restorer reading with `reader` at most `records_per_step` records a step, reporting
+    /// to `listener`.
     pub fn new(
         reader: Box<dyn RestoreConsumer>,
         listener: Option<Arc<dyn RestoreListener>>,
+        records_per_step: usize,
     ) -> Self {
         Restorer {
             reader,
             active: BTreeMap::new(),
             listener,
+            records_per_step,
         }
     }
 
@@ -213,7 +215,7 @@ impl Restorer {
         }
         // Records for processors go over in one batch per task, in the order read.
         let mut batches: BTreeMap<TaskId, Vec<RecordRun>> = BTreeMap::new();
-        for event in self.reader.poll(RECORDS_PER_STEP, max_wait)? {
+        for event in self.reader.poll(self.records_per_step, max_wait)? {
             match event {
                 ChangelogEvent::Records(run) => {
                     let Some(restoration) = self.active.get_mut(&run.partition) else {

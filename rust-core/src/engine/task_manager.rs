@@ -125,7 +125,11 @@ impl TaskManager {
             purge,
         )?;
         Ok(TaskManager {
-            restorer: Restorer::new(reader, shared.restore_listener.clone()),
+            restorer: Restorer::new(
+                reader,
+                shared.restore_listener.clone(),
+                shared.config.restore_max_poll_records,
+            ),
             shared,
             index,
             tasks: BTreeMap::new(),
