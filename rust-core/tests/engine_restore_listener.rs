@@ -44,33 +44,65 @@ impl RestoreListener for SlowFirstBatch {
     }
 }
 
+/// A one-thread counter application started on an empty state directory while its store's
+/// changelog holds `records` records, so that it restores them first.
+struct Restoring {
+    engine: Engine,
+    changelog: String,
+    /// Removed when the test ends, after the engine.
+    _state: tempfile::TempDir,
+}
+
+impl Restoring {
+    /// Starts the application with `settings` on top of the counter's, reporting to
+    /// `listener`.
+    fn start(
+        prefix: &str,
+        records: u64,
+        settings: &[(&str, &str)],
+        listener: Arc<dyn RestoreListener>,
+    ) -> Restoring {
+        let application_id = unique(prefix);
+        let input = format!("{application_id}-input");
+        let output = format!("{application_id}-output");
+        let changelog = format!("{application_id}-{COUNTS_STORE}-changelog");
+        create_topic(&input, 1);
+        create_topic(&output, 1);
+        create_topic(&changelog, 1);
+        produce_keyed_words(&input_producer(), &changelog, &words(0, records, records));
+
+        let state = tempfile::tempdir().unwrap();
+        let mut properties = counter_properties(&application_id, "at_least_once", state.path());
+        properties.insert("num.stream.threads".into(), "1".into());
+        for (key, value) in settings {
+            properties.insert((*key).into(), (*value).into());
+        }
+        let engine = Engine::start(
+            EngineConfig::from_properties(&properties).unwrap(),
+            &direct_counter_topology(&input, &output),
+            Arc::new(CounterFactory::new(&application_id, &output, state.path())),
+            Some(listener),
+            false,
+        )
+        .expect("engine starts");
+        Restoring {
+            engine,
+            changelog,
+            _state: state,
+        }
+    }
+}
+
 #[test]
 fn a_restore_the_closing_thread_leaves_unfinished_is_reported_suspended() {
-    let application_id = unique("restore-suspended");
-    let input = format!("{application_id}-input");
-    let output = format!("{application_id}-output");
-    let changelog = format!("{application_id}-{COUNTS_STORE}-changelog");
-    create_topic(&input, 1);
-    create_topic(&output, 1);
-    create_topic(&changelog, 1);
-    produce_keyed_words(
-        &input_producer(),
-        &changelog,
-        &words(0, CHANGELOG_RECORDS, CHANGELOG_RECORDS),
-    );
-
-    let state = tempfile::tempdir().unwrap();
-    let mut properties = counter_properties(&application_id, "at_least_once", state.path());
-    properties.insert("num.stream.threads".into(), "1".into());
     let listener = Arc::new(SlowFirstBatch::default());
-    let engine = Engine::start(
-        EngineConfig::from_properties(&properties).unwrap(),
-        &direct_counter_topology(&input, &output),
-        Arc::new(CounterFactory::new(&application_id, &output, state.path())),
-        Some(Arc::clone(&listener) as Arc<dyn RestoreListener>),
-        false,
-    )
-    .expect("engine starts");
+    let restoring = Restoring::start(
+        "restore-suspended",
+        CHANGELOG_RECORDS,
+        &[],
+        listener.clone(),
+    );
+    let (engine, changelog) = (restoring.engine, restoring.changelog);
     wait_until("the first restored batch", WAIT, || {
         listener.first_batch.load(Ordering::SeqCst)
     });
@@ -115,31 +147,11 @@ impl RestoreListener for Batches {
 fn each_restored_batch_holds_at_most_the_restore_consumers_max_poll_records() {
     const RECORDS: u64 = 2_000;
     const PER_POLL: u64 = 150;
-    let application_id = unique("restore-batches");
-    let input = format!("{application_id}-input");
-    let output = format!("{application_id}-output");
-    let changelog = format!("{application_id}-{COUNTS_STORE}-changelog");
-    create_topic(&input, 1);
-    create_topic(&output, 1);
-    create_topic(&changelog, 1);
-    produce_keyed_words(&input_producer(), &changelog, &words(0, RECORDS, RECORDS));
-
-    let state = tempfile::tempdir().unwrap();
-    let mut properties = counter_properties(&application_id, "at_least_once", state.path());
-    properties.insert("num.stream.threads".into(), "1".into());
-    properties.insert(
-        "restore.consumer.max.poll.records".into(),
-        PER_POLL.to_string(),
-    );
     let listener = Arc::new(Batches::default());
-    let engine = Engine::start(
-        EngineConfig::from_properties(&properties).unwrap(),
-        &direct_counter_topology(&input, &output),
-        Arc::new(CounterFactory::new(&application_id, &output, state.path())),
-        Some(Arc::clone(&listener) as Arc<dyn RestoreListener>),
-        false,
-    )
-    .expect("engine starts");
+    let per_poll = PER_POLL.to_string();
+    let settings = [("restore.consumer.max.poll.records", per_poll.as_str())];
+    let restoring = Restoring::start("restore-batches", RECORDS, &settings, listener.clone());
+    let engine = restoring.engine;
     wait_until("the restore to end", WAIT, || {
         listener.ended.load(Ordering::SeqCst) == RECORDS
     });
