@@ -44,8 +44,10 @@ final class RuntimeFraming {
 
     private static final byte[] EMPTY = new byte[0];
     private static final Header[] NO_HEADERS = new Header[0];
-    // A batch buffer that grew past this for a burst (a cache flush, say) is not kept for the next batch.
-    private static final int RETAINED_BUFFER_BYTES = 4 << 20;
+    // A batch buffer that grew past this for a burst (a cache flush, say) is not kept for the next batch:
+    // every task has one, and kept at a burst's size (megabytes on word count) they held more of the heap
+    // than the records being processed, more the more tasks a thread runs.
+    private static final int RETAINED_BUFFER_BYTES = 64 << 10;
 
     private RuntimeFraming() {
     }
@@ -261,7 +263,7 @@ final class RuntimeFraming {
         /** Forgets the records added since the last drain. */
         void clear() {
             if (out.buffer.capacity() > RETAINED_BUFFER_BYTES) {
-                out.buffer = ByteBuffer.allocate(Writer.INITIAL_BYTES);
+                out.buffer = ByteBuffer.allocate(RETAINED_BUFFER_BYTES);
             }
             out.buffer.clear();
             out.buffer.putInt(0);
