@@ -265,14 +265,6 @@ final class StreamTaskRunner implements TaskRunner {
     }
 
     @Override
-    public void sendsAnswered(final long below) {
-        guarded(() -> {
-            producer.answered(below);
-            return null;
-        });
-    }
-
-    @Override
     public byte[] committableOffsets() {
         return guarded(() -> RuntimeFraming.inputs(preparedOffsets));
     }
