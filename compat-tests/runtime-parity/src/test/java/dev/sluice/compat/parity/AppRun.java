@@ -24,7 +24,8 @@ import org.apache.kafka.streams.StreamsConfig;
 /**
  * One run of an example in a JVM of its own on one runtime, with an application id and output topic
  * of its own, until its output is complete: the consumer group has committed every input record, has
- * consumed its repartition topics to their ends, and the committed output has stopped growing for
+ * consumed its repartition topics to their ends, no transaction is open on the output (each partition's
+ * last stable offset is its high watermark), and the committed output has stopped growing for
  * {@link #SETTLE}. Then the JVM is killed (its output is committed; how it closes is not compared) and
  * the committed output is read.
  */
@@ -109,9 +110,11 @@ final class AppRun {
     private void awaitComplete(final ChildJvm child, final Map<TopicPartition, Long> inputEnds) throws InterruptedException {
         final long deadline = System.nanoTime() + RUN_TIMEOUT.toNanos();
         try (Admin admin = admin();
-             KafkaConsumer<byte[], byte[]> outputEnds = CommittedOutput.consumer(broker.bootstrapServers())) {
+             KafkaConsumer<byte[], byte[]> outputEnds = CommittedOutput.consumer(broker.bootstrapServers());
+             KafkaConsumer<byte[], byte[]> outputHighWatermarks = CommittedOutput.uncommittedConsumer(broker.bootstrapServers())) {
             final List<TopicPartition> outputPartitions = CommittedOutput.partitions(outputEnds, outputTopic());
             Map<TopicPartition, Long> lastEnds = Map.of();
+            Map<TopicPartition, Long> highWatermarks = Map.of();
             long stableSince = System.nanoTime();
             Map<TopicPartition, Long> committed = Map.of();
             while (System.nanoTime() < deadline) {
@@ -122,7 +125,8 @@ final class AppRun {
                 }
                 committed = committedOffsets(admin);
                 final Map<TopicPartition, Long> ends = outputEnds.endOffsets(outputPartitions);
-                if (!ends.equals(lastEnds) || !allConsumed(committed, inputEnds)
+                highWatermarks = outputHighWatermarks.endOffsets(outputPartitions);
+                if (!ends.equals(lastEnds) || !ends.equals(highWatermarks) || !allConsumed(committed, inputEnds)
                         || !repartitionTopicsConsumed(committed, inputEnds, outputEnds)) {
                     lastEnds = ends;
                     stableSince = System.nanoTime();
@@ -132,7 +136,8 @@ final class AppRun {
                 Thread.sleep(CHECK_EVERY.toMillis());
             }
             throw new AssertionError(this + ": output not complete within " + RUN_TIMEOUT.toSeconds() + " s; committed input"
-                + " offsets " + progress(committed, inputEnds) + ", output end offsets " + lastEnds + "; the end of "
+                + " offsets " + progress(committed, inputEnds) + ", output last stable offsets " + lastEnds + " and high watermarks "
+                + highWatermarks + "; the end of "
                 + child.log() + ":" + System.lineSeparator() + child.tail(40));
         }
     }

@@ -20,9 +20,21 @@ final class CommittedOutput {
     }
 
     static KafkaConsumer<byte[], byte[]> consumer(final String bootstrapServers) {
+        return consumer(bootstrapServers, IsolationLevel.READ_COMMITTED);
+    }
+
+    /**
+     * A consumer that sees records of open transactions too: its end offsets are the high watermarks,
+     * where a read_committed consumer's are the last stable offsets.
+     */
+    static KafkaConsumer<byte[], byte[]> uncommittedConsumer(final String bootstrapServers) {
+        return consumer(bootstrapServers, IsolationLevel.READ_UNCOMMITTED);
+    }
+
+    private static KafkaConsumer<byte[], byte[]> consumer(final String bootstrapServers, final IsolationLevel isolationLevel) {
         return new KafkaConsumer<>(Map.of(
             ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-            ConsumerConfig.ISOLATION_LEVEL_CONFIG, IsolationLevel.READ_COMMITTED.toString(),
+            ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolationLevel.toString(),
             ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false), new ByteArrayDeserializer(), new ByteArrayDeserializer());
     }
 
