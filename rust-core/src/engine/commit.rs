@@ -85,6 +85,8 @@ pub(crate) struct CommitBarrier {
     sent: Vec<SentBatch>,
     /// The producer id of the next record sent.
     next_send_id: usize,
+    /// The records sent under lower ids are answered, and their tasks were told so.
+    answered_below: usize,
     purge: RepartitionPurge,
 }
 
@@ -107,6 +109,7 @@ impl CommitBarrier {
             last_commit: Instant::now(),
             sent: Vec::new(),
             next_send_id: 0,
+            answered_below: 0,
             purge,
         })
     }
@@ -176,12 +179,12 @@ impl CommitBarrier {
         let mut settled = 0;
         let mut doomed = None;
         let mut timed_out = None;
-        loop {
-            let failed = self.producer.take_failed();
-            if failed.is_empty() {
-                break;
+        let answered_below = loop {
+            let reports = self.producer.take_reports();
+            if reports.failed.is_empty() {
+                break reports.answered_below;
             }
-            for failure in failed {
+            for failure in reports.failed {
                 settled += 1;
                 let batch_index = self.sent.partition_point(|b| b.first_id <= failure.id);
                 let batch = self.sent[batch_index - 1];
@@ -211,20 +214,60 @@ impl CommitBarrier {
                     return Ok(ControlFlow::Break(recovery));
                 }
             }
-        }
+        };
         match (doomed, timed_out) {
             (Some(error), _) => Err(Error::Producer(TransactionFailure::Fatal(error))),
             (None, Some(error)) => self
                 .recover(consumer, tasks, TransactionFailure::Abortable(error))
                 .map(ControlFlow::Break),
-            (None, None) => Ok(ControlFlow::Continue(settled)),
+            (None, None) => {
+                self.tell_answered(tasks, answered_below)?;
+                Ok(ControlFlow::Continue(settled))
+            }
         }
+    }
+
+    /// Tells each task how many of the records it returned since the last commit are
+    /// answered (every record below the producer id `answered_below` is), so that it
+    /// forgets where they came from: until a record is answered, its failure must be
+    /// handled in the context that produced it, which its task keeps for it.
+    fn tell_answered(&mut self, tasks: &mut Tasks, answered_below: usize) -> Result<()> {
+        if answered_below <= self.answered_below {
+            return Ok(());
+        }
+        let first = self
+            .sent
+            .partition_point(|b| b.first_id <= self.answered_below)
+            .saturating_sub(1);
+        let mut answered: BTreeMap<TaskId, u64> = BTreeMap::new();
+        for (position, batch) in self.sent.iter().enumerate().skip(first) {
+            if batch.first_id >= answered_below {
+                break;
+            }
+            let batch_end = self
+                .sent
+                .get(position + 1)
+                .map_or(self.next_send_id, |next| next.first_id);
+            let answered_end = batch_end.min(answered_below);
+            answered.insert(
+                batch.task,
+                batch.first_index + (answered_end - batch.first_id) as u64,
+            );
+        }
+        for (id, below) in answered {
+            if let Some(task) = tasks.get_mut(&id) {
+                task.sends_answered(below)?;
+            }
+        }
+        self.answered_below = answered_below;
+        Ok(())
     }
 
     /// The producer dropped everything it was sent: no failure can come back.
     fn forget_sent(&mut self) {
         self.sent.clear();
         self.next_send_id = 0;
+        self.answered_below = 0;
     }
 
     /// Commits the work of the `running` tasks: what flushing them produces, the input

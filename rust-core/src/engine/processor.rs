@@ -131,6 +131,14 @@ pub trait TaskProcessor: Send {
         Err(Box::new(error.clone()))
     }
 
+    /// The records the processor returned since the last commit or rollback numbered below
+    /// `below` are answered: each was written, or its failure was handed to
+    /// [`send_failed`](Self::send_failed). None of them can fail any more.
+    fn sends_answered(&mut self, below: u64) -> Result<(), ProcessorError> {
+        let _ = below;
+        Ok(())
+    }
+
     /// The commit went through; `delivered` holds the offset of the last record the commit
     /// wrote to each partition, changelogs included.
     fn committed(&mut self, delivered: &DeliveredOffsets) -> Result<(), ProcessorError> {

@@ -135,6 +135,13 @@ impl Task {
         self.outputs(outputs)
     }
 
+    /// The records this task returned since the last commit numbered below `below` are
+    /// answered: none of them can fail any more.
+    pub fn sends_answered(&mut self, below: u64) -> Result<()> {
+        let answered = self.processor.sends_answered(below);
+        self.processor_outcome(answered)
+    }
+
     fn outputs(
         &mut self,
         outcome: std::result::Result<ProducedRecords, ProcessorError>,

@@ -350,6 +350,20 @@ impl TaskProcessor for JvmTaskProcessor {
         Ok(record_framing::produced_records(produced)?)
     }
 
+    fn sends_answered(&mut self, below: u64) -> Result<(), ProcessorError> {
+        upcall(&self.0.vm, |env| {
+            let below = JValue::Long(below as jlong);
+            env.call_method(
+                &*self.0.runner,
+                jni_str!("sendsAnswered"),
+                jni_sig!("(J)V"),
+                &[below],
+            )?;
+            Ok(())
+        })?;
+        Ok(())
+    }
+
     fn committed(&mut self, delivered: &DeliveredOffsets) -> Result<(), ProcessorError> {
         let offsets = record_framing::offsets(delivered.iter().map(|(p, o)| (p, Some(*o))));
         self.0

@@ -180,6 +180,17 @@ pub struct FailedSend {
     pub error: ClientError,
 }
 
+/// What the producer heard back about the records sent to it since the caller last asked.
+#[derive(Debug, Default)]
+pub struct SendReports {
+    /// The records that failed, in the order their failures came.
+    pub failed: Vec<FailedSend>,
+    /// Every record sent under a lower id than this is answered: delivered, or failed and in
+    /// `failed` now or in an earlier report. Ids are counted from 0 again after each commit
+    /// or abort.
+    pub answered_below: usize,
+}
+
 /// The producer of an engine thread: transactional under exactly-once, plain under
 /// at-least-once. It learns where each record landed, which is how a commit learns the
 /// changelog offsets its stores must record, and which records failed: those are kept,
@@ -192,11 +203,11 @@ pub trait StreamsProducer: Send {
     /// the producer rejects at once is kept as failed, as one that fails later is.
     fn send(&mut self, record: &ProducedView<'_>, id: usize) -> Result<(), TransactionFailure>;
 
-    /// The records that failed since the last call, in the order their failures came.
-    fn take_failed(&mut self) -> Vec<FailedSend>;
+    /// The records that failed since the last call, and how far every record is answered.
+    fn take_reports(&mut self) -> SendReports;
 
     /// Waits until every sent record is acknowledged or failed; failed records are kept for
-    /// [`take_failed`](Self::take_failed).
+    /// [`take_reports`](Self::take_reports).
     fn flush(&mut self) -> Result<(), TransactionFailure>;
 
     /// Makes everything sent since the last commit durable and returns where it landed.

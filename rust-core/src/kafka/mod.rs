@@ -11,6 +11,7 @@
 //! - [`group`]: the group consumer on rdkafka and its rebalance callbacks.
 //! - [`producer`]: the (transactional) producer on rdkafka, which learns from delivery
 //!   reports where each record landed.
+//! - [`answered`]: which of the records sent under consecutive ids have been answered.
 //! - [`changelog`]: the restore consumer on rdkafka, reading changelog partitions up to their
 //!   end.
 //! - [`assigned`]: a consumer reading given partitions indefinitely (global stores).
@@ -18,6 +19,7 @@
 //!   (fenced, abortable, fatal).
 
 pub mod admin;
+mod answered;
 pub mod assigned;
 pub mod changelog;
 pub mod client_config;
@@ -33,7 +35,7 @@ pub use changelog::{ChangelogEvent, ChangelogReader};
 pub use client_config::{ClientProperties, ClientRole};
 pub use clients::{
     DeliveredOffsets, FailedSend, GroupConsumer, GroupMetadata, OffsetReset, RebalanceListener,
-    RestoreConsumer, StreamsProducer, Subscription, ThreadClients,
+    RestoreConsumer, SendReports, StreamsProducer, Subscription, ThreadClients,
 };
 pub use error::{ClientError, KafkaFailure, TransactionFailure};
 pub use group::KafkaGroupConsumer;

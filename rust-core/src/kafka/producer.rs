@@ -16,7 +16,10 @@ use rdkafka::message::Message;
 use rdkafka::producer::{BaseProducer, DeliveryResult, Producer, ProducerContext};
 use rdkafka::{ClientConfig, ClientContext};
 
-use crate::kafka::clients::{DeliveredOffsets, FailedSend, GroupMetadata, StreamsProducer};
+use crate::kafka::answered::AnsweredIds;
+use crate::kafka::clients::{
+    DeliveredOffsets, FailedSend, GroupMetadata, SendReports, StreamsProducer,
+};
 use crate::kafka::error::{ClientError, TransactionFailure};
 use crate::kafka::group::commit_list;
 use crate::kafka::records::{copied_headers, InputOffset, ProducedRecord, ProducedView};
@@ -42,6 +45,8 @@ struct Deliveries {
     last_offsets: Vec<(TopicPartition, i64)>,
     /// Each failed record with its id, and rdkafka's error, which a commit classifies.
     failed: Vec<(FailedSend, KafkaError)>,
+    /// The ids whose report is in, whatever it said.
+    answered: AnsweredIds,
 }
 
 impl DeliveryTracker {
@@ -70,6 +75,7 @@ impl ProducerContext for DeliveryTracker {
 
     fn delivery(&self, result: &DeliveryResult<'_>, id: usize) {
         let mut state = self.lock();
+        state.answered.answer(id);
         match result {
             Ok(message) => {
                 let (topic, partition) = (message.topic(), message.partition());
@@ -428,7 +434,9 @@ impl StreamsProducer for KafkaStreamsProducer {
                         record: record.to_owned(),
                         error: error.clone().into(),
                     };
-                    self.producer.context().lock().failed.push((failed, error));
+                    let mut state = self.producer.context().lock();
+                    state.failed.push((failed, error));
+                    state.answered.answer(id);
                     return Ok(());
                 }
                 Err(error) => return Err(TransactionFailure::classify(error)),
@@ -437,9 +445,13 @@ impl StreamsProducer for KafkaStreamsProducer {
         Ok(())
     }
 
-    fn take_failed(&mut self) -> Vec<FailedSend> {
-        let failed = std::mem::take(&mut self.producer.context().lock().failed);
-        failed.into_iter().map(|(failed, _)| failed).collect()
+    fn take_reports(&mut self) -> SendReports {
+        let mut state = self.producer.context().lock();
+        let failed = std::mem::take(&mut state.failed);
+        SendReports {
+            failed: failed.into_iter().map(|(failed, _)| failed).collect(),
+            answered_below: state.answered.all_below(),
+        }
     }
 
     fn commit(

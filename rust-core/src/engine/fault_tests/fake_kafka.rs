@@ -15,7 +15,7 @@ use std::time::Duration;
 use crate::kafka::{
     ChangelogEvent, ClientError, DeliveredOffsets, FailedSend, GroupConsumer, GroupMetadata,
     InputOffset, KafkaFailure, ProducedRecord, ProducedView, RebalanceListener, RecordRun,
-    RestoreConsumer, StreamsProducer, Subscription, ThreadClients, TransactionFailure,
+    RestoreConsumer, SendReports, StreamsProducer, Subscription, ThreadClients, TransactionFailure,
 };
 use crate::store::TopicPartition;
 
@@ -256,6 +256,7 @@ impl ThreadClients for Arc<FakeKafka> {
             uncommitted: Vec::new(),
             delivered: DeliveredOffsets::new(),
             failed: Vec::new(),
+            answered_below: 0,
         }))
     }
 
@@ -540,6 +541,8 @@ struct FakeProducer {
     uncommitted: Vec<ProducedRecord>,
     delivered: DeliveredOffsets,
     failed: Vec<FailedSend>,
+    /// The ids below this one were answered since the last commit or abort.
+    answered_below: usize,
 }
 
 impl FakeProducer {
@@ -547,6 +550,7 @@ impl FakeProducer {
     fn answer_in_flight(&mut self) {
         let mut cluster = self.kafka.cluster();
         for (id, record) in std::mem::take(&mut self.in_flight) {
+            self.answered_below = id + 1;
             let value = record.value.clone().unwrap_or_default();
             let failed = cluster
                 .failing_once
@@ -582,8 +586,11 @@ impl StreamsProducer for FakeProducer {
         Ok(())
     }
 
-    fn take_failed(&mut self) -> Vec<FailedSend> {
-        std::mem::take(&mut self.failed)
+    fn take_reports(&mut self) -> SendReports {
+        SendReports {
+            failed: std::mem::take(&mut self.failed),
+            answered_below: self.answered_below,
+        }
     }
 
     fn flush(&mut self) -> Result<(), TransactionFailure> {
@@ -618,6 +625,7 @@ impl StreamsProducer for FakeProducer {
             cluster.commit_offsets(consumed);
             self.in_transaction = false;
         }
+        self.answered_below = 0;
         Ok(std::mem::take(&mut self.delivered))
     }
 
@@ -630,6 +638,7 @@ impl StreamsProducer for FakeProducer {
         self.uncommitted.clear();
         self.delivered.clear();
         self.failed.clear();
+        self.answered_below = 0;
         Ok(())
     }
 }

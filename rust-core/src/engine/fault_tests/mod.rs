@@ -51,6 +51,11 @@ enum Call {
         index: u64,
         code: i16,
     },
+    /// The processor was told its records numbered below `below` are answered.
+    Answered {
+        task: TaskId,
+        below: u64,
+    },
 }
 
 /// What a processor answers for a record the producer could not write.
@@ -177,6 +182,14 @@ impl TaskProcessor for EchoProcessor {
                 .collect())
             }
         }
+    }
+
+    fn sends_answered(&mut self, below: u64) -> std::result::Result<(), ProcessorError> {
+        self.journal.calls().push(Call::Answered {
+            task: self.task,
+            below,
+        });
+        Ok(())
     }
 
     fn full_inputs(&mut self) -> std::result::Result<Vec<TopicPartition>, ProcessorError> {
@@ -798,6 +811,54 @@ fn under_at_least_once_a_record_that_fails_is_replaced_by_what_its_task_answers(
         sorted(["a0", "a1", "a2", "b0", "b1"].map(String::from).to_vec())
     );
     assert_eq!(harness.kafka.committed(), every_input_committed());
+}
+
+#[test]
+fn a_task_learns_which_records_are_answered_and_of_a_failed_one_only_once_it_was_asked_about_it() {
+    let harness = Harness::new("at_least_once", OnSendFailed::DeadLetter, &[]);
+    harness.kafka.reject("b2", too_large());
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    let told_task_1: Vec<Call> = harness
+        .journal
+        .calls()
+        .iter()
+        .filter(|call| {
+            matches!(call, Call::Answered { task: t, .. } | Call::SendFailed { task: t, .. }
+                if *t == task(1))
+        })
+        .cloned()
+        .collect();
+    // b0 and b1 are answered while b2 is in flight; b2 fails, and its dead-letter record
+    // (number 3) is answered once it was written.
+    assert_eq!(
+        told_task_1,
+        vec![
+            Call::Answered {
+                task: task(1),
+                below: 2
+            },
+            Call::SendFailed {
+                task: task(1),
+                index: 2,
+                code: 10
+            },
+            Call::Answered {
+                task: task(1),
+                below: 3
+            },
+            Call::Answered {
+                task: task(1),
+                below: 4
+            },
+        ]
+    );
+    assert!(harness.journal.calls().contains(&Call::Answered {
+        task: task(0),
+        below: 3
+    }));
 }
 
 #[test]

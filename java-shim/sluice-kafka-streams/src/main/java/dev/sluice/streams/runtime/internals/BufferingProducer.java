@@ -32,7 +32,10 @@ import org.apache.kafka.streams.processor.internals.ProcessorRecordContext;
  *
  * <p>A record the engine failed to write comes back by its number among the records sent since the last
  * commit; the producer remembers which input record and processor node each one was sent for, one entry
- * per run of records sharing them, so the failure can be handled in the context that produced it.
+ * per run of records sharing them, so the failure can be handled in the context that produced it. It
+ * forgets them as soon as the engine says the records are answered: each holds the record context it was
+ * sent in, the source record's bytes included, and a task sends tens of thousands of records between
+ * two commits.
  */
 final class BufferingProducer implements Producer<byte[], byte[]> {
 
@@ -74,8 +77,30 @@ final class BufferingProducer implements Producer<byte[], byte[]> {
         sentSinceCommit = 0;
     }
 
+    /** The records numbered below {@code below} since the last commit can no longer fail. */
+    void answered(final long below) {
+        if (below >= sentSinceCommit) {
+            origins.clear();
+            return;
+        }
+        // The origin of record number {@code below} may still serve it and the records after it.
+        final int kept = originPosition(below);
+        if (kept > 0) {
+            origins.subList(0, kept).clear();
+        }
+    }
+
     /** Where record number {@code index} since the last commit was sent from. */
     Origin origin(final long index) {
+        final int position = originPosition(index);
+        if (origins.isEmpty() || index >= sentSinceCommit || origins.get(position).first() > index) {
+            throw new IllegalStateException("No record number " + index + " is unanswered since the last commit");
+        }
+        return origins.get(position);
+    }
+
+    /** The position of the last origin whose records start at or before record number {@code index}; 0 if none. */
+    private int originPosition(final long index) {
         int low = 0;
         int high = origins.size() - 1;
         while (low < high) {
@@ -86,10 +111,7 @@ final class BufferingProducer implements Producer<byte[], byte[]> {
                 high = middle - 1;
             }
         }
-        if (origins.isEmpty() || index >= sentSinceCommit || origins.get(low).first() > index) {
-            throw new IllegalStateException("No record number " + index + " was sent since the last commit");
-        }
-        return origins.get(low);
+        return low;
     }
 
     /** The next send completes at once with {@code exception} instead of being kept. */

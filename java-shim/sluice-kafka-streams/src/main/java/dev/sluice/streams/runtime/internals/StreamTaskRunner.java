@@ -265,6 +265,14 @@ final class StreamTaskRunner implements TaskRunner {
     }
 
     @Override
+    public void sendsAnswered(final long below) {
+        guarded(() -> {
+            producer.answered(below);
+            return null;
+        });
+    }
+
+    @Override
     public byte[] committableOffsets() {
         return guarded(() -> RuntimeFraming.inputs(preparedOffsets));
     }

@@ -66,6 +66,12 @@ public interface TaskRunner {
     byte[] sendFailed(long index, byte[] record, int errorCode, String message);
 
     /**
+     * The records this task returned since the last commit or rollback numbered below {@code below} are
+     * answered: each was written or went to {@link #sendFailed}, so none of them can fail any more.
+     */
+    void sendsAnswered(long below);
+
+    /**
      * After {@link #flush}: framed inputs with the next offset to consume and Kafka Streams' stream-time
      * metadata; empty when nothing was processed since the last commit.
      */

@@ -42,8 +42,11 @@ import org.apache.kafka.streams.TaskMetadata;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.streams.errors.ErrorHandlerContext;
 import org.apache.kafka.streams.errors.LogAndContinueExceptionHandler;
 import org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler;
+import org.apache.kafka.streams.errors.ProductionExceptionHandler;
 import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Grouped;
@@ -296,6 +299,52 @@ class StreamTaskRunnerTest {
                 record("numbers", 0, 0L, 1L, bytes("not a long"), bytes("abc"))))),
                 "the default deserialization handler fails");
             assertEquals(1, fixture.failures.size());
+            task.close(false);
+        }
+    }
+
+    /** Resumes after every failed send, noting the offset of the source record the handler was told of. */
+    public static final class NotingProductionHandler implements ProductionExceptionHandler {
+        static final List<Long> OFFSETS = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        @Override
+        public Response handleError(final ErrorHandlerContext context, final ProducerRecord<byte[], byte[]> record,
+                                    final Exception exception) {
+            OFFSETS.add(context.offset());
+            return Response.resume();
+        }
+
+        @Override
+        public void configure(final Map<String, ?> configs) {
+        }
+    }
+
+    @Test
+    void aFailedSendIsHandledInItsSourceRecordsContextUntilTheRecordIsAnswered() throws Exception {
+        final Properties handler = new Properties();
+        handler.put(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG, NotingProductionHandler.class);
+        NotingProductionHandler.OFFSETS.clear();
+        final Supplier<Topology> forwarding = () -> {
+            final StreamsBuilder builder = new StreamsBuilder();
+            builder.stream(INPUT, Consumed.with(Serdes.String(), Serdes.String()))
+                .to(OUTPUT, Produced.with(Serdes.String(), Serdes.String()));
+            return builder.build();
+        };
+        try (TaskRunnerFixture fixture = new TaskRunnerFixture(forwarding, handler)) {
+            final TaskRunner task = fixture.running(0, 0);
+            final List<ProducerRecord<byte[], byte[]>> out = produced(task.process(batch(List.of(
+                record(INPUT, 0, 10L, 1L, bytes("a"), bytes("1")),
+                record(INPUT, 0, 11L, 2L, bytes("b"), bytes("2")),
+                record(INPUT, 0, 12L, 3L, bytes("c"), bytes("3"))))));
+            assertEquals(3, out.size());
+            task.sendsAnswered(2);
+            final byte[] failed = RuntimeFraming.producedRecords(List.of(out.get(2)));
+            produced(task.sendFailed(2, failed, Errors.MESSAGE_TOO_LARGE.code(), "too large"));
+            assertEquals(List.of(12L), NotingProductionHandler.OFFSETS, "the failed record's own source record");
+            assertThrows(IllegalStateException.class,
+                () -> task.sendFailed(1, RuntimeFraming.producedRecords(List.of(out.get(1))), Errors.MESSAGE_TOO_LARGE.code(),
+                    "too large"),
+                "an answered record's context is forgotten");
             task.close(false);
         }
     }
