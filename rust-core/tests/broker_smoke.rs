@@ -209,7 +209,7 @@ fn record_for(topic: &str, value: &str) -> ProducedRecord {
     )
 }
 
-/// Kafka Streams' producer lingers up to `linger.ms` (100 ms by default) to fill batches, and
+/// The engine's producer lingers up to `linger.ms` to fill batches, and
 /// a commit flushes it: what lingers is sent at once. A flush that waited for the linger here
 /// (four minutes) would give up after the producer's timeout instead.
 #[test]

@@ -305,9 +305,13 @@ impl EngineConfig {
             // Java's default partitioner for keyed records: murmur2 of the key.
             ("partitioner", "murmur2_random".to_string()),
             ("enable.idempotence", "true".into()),
-            // Kafka Streams' own producer default: batches fill for up to 100 ms, and a
-            // commit sends what is left at once.
-            ("linger.ms", "100".into()),
+            // Kafka's Java producer sends a partition's batch once it holds 16 KiB, so Kafka
+            // Streams' 100 ms linger is a bound its batches rarely reach under load; a batch of
+            // librdkafka's (1 MB, 10,000 records) does wait it out, which held repartitioned
+            // records from their tasks and kept records unanswered, and their contexts alive,
+            // for 100 ms (word count at-least-once: 16 % less throughput, 14 % more peak RSS
+            // than at 5 ms). 5 ms is the Java producer's own default.
+            ("linger.ms", "5".into()),
         ];
         if let Some(id) = transactional_id {
             defaults.push(("transactional.id", id.to_string()));
@@ -508,17 +512,17 @@ mod tests {
     }
 
     #[test]
-    fn the_producer_lingers_as_kafka_streams_producer_does_unless_the_user_says_otherwise() {
+    fn the_producer_lingers_5_ms_unless_the_user_says_otherwise() {
         let base = [("application.id", "app"), ("bootstrap.servers", "b:1")];
         let config = EngineConfig::from_properties(&props(&base)).unwrap();
+        assert_eq!(config.producer_config(1, None).get("linger.ms"), Some("5"));
+        let mut set = props(&base);
+        set.insert("producer.linger.ms".into(), "100".into());
+        let config = EngineConfig::from_properties(&set).unwrap();
         assert_eq!(
             config.producer_config(1, None).get("linger.ms"),
             Some("100")
         );
-        let mut set = props(&base);
-        set.insert("producer.linger.ms".into(), "5".into());
-        let config = EngineConfig::from_properties(&set).unwrap();
-        assert_eq!(config.producer_config(1, None).get("linger.ms"), Some("5"));
     }
 
     #[test]
