@@ -38,10 +38,16 @@ use crate::store::rocks::RocksDbConfig;
 /// payload), the backlog of small records on word count's repartition topic held 77 MB of
 /// queued messages at the peak; refilling below 10,000 holds 51 MB at the same throughput.
 /// Fetching less per request cuts it further but makes the thread wait for its input.
+/// A partition whose queue is above those bounds is not fetched again for
+/// `fetch.queue.backoff.ms`, librdkafka's 1 s by default: its queue ran dry long before, and
+/// on word count the stream thread sat in polls that found nothing for a fifth of the run;
+/// with 10 ms the queue stays refilled and word count's throughput rose by 31 % (at least
+/// once) and 47 % (exactly once).
 /// Each is a default: the user's librdkafka keys decide instead.
-const PREFETCH: [(&str, &str); 2] = [
+const PREFETCH: [(&str, &str); 3] = [
     ("queued.min.messages", "10000"),
     ("queued.max.messages.kbytes", "8192"),
+    ("fetch.queue.backoff.ms", "10"),
 ];
 
 /// How long the broker may hold a restore consumer's fetch that finds nothing new, in ms.
@@ -494,6 +500,7 @@ mod tests {
         let config = EngineConfig::from_properties(&props(&base)).unwrap();
         let main = config.main_consumer_config(1);
         assert_eq!(main.get("queued.min.messages"), Some("10000"));
+        assert_eq!(main.get("fetch.queue.backoff.ms"), Some("10"));
         assert_eq!(
             config.restore_consumer_config(1).get("queued.min.messages"),
             None
