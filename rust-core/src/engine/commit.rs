@@ -304,7 +304,13 @@ impl CommitBarrier {
                 ControlFlow::Continue(_) => {}
             }
         }
-        let group = consumer.group_metadata();
+        // Only a transaction's offsets need the group's metadata, and asking librdkafka for it
+        // waits on its main thread (~6 ms a commit on word count).
+        let group = if self.producer.is_transactional() && !consumed.is_empty() {
+            consumer.group_metadata()
+        } else {
+            None
+        };
         let delivered = match self.producer.commit(&consumed, group.as_ref()) {
             Ok(delivered) => delivered,
             Err(failure) => {
