@@ -1,5 +1,6 @@
 //! Byte layouts of what crosses between the engine and the JVM's task runners: records,
-//! positions and properties, one array per call. Java's side is
+//! positions and properties, one array per call (produced records come back in a direct
+//! buffer the runner reuses, not an array, to leave no garbage per batch). Java's side is
 //! `dev.sluice.streams.runtime.internals`' framing; the two must agree.
 //!
 //! Integers are big-endian, strings UTF-8, and a length of -1 stands for null.

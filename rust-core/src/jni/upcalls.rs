@@ -18,14 +18,14 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use jni::errors::Error as JniCallError;
-use jni::objects::{JByteArray, JIntArray, JObject, JValue};
+use jni::objects::{JByteArray, JByteBuffer, JIntArray, JObject, JValue};
 use jni::refs::Global;
 use jni::signature::MethodSignature;
 use jni::strings::{JNIStr, JNIString};
 use jni::sys::{jint, jlong};
 use jni::{jni_sig, jni_str, AttachConfig, Env, JavaVM};
 
-use super::arrays::{new_byte_array, read_bytes};
+use super::arrays::{new_byte_array, read_bytes, read_direct_buffer};
 use super::errors::NativeError;
 use super::framing;
 use super::record_framing;
@@ -192,23 +192,49 @@ impl JvmRunner {
         argument: Option<&[u8]>,
     ) -> Result<Vec<u8>, ProcessorError> {
         upcall(&self.vm, |env| {
-            let argument = argument
-                .map(|bytes| new_byte_array(env, bytes))
-                .transpose()?;
-            let arguments: Vec<JValue<'_>> = argument
-                .iter()
-                .map(|array| JValue::Object(array.as_ref()))
-                .collect();
-            let result = env.call_method(&*self.runner, method, sig, &arguments)?;
-            let Ok(array) = result.l() else {
-                return Ok(Vec::new());
-            };
-            if array.is_null() {
+            let result = self.invoke(env, method, sig, argument)?;
+            if result.is_null() {
                 return Ok(Vec::new());
             }
-            let array = env.cast_local::<JByteArray>(array)?;
+            let array = env.cast_local::<JByteArray>(result)?;
             Ok(read_bytes(env, &array, "result")?)
         })
+    }
+
+    /// Calls `method`, which returns the records it produced in a direct `ByteBuffer`, with at
+    /// most one `byte[]` argument.
+    fn call_for_produced(
+        &self,
+        method: &JNIStr,
+        sig: &MethodSignature<'_, '_>,
+        argument: Option<&[u8]>,
+    ) -> Result<ProducedRecords, ProcessorError> {
+        let produced = upcall(&self.vm, |env| {
+            let result = self.invoke(env, method, sig, argument)?;
+            let buffer = env.cast_local::<JByteBuffer>(result)?;
+            Ok(read_direct_buffer(env, &buffer, "produced records")?)
+        })?;
+        Ok(record_framing::produced_records(produced)?)
+    }
+
+    /// Calls `method` with at most one `byte[]` argument; what it returns, null for a void
+    /// method.
+    fn invoke<'local>(
+        &self,
+        env: &mut Env<'local>,
+        method: &JNIStr,
+        sig: &MethodSignature<'_, '_>,
+        argument: Option<&[u8]>,
+    ) -> Result<JObject<'local>, UpcallError> {
+        let argument = argument
+            .map(|bytes| new_byte_array(env, bytes))
+            .transpose()?;
+        let arguments: Vec<JValue<'_>> = argument
+            .iter()
+            .map(|array| JValue::Object(array.as_ref()))
+            .collect();
+        let result = env.call_method(&*self.runner, method, sig, &arguments)?;
+        Ok(result.l().unwrap_or_default())
     }
 
     /// Calls the runner's `close(boolean)`.
@@ -243,10 +269,11 @@ struct JvmTaskProcessor(JvmRunner);
 impl TaskProcessor for JvmTaskProcessor {
     fn process(&mut self, records: &[RecordRun]) -> Result<ProducedRecords, ProcessorError> {
         let batch = record_framing::consumed_records(records);
-        let produced = self
-            .0
-            .call(jni_str!("process"), &jni_sig!("([B)[B"), Some(&batch))?;
-        Ok(record_framing::produced_records(produced)?)
+        self.0.call_for_produced(
+            jni_str!("process"),
+            &jni_sig!("([B)Ljava/nio/ByteBuffer;"),
+            Some(&batch),
+        )
     }
 
     fn committed_changelog_offsets(
@@ -294,22 +321,19 @@ impl TaskProcessor for JvmTaskProcessor {
     }
 
     fn punctuate(&mut self) -> Result<ProducedRecords, ProcessorError> {
-        let produced = self
-            .0
-            .call(jni_str!("punctuate"), &jni_sig!("()[B"), None)?;
-        Ok(record_framing::produced_records(produced)?)
+        let sig = jni_sig!("()Ljava/nio/ByteBuffer;");
+        self.0.call_for_produced(jni_str!("punctuate"), &sig, None)
     }
 
     fn produced_before_failure(&mut self) -> Result<ProducedRecords, ProcessorError> {
-        let produced = self
-            .0
-            .call(jni_str!("producedBeforeFailure"), &jni_sig!("()[B"), None)?;
-        Ok(record_framing::produced_records(produced)?)
+        let sig = jni_sig!("()Ljava/nio/ByteBuffer;");
+        self.0
+            .call_for_produced(jni_str!("producedBeforeFailure"), &sig, None)
     }
 
     fn flush(&mut self) -> Result<ProducedRecords, ProcessorError> {
-        let produced = self.0.call(jni_str!("flush"), &jni_sig!("()[B"), None)?;
-        Ok(record_framing::produced_records(produced)?)
+        let sig = jni_sig!("()Ljava/nio/ByteBuffer;");
+        self.0.call_for_produced(jni_str!("flush"), &sig, None)
     }
 
     fn committable_offsets(
@@ -335,7 +359,7 @@ impl TaskProcessor for JvmTaskProcessor {
                 .call_method(
                     &*self.0.runner,
                     jni_str!("sendFailed"),
-                    jni_sig!("(J[BILjava/lang/String;)[B"),
+                    jni_sig!("(J[BILjava/lang/String;)Ljava/nio/ByteBuffer;"),
                     &[
                         JValue::Long(index as jlong),
                         JValue::Object(&record),
@@ -344,8 +368,8 @@ impl TaskProcessor for JvmTaskProcessor {
                     ],
                 )?
                 .l()?;
-            let array = env.cast_local::<JByteArray>(result)?;
-            Ok(read_bytes(env, &array, "result")?)
+            let buffer = env.cast_local::<JByteBuffer>(result)?;
+            Ok(read_direct_buffer(env, &buffer, "produced records")?)
         })?;
         Ok(record_framing::produced_records(produced)?)
     }

@@ -1,5 +1,6 @@
 package dev.sluice.streams.runtime.internals;
 
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -60,8 +61,11 @@ final class BufferingProducer implements Producer<byte[], byte[]> {
         this.context = context;
     }
 
-    /** The records sent since the last call, in order, framed as {@link RuntimeFraming} says. */
-    byte[] drain() {
+    /**
+     * The records sent since the last call, in order, framed as {@link RuntimeFraming} says; valid until
+     * the next send.
+     */
+    ByteBuffer drain() {
         return sent.drain();
     }
 

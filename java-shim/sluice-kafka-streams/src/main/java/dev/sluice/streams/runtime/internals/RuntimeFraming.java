@@ -33,7 +33,8 @@ import org.apache.kafka.common.record.TimestampType;
  *       {@code int keyLength, key, int valueLength, value}.</li>
  *   <li><b>Produced records</b>: {@code int count}, then per record {@code int topicLength, topic,
  *       int partition, long timestamp}, key, value and headers as in consumed records; a partition of -1
- *       lets the engine's producer choose it from the key.</li>
+ *       lets the engine's producer choose it from the key. They go to the engine in a direct buffer, which
+ *       it copies as the call returns: that buffer is reused, so a batch leaves no garbage on the heap.</li>
  * </ul>
  */
 final class RuntimeFraming {
@@ -44,10 +45,11 @@ final class RuntimeFraming {
 
     private static final byte[] EMPTY = new byte[0];
     private static final Header[] NO_HEADERS = new Header[0];
-    // A batch buffer that grew past this for a burst (a cache flush, say) is not kept for the next batch:
-    // every task has one, and kept at a burst's size (megabytes on word count) they held more of the heap
-    // than the records being processed, more the more tasks a thread runs.
-    private static final int RETAINED_BUFFER_BYTES = 64 << 10;
+    private static final ByteBuffer EMPTY_RECORDS = ByteBuffer.allocateDirect(Integer.BYTES).asReadOnlyBuffer();
+    private static final int INITIAL_PRODUCED_BYTES = 4 << 10;
+    // A task's buffer of produced records that grew past this for a burst (a cache flush, say) is not kept
+    // for the next batch: every task has one, and kept at a burst's size they would hold megabytes each.
+    private static final int RETAINED_PRODUCED_BYTES = 1 << 20;
 
     private RuntimeFraming() {
     }
@@ -153,14 +155,18 @@ final class RuntimeFraming {
         return byPartition;
     }
 
+    /** Frames {@code records} as the engine frames a record it hands back after a failed send. */
     static byte[] producedRecords(final List<ProducerRecord<byte[], byte[]>> records) {
         final ProducedRecords out = new ProducedRecords();
         records.forEach(out::add);
-        return out.drain();
+        final ByteBuffer drained = out.drain();
+        final byte[] framed = new byte[drained.remaining()];
+        drained.get(framed);
+        return framed;
     }
 
-    static List<ProducerRecord<byte[], byte[]>> readProducedRecords(final byte[] framed) {
-        final ByteBuffer in = ByteBuffer.wrap(framed);
+    static List<ProducerRecord<byte[], byte[]>> readProducedRecords(final ByteBuffer framed) {
+        final ByteBuffer in = framed.duplicate();
         final int count = in.getInt();
         final List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
@@ -176,9 +182,9 @@ final class RuntimeFraming {
         return records;
     }
 
-    /** A batch of no records. */
-    static byte[] emptyRecords() {
-        return new byte[Integer.BYTES];
+    /** A batch of no records, direct as every batch of produced records. */
+    static ByteBuffer emptyRecords() {
+        return EMPTY_RECORDS.duplicate();
     }
 
     /** Each engine thread's lag behind the end of its input partitions, by thread index. */
@@ -224,16 +230,16 @@ final class RuntimeFraming {
 
     /**
      * Produced records framed as they are added, so that a batch costs no copy of the records and
-     * their headers; reused from batch to batch.
+     * their headers, into a direct buffer reused from batch to batch.
      */
     static final class ProducedRecords {
-        private final Writer out = new Writer();
+        private final Writer out = new Writer(ByteBuffer.allocateDirect(INITIAL_PRODUCED_BYTES));
         // Topic names are few and come back as the same strings: each is encoded once.
         private final Map<String, byte[]> topics = new HashMap<>();
         private int count;
 
         ProducedRecords() {
-            out.buffer(Integer.BYTES).putInt(0);
+            out.buffer.position(Integer.BYTES);
         }
 
         void add(final ProducerRecord<byte[], byte[]> record) {
@@ -249,36 +255,49 @@ final class RuntimeFraming {
             count++;
         }
 
-        /** The records added since the last call, framed; none are kept. */
-        byte[] drain() {
+        /**
+         * The records added since the last call, framed in a direct buffer of exactly their size that
+         * stays valid until the next record is added; none are kept.
+         */
+        ByteBuffer drain() {
             if (count == 0) {
                 return emptyRecords();
             }
             out.buffer.putInt(0, count);
-            final byte[] framed = out.toBytes();
+            final ByteBuffer framed = out.buffer.slice(0, out.buffer.position());
             clear();
             return framed;
         }
 
         /** Forgets the records added since the last drain. */
         void clear() {
-            if (out.buffer.capacity() > RETAINED_BUFFER_BYTES) {
-                out.buffer = ByteBuffer.allocate(RETAINED_BUFFER_BYTES);
+            if (out.buffer.capacity() > RETAINED_PRODUCED_BYTES) {
+                out.buffer = ByteBuffer.allocateDirect(INITIAL_PRODUCED_BYTES);
             }
-            out.buffer.clear();
-            out.buffer.putInt(0);
+            // The count is written as a batch is drained; the bytes of the last batch stay as they are
+            // until the next record is added, after the engine took them.
+            out.buffer.clear().position(Integer.BYTES);
             count = 0;
         }
     }
 
-    /** A growing big-endian buffer. */
+    /** A growing big-endian buffer, on the heap or direct as the one it starts with. */
     private static final class Writer {
         static final int INITIAL_BYTES = 256;
-        private ByteBuffer buffer = ByteBuffer.allocate(INITIAL_BYTES);
+        private ByteBuffer buffer;
+
+        Writer() {
+            this(ByteBuffer.allocate(INITIAL_BYTES));
+        }
+
+        Writer(final ByteBuffer initial) {
+            buffer = initial;
+        }
 
         ByteBuffer buffer(final int needed) {
             if (buffer.remaining() < needed) {
-                final ByteBuffer grown = ByteBuffer.allocate(Math.max(buffer.capacity() * 2, buffer.position() + needed));
+                final int capacity = Math.max(buffer.capacity() * 2, buffer.position() + needed);
+                final ByteBuffer grown = buffer.isDirect() ? ByteBuffer.allocateDirect(capacity) : ByteBuffer.allocate(capacity);
                 buffer.flip();
                 grown.put(buffer);
                 buffer = grown;

@@ -4,6 +4,7 @@ import dev.sluice.streams.internals.OffsetFraming;
 import dev.sluice.streams.state.internals.StoreDirectoryCorruptedException;
 import java.io.File;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -166,7 +167,7 @@ final class StreamTaskRunner implements TaskRunner {
     }
 
     @Override
-    public byte[] process(final byte[] records) {
+    public ByteBuffer process(final byte[] records) {
         return guarded(() -> {
             final long startMs = environment.time().milliseconds();
             RuntimeFraming.readConsumedRecords(records).forEach((partition, batch) -> {
@@ -205,7 +206,7 @@ final class StreamTaskRunner implements TaskRunner {
     }
 
     @Override
-    public byte[] punctuate() {
+    public ByteBuffer punctuate() {
         return guarded(() -> {
             if (!running) {
                 return RuntimeFraming.emptyRecords();
@@ -223,12 +224,12 @@ final class StreamTaskRunner implements TaskRunner {
     }
 
     @Override
-    public byte[] producedBeforeFailure() {
+    public ByteBuffer producedBeforeFailure() {
         return guarded(this::produced);
     }
 
     @Override
-    public byte[] flush() {
+    public ByteBuffer flush() {
         return guarded(() -> {
             final boolean commitNeeded = task.commitNeeded();
             commitStartMs = commitNeeded ? environment.time().milliseconds() : -1;
@@ -239,9 +240,9 @@ final class StreamTaskRunner implements TaskRunner {
     }
 
     @Override
-    public byte[] sendFailed(final long index, final byte[] record, final int errorCode, final String message) {
+    public ByteBuffer sendFailed(final long index, final byte[] record, final int errorCode, final String message) {
         return guarded(() -> {
-            final ProducerRecord<byte[], byte[]> failed = RuntimeFraming.readProducedRecords(record).get(0);
+            final ProducerRecord<byte[], byte[]> failed = RuntimeFraming.readProducedRecords(ByteBuffer.wrap(record)).get(0);
             final Exception exception = Errors.forCode((short) errorCode).exception(message);
             final BufferingProducer.Origin origin = producer.origin(index);
             // Kafka Streams' collector reads the error handler's context from the task's context; it is set
@@ -463,7 +464,7 @@ final class StreamTaskRunner implements TaskRunner {
         }
     }
 
-    private byte[] produced() {
+    private ByteBuffer produced() {
         return producer.drain();
     }
 

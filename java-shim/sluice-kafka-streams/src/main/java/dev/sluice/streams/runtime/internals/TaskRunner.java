@@ -1,9 +1,12 @@
 package dev.sluice.streams.runtime.internals;
 
+import java.nio.ByteBuffer;
+
 /**
  * One task, as the engine drives it; every method is called on the engine thread that owns the task.
  * An exception stops that thread, as an uncaught exception stops a Kafka Streams thread. Batches use
- * {@link RuntimeFraming}.
+ * {@link RuntimeFraming}; produced records come back in a direct buffer the task reuses, which the engine
+ * copies as the call returns.
  */
 public interface TaskRunner {
 
@@ -23,7 +26,7 @@ public interface TaskRunner {
     void restored();
 
     /** Processes framed consumed records (offset order per partition); returns the framed records produced. */
-    byte[] process(byte[] records);
+    ByteBuffer process(byte[] records);
 
     /**
      * Before every {@link #punctuate}: framed offsets holding, for each input partition, how many records
@@ -40,17 +43,17 @@ public interface TaskRunner {
     byte[] fullInputs();
 
     /** Called on every loop iteration while the task runs: wall-clock punctuation when due; returns framed produced records. */
-    byte[] punctuate();
+    ByteBuffer punctuate();
 
     /**
      * After {@link #process} or {@link #punctuate} threw: the framed records the task produced before it failed,
      * a dead-letter record for the failure among them. Kafka Streams' record collector had handed them to its
      * producer already, which under at-least-once still delivers them as the failed thread closes.
      */
-    byte[] producedBeforeFailure();
+    ByteBuffer producedBeforeFailure();
 
     /** The first half of a commit: flushes caches and stores; returns the framed records that produced. */
-    byte[] flush();
+    ByteBuffer flush();
 
     /**
      * The engine's producer could not write one of the records this task produced: Kafka Streams' record
@@ -63,7 +66,7 @@ public interface TaskRunner {
      * @param message what the producer said
      * @return the framed records produced instead (dead-letter records)
      */
-    byte[] sendFailed(long index, byte[] record, int errorCode, String message);
+    ByteBuffer sendFailed(long index, byte[] record, int errorCode, String message);
 
     /**
      * The records this task returned since the last commit or rollback numbered below {@code below} are

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -112,7 +113,8 @@ class RuntimeFramingTest {
             new ProducerRecord<>("output", null, 5L, bytes("word"), bytes("3"), headers),
             new ProducerRecord<>("app-counts-changelog", 2, 6L, bytes("word"), null, new RecordHeaders()),
             new ProducerRecord<>("output", 0, 7L, null, bytes(""), new RecordHeaders()));
-        final List<ProducerRecord<byte[], byte[]>> read = RuntimeFraming.readProducedRecords(RuntimeFraming.producedRecords(records));
+        final List<ProducerRecord<byte[], byte[]>> read = RuntimeFraming.readProducedRecords(
+            ByteBuffer.wrap(RuntimeFraming.producedRecords(records)));
         assertEquals(records.size(), read.size());
         for (int i = 0; i < records.size(); i++) {
             final ProducerRecord<byte[], byte[]> expected = records.get(i);
@@ -144,7 +146,8 @@ class RuntimeFramingTest {
     @Test
     void emptyBatchIsACountOfZero() {
         assertArrayEquals(new byte[4], RuntimeFraming.producedRecords(List.of()));
-        assertArrayEquals(new byte[4], RuntimeFraming.emptyRecords());
+        assertArrayEquals(new byte[4], contents(RuntimeFraming.emptyRecords()));
+        assertTrue(RuntimeFraming.emptyRecords().isDirect(), "the engine reads produced records from direct buffers");
         assertEquals(List.of(), RuntimeFraming.readProducedRecords(RuntimeFraming.emptyRecords()));
     }
 
@@ -160,7 +163,7 @@ class RuntimeFramingTest {
         assertEquals(1, first.size());
         assertHeaders(new RecordHeaders().add("h", bytes("before")).toArray(), first.get(0).headers().toArray());
 
-        assertArrayEquals(new byte[4], produced.drain());
+        assertArrayEquals(new byte[4], contents(produced.drain()));
         produced.add(new ProducerRecord<>("b", null, 2L, bytes("k2"), bytes("v2"), new RecordHeaders()));
         produced.add(new ProducerRecord<>("a", 1, 3L, null, null, new RecordHeaders()));
         final List<ProducerRecord<byte[], byte[]>> second = RuntimeFraming.readProducedRecords(produced.drain());
@@ -180,12 +183,23 @@ class RuntimeFramingTest {
     void largeBatchesGrowTheBuffer() {
         final byte[] big = new byte[100_000];
         big[99_999] = 7;
-        final List<ProducerRecord<byte[], byte[]>> read = RuntimeFraming.readProducedRecords(RuntimeFraming.producedRecords(
-            List.of(new ProducerRecord<>("t", 0, 1L, big, big), new ProducerRecord<>("t", 0, 2L, big, (byte[]) null))));
+        final RuntimeFraming.ProducedRecords produced = new RuntimeFraming.ProducedRecords();
+        produced.add(new ProducerRecord<>("t", 0, 1L, big, big));
+        produced.add(new ProducerRecord<>("t", 0, 2L, big, (byte[]) null));
+        final ByteBuffer framed = produced.drain();
+        assertTrue(framed.isDirect(), "the engine reads produced records from direct buffers");
+        assertEquals(framed.capacity(), framed.remaining(), "the engine copies the buffer's whole capacity");
+        final List<ProducerRecord<byte[], byte[]>> read = RuntimeFraming.readProducedRecords(framed);
         assertEquals(2, read.size());
         assertArrayEquals(big, read.get(0).key());
         assertArrayEquals(big, read.get(1).key());
         assertNull(read.get(1).value());
+    }
+
+    private static byte[] contents(final ByteBuffer buffer) {
+        final byte[] bytes = new byte[buffer.remaining()];
+        buffer.duplicate().get(bytes);
+        return bytes;
     }
 
     private static void assertHeaders(final Header[] expected, final Header[] actual) {

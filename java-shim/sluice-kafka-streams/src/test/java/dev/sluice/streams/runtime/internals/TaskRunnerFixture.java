@@ -1,5 +1,6 @@
 package dev.sluice.streams.runtime.internals;
 
+import java.nio.ByteBuffer;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.nio.file.Files;
@@ -140,7 +141,7 @@ final class TaskRunnerFixture implements AutoCloseable {
         return records;
     }
 
-    static List<ProducerRecord<byte[], byte[]>> produced(final byte[] framed) {
+    static List<ProducerRecord<byte[], byte[]>> produced(final ByteBuffer framed) {
         return RuntimeFraming.readProducedRecords(framed);
     }
 
