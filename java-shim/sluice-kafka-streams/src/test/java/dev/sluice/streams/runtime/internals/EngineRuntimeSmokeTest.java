@@ -207,7 +207,12 @@ class EngineRuntimeSmokeTest {
                     runtime.close();
                 }
                 assertTrue(failures.isEmpty(), () -> "failures: " + failures);
-                assertEquals(life == 0 ? 0 : 2, restored.total(), "records restored into the in-memory store in life " + life);
+                // A rebalance as the client starts may hand the task over once more, which restores an
+                // in-memory store again: every restore replays the whole changelog.
+                final long perRestore = life == 0 ? 0 : 2;
+                final List<Long> restores = restored.restores();
+                assertTrue(!restores.isEmpty() && restores.stream().allMatch(records -> records == perRestore),
+                    () -> "records restored into the in-memory store by each restore: " + restores);
             }
         } finally {
             Utils.delete(stateDir.toFile());
@@ -263,6 +268,7 @@ class EngineRuntimeSmokeTest {
         private final Set<Integer> ended = ConcurrentHashMap.newKeySet();
         private final AtomicLong total = new AtomicLong();
         private final AtomicLong batched = new AtomicLong();
+        private final List<Long> restores = new CopyOnWriteArrayList<>();
 
         RestoredRecords(final String store) {
             this.store = store;
@@ -282,6 +288,7 @@ class EngineRuntimeSmokeTest {
         public void onRestoreEnd(final TopicPartition partition, final String store, final long restored) {
             ended.add(partition.partition());
             total.addAndGet(restored);
+            restores.add(restored);
         }
 
         Set<Integer> endedPartitions() {
@@ -290,6 +297,11 @@ class EngineRuntimeSmokeTest {
 
         long total() {
             return total.get();
+        }
+
+        /** The records each restore that ended restored, in order. */
+        List<Long> restores() {
+            return List.copyOf(restores);
         }
 
         long batched() {
