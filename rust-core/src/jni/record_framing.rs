@@ -1,6 +1,8 @@
 //! Byte layouts of what crosses between the engine and the JVM's task runners: records,
-//! positions and properties, one array per call (produced records come back in a direct
-//! buffer the runner reuses, not an array, to leave no garbage per batch). Java's side is
+//! positions and properties, one array per call; batches of records cross in direct buffers
+//! instead (consumed records in one over the engine's bytes, valid during the call only;
+//! produced records in one the runner reuses), to leave the Java heap no garbage per batch.
+//! Java's side is
 //! `dev.sluice.streams.runtime.internals`' framing; the two must agree.
 //!
 //! Integers are big-endian, strings UTF-8, and a length of -1 stands for null.

@@ -201,20 +201,42 @@ impl JvmRunner {
         })
     }
 
-    /// Calls `method`, which returns the records it produced in a direct `ByteBuffer`, with at
-    /// most one `byte[]` argument.
+    /// Calls `method`, which takes no argument and returns the records it produced in a direct
+    /// `ByteBuffer`.
     fn call_for_produced(
         &self,
         method: &JNIStr,
         sig: &MethodSignature<'_, '_>,
-        argument: Option<&[u8]>,
     ) -> Result<ProducedRecords, ProcessorError> {
         let produced = upcall(&self.vm, |env| {
-            let result = self.invoke(env, method, sig, argument)?;
-            let buffer = env.cast_local::<JByteBuffer>(result)?;
-            Ok(read_direct_buffer(env, &buffer, "produced records")?)
+            let result = self.invoke(env, method, sig, None)?;
+            read_produced(env, result)
         })?;
         Ok(record_framing::produced_records(produced)?)
+    }
+
+    /// Calls `method` with the consumed `records`, framed, in a direct `ByteBuffer` over the
+    /// engine's own bytes, so that a batch costs the JVM neither a copy nor an array; what the
+    /// method returns goes to `result`. The buffer is valid for the call only: every runner
+    /// decodes the records before it returns.
+    fn call_with_records<T>(
+        &self,
+        method: &JNIStr,
+        sig: &MethodSignature<'_, '_>,
+        records: &[RecordRun],
+        result: impl FnOnce(&mut Env<'_>, JObject<'_>) -> Result<T, UpcallError>,
+    ) -> Result<T, ProcessorError> {
+        let mut batch = record_framing::consumed_records(records);
+        upcall(&self.vm, |env| {
+            // SAFETY: `batch` outlives the call and is not touched during it; the runner
+            // reads the buffer only while the call runs and keeps no reference to it.
+            let buffer = unsafe { env.new_direct_byte_buffer(batch.as_mut_ptr(), batch.len()) }?;
+            let returned = env
+                .call_method(&*self.runner, method, sig, &[JValue::Object(&buffer)])?
+                .l()
+                .unwrap_or_default();
+            result(env, returned)
+        })
     }
 
     /// Calls `method` with at most one `byte[]` argument; what it returns, null for a void
@@ -268,12 +290,11 @@ struct JvmTaskProcessor(JvmRunner);
 
 impl TaskProcessor for JvmTaskProcessor {
     fn process(&mut self, records: &[RecordRun]) -> Result<ProducedRecords, ProcessorError> {
-        let batch = record_framing::consumed_records(records);
-        self.0.call_for_produced(
-            jni_str!("process"),
-            &jni_sig!("([B)Ljava/nio/ByteBuffer;"),
-            Some(&batch),
-        )
+        let sig = jni_sig!("(Ljava/nio/ByteBuffer;)Ljava/nio/ByteBuffer;");
+        let produced =
+            self.0
+                .call_with_records(jni_str!("process"), &sig, records, read_produced)?;
+        Ok(record_framing::produced_records(produced)?)
     }
 
     fn committed_changelog_offsets(
@@ -292,10 +313,9 @@ impl TaskProcessor for JvmTaskProcessor {
     }
 
     fn restore(&mut self, records: &[RecordRun]) -> Result<(), ProcessorError> {
-        let batch = record_framing::consumed_records(records);
+        let sig = jni_sig!("(Ljava/nio/ByteBuffer;)V");
         self.0
-            .call(jni_str!("restore"), &jni_sig!("([B)V"), Some(&batch))?;
-        Ok(())
+            .call_with_records(jni_str!("restore"), &sig, records, |_, _| Ok(()))
     }
 
     fn restored(&mut self) -> Result<(), ProcessorError> {
@@ -322,18 +342,18 @@ impl TaskProcessor for JvmTaskProcessor {
 
     fn punctuate(&mut self) -> Result<ProducedRecords, ProcessorError> {
         let sig = jni_sig!("()Ljava/nio/ByteBuffer;");
-        self.0.call_for_produced(jni_str!("punctuate"), &sig, None)
+        self.0.call_for_produced(jni_str!("punctuate"), &sig)
     }
 
     fn produced_before_failure(&mut self) -> Result<ProducedRecords, ProcessorError> {
         let sig = jni_sig!("()Ljava/nio/ByteBuffer;");
         self.0
-            .call_for_produced(jni_str!("producedBeforeFailure"), &sig, None)
+            .call_for_produced(jni_str!("producedBeforeFailure"), &sig)
     }
 
     fn flush(&mut self) -> Result<ProducedRecords, ProcessorError> {
         let sig = jni_sig!("()Ljava/nio/ByteBuffer;");
-        self.0.call_for_produced(jni_str!("flush"), &sig, None)
+        self.0.call_for_produced(jni_str!("flush"), &sig)
     }
 
     fn committable_offsets(
@@ -368,8 +388,7 @@ impl TaskProcessor for JvmTaskProcessor {
                     ],
                 )?
                 .l()?;
-            let buffer = env.cast_local::<JByteBuffer>(result)?;
-            Ok(read_direct_buffer(env, &buffer, "produced records")?)
+            read_produced(env, result)
         })?;
         Ok(record_framing::produced_records(produced)?)
     }
@@ -437,17 +456,15 @@ impl GlobalProcessor for JvmGlobalProcessor {
     }
 
     fn restore(&mut self, records: &[RecordRun]) -> Result<(), ProcessorError> {
-        let batch = record_framing::consumed_records(records);
+        let sig = jni_sig!("(Ljava/nio/ByteBuffer;)V");
         self.0
-            .call(jni_str!("restore"), &jni_sig!("([B)V"), Some(&batch))?;
-        Ok(())
+            .call_with_records(jni_str!("restore"), &sig, records, |_, _| Ok(()))
     }
 
     fn process(&mut self, records: &[RecordRun]) -> Result<(), ProcessorError> {
-        let batch = record_framing::consumed_records(records);
+        let sig = jni_sig!("(Ljava/nio/ByteBuffer;)V");
         self.0
-            .call(jni_str!("process"), &jni_sig!("([B)V"), Some(&batch))?;
-        Ok(())
+            .call_with_records(jni_str!("process"), &sig, records, |_, _| Ok(()))
     }
 
     fn commit(&mut self) -> Result<(), ProcessorError> {
@@ -580,6 +597,12 @@ impl From<NativeError> for UpcallError {
 
 /// What a runner throws when the state its task keeps is corrupt.
 const TASK_CORRUPTED: &str = "org.apache.kafka.streams.errors.TaskCorruptedException";
+
+/// The produced records in the direct `ByteBuffer` a runner returned.
+fn read_produced(env: &mut Env<'_>, returned: JObject<'_>) -> Result<Vec<u8>, UpcallError> {
+    let buffer = env.cast_local::<JByteBuffer>(returned)?;
+    Ok(read_direct_buffer(env, &buffer, "produced records")?)
+}
 
 /// Runs `call` on this thread attached to the JVM (under the thread's own name, and for
 /// good: engine threads call Java all the time). A Java exception is cleared and returned

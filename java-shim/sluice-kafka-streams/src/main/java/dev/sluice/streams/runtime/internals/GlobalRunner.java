@@ -1,10 +1,13 @@
 package dev.sluice.streams.runtime.internals;
 
+import java.nio.ByteBuffer;
+
 /**
  * The global stores, as the engine's global thread drives them; every method is called on that thread.
  * The engine reads every partition of the global topics: first from the offsets the stores committed to
  * the topics' end (restore), then on as records arrive. An exception stops the global thread, as it stops
- * Kafka Streams' global thread. Batches use {@link RuntimeFraming}.
+ * Kafka Streams' global thread. Batches use {@link RuntimeFraming}; consumed records come in a direct buffer
+ * over the engine's memory, valid only during the call.
  */
 public interface GlobalRunner {
 
@@ -18,10 +21,10 @@ public interface GlobalRunner {
     void wipeState();
 
     /** Framed consumed records read while restoring, to put into their stores and commit with their offsets. */
-    void restore(byte[] records);
+    void restore(ByteBuffer records);
 
     /** Framed consumed records that arrived after restore, for the global processors. */
-    void process(byte[] records);
+    void process(ByteBuffer records);
 
     /** Commits the stores with the offsets of the records they were given. */
     void commit();

@@ -2,6 +2,7 @@ package dev.sluice.streams.runtime.internals;
 
 import dev.sluice.streams.internals.OffsetFraming;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -103,7 +104,7 @@ final class GlobalStateRunner implements GlobalRunner {
     }
 
     @Override
-    public void restore(final byte[] records) {
+    public void restore(final ByteBuffer records) {
         guarded(() -> {
             final Map<TopicPartition, Long> restoredTo = new HashMap<>();
             RuntimeFraming.readConsumedRecords(records).forEach((partition, batch) -> {
@@ -128,7 +129,7 @@ final class GlobalStateRunner implements GlobalRunner {
     }
 
     @Override
-    public void process(final byte[] records) {
+    public void process(final ByteBuffer records) {
         guarded(() -> {
             // As Kafka Streams resizes its global thread's cache with its stream threads'; a cache that
             // shrinks evicts into the stores, on this thread.

@@ -100,7 +100,7 @@ final class RuntimeFraming {
     }
 
     /** Frames consumed records as the engine does, a run for each sequence of records of one partition. */
-    static byte[] consumedRecords(final List<ConsumerRecord<byte[], byte[]>> records) {
+    static ByteBuffer consumedRecords(final List<ConsumerRecord<byte[], byte[]>> records) {
         final List<List<ConsumerRecord<byte[], byte[]>>> runs = new ArrayList<>();
         for (final ConsumerRecord<byte[], byte[]> record : records) {
             final List<ConsumerRecord<byte[], byte[]>> last = runs.isEmpty() ? null : runs.get(runs.size() - 1);
@@ -122,15 +122,15 @@ final class RuntimeFraming {
                 out.headers(record.headers());
             }
         }
-        return out.toBytes();
+        return ByteBuffer.wrap(out.toBytes());
     }
 
     /**
      * Consumed records, CreateTime-stamped, by partition in their framed order; the records of a partition
      * share one topic string.
      */
-    static Map<TopicPartition, List<ConsumerRecord<byte[], byte[]>>> readConsumedRecords(final byte[] framed) {
-        final ByteBuffer in = ByteBuffer.wrap(framed);
+    static Map<TopicPartition, List<ConsumerRecord<byte[], byte[]>>> readConsumedRecords(final ByteBuffer framed) {
+        final ByteBuffer in = framed.duplicate();
         final int runs = in.getInt();
         final Map<TopicPartition, List<ConsumerRecord<byte[], byte[]>>> byPartition = new LinkedHashMap<>();
         for (int run = 0; run < runs; run++) {

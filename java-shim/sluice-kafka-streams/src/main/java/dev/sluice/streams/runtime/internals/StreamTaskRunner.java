@@ -142,7 +142,7 @@ final class StreamTaskRunner implements TaskRunner {
     }
 
     @Override
-    public void restore(final byte[] records) {
+    public void restore(final ByteBuffer records) {
         guarded(() -> {
             final Map<TopicPartition, List<ConsumerRecord<byte[], byte[]>>> byChangelog =
                 RuntimeFraming.readConsumedRecords(records);
@@ -167,7 +167,7 @@ final class StreamTaskRunner implements TaskRunner {
     }
 
     @Override
-    public ByteBuffer process(final byte[] records) {
+    public ByteBuffer process(final ByteBuffer records) {
         return guarded(() -> {
             final long startMs = environment.time().milliseconds();
             RuntimeFraming.readConsumedRecords(records).forEach((partition, batch) -> {

@@ -5,8 +5,8 @@ import java.nio.ByteBuffer;
 /**
  * One task, as the engine drives it; every method is called on the engine thread that owns the task.
  * An exception stops that thread, as an uncaught exception stops a Kafka Streams thread. Batches use
- * {@link RuntimeFraming}; produced records come back in a direct buffer the task reuses, which the engine
- * copies as the call returns.
+ * {@link RuntimeFraming} and cross in direct buffers: consumed records in one over the engine's memory, valid
+ * only during the call, produced records in one the task reuses, which the engine copies as the call returns.
  */
 public interface TaskRunner {
 
@@ -20,13 +20,13 @@ public interface TaskRunner {
     void wipeState();
 
     /** Framed consumed records of one or more changelog partitions, to put into their stores. */
-    void restore(byte[] records);
+    void restore(ByteBuffer records);
 
     /** Every changelog is restored (or there was nothing to restore): the task starts running. */
     void restored();
 
     /** Processes framed consumed records (offset order per partition); returns the framed records produced. */
-    ByteBuffer process(byte[] records);
+    ByteBuffer process(ByteBuffer records);
 
     /**
      * Before every {@link #punctuate}: framed offsets holding, for each input partition, how many records

@@ -145,7 +145,7 @@ final class TaskRunnerFixture implements AutoCloseable {
         return RuntimeFraming.readProducedRecords(framed);
     }
 
-    static byte[] batch(final List<ConsumerRecord<byte[], byte[]>> records) {
+    static ByteBuffer batch(final List<ConsumerRecord<byte[], byte[]>> records) {
         return RuntimeFraming.consumedRecords(records);
     }
 
