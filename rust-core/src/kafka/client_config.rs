@@ -18,7 +18,8 @@
 //! assignor, transactional id), which it ignores as Kafka Streams does.
 //!
 //! The keys are the Java clients' (what a Kafka Streams application sets). Most mean the same
-//! to librdkafka; the few it names differently are renamed, and those it has no counterpart
+//! to librdkafka; the few it names differently are renamed (`buffer.memory` also from bytes
+//! to KiB), and those it has no counterpart
 //! for (`max.poll.records`, `key.deserializer`, `interceptor.classes` …) are left out, the way
 //! Kafka's own clients ignore keys they do not use. A whole number beyond the range librdkafka
 //! allows for its key is taken as the nearest bound: Java's clients take any `int` (an
@@ -36,6 +37,13 @@ const RENAMED_KEYS: &[(&str, &str)] = &[
     ("fetch.max.wait.ms", "fetch.wait.max.ms"),
     ("receive.buffer.bytes", "socket.receive.buffer.bytes"),
     ("send.buffer.bytes", "socket.send.buffer.bytes"),
+];
+
+/// Java client keys that librdkafka takes in other units under its own name: (Java key,
+/// librdkafka key, Java units per librdkafka unit).
+const SCALED_KEYS: &[(&str, &str, u64)] = &[
+    // The bytes Java's producer holds unsent; librdkafka bounds its queue in KiB.
+    ("buffer.memory", "queue.buffering.max.kbytes", 1024),
 ];
 
 /// Which client a configuration is for.
@@ -96,6 +104,14 @@ impl ClientRole {
 /// `key = value` of a Java client as librdkafka takes it, or `None` when librdkafka has
 /// no such setting.
 fn librdkafka_setting(key: &str, value: &str) -> Option<(String, String)> {
+    if let Some((_, native, per_unit)) = SCALED_KEYS.iter().find(|(java, ..)| *java == key) {
+        // A value that is not a whole number goes as it is, for librdkafka to reject by name.
+        let scaled = value.trim().parse::<u64>().map_or_else(
+            |_| value.to_string(),
+            |amount| amount.div_ceil(*per_unit).max(1).to_string(),
+        );
+        return librdkafka_setting(native, &scaled);
+    }
     let key = RENAMED_KEYS
         .iter()
         .find(|(java, _)| *java == key)
@@ -349,6 +365,22 @@ mod tests {
             &[],
         );
         assert_eq!(by_duration.get("auto.offset.reset"), Some("earliest"));
+        let producer = configured(
+            ClientRole::Producer,
+            &[("producer.buffer.memory", "1048577")],
+            &[],
+        );
+        assert_eq!(producer.get("buffer.memory"), None);
+        assert_eq!(producer.get("queue.buffering.max.kbytes"), Some("1025"));
+        producer
+            .create_native_config()
+            .expect("a producer bounded by buffer.memory");
+        let tiny = configured(
+            ClientRole::Producer,
+            &[("producer.buffer.memory", "1")],
+            &[],
+        );
+        assert_eq!(tiny.get("queue.buffering.max.kbytes"), Some("1"));
     }
 
     #[test]
