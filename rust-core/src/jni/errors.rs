@@ -121,6 +121,7 @@ impl From<store::Error> for NativeError {
             store::Error::Corrupt { .. } => JavaException::StoreDirectoryCorrupted,
             store::Error::Io { .. } => JavaException::ProcessorState,
             store::Error::InvalidArgument(_) => JavaException::IllegalArgument,
+            store::Error::IncompatibleLayout { .. } => JavaException::ProcessorState,
         };
         NativeError::new(exception, error.to_string())
     }

@@ -14,12 +14,13 @@ use jni::sys::{jboolean, jint, jlong};
 use jni::EnvUnowned;
 
 use super::arrays::{new_optional_byte_array, read_bytes, read_optional_bytes, with_bytes};
-use super::errors::{NativeError, ThrowJavaException};
+use super::errors::{JavaException, NativeError, ThrowJavaException};
 use super::framing;
 use super::reads::{isolation, order, register_scan};
 use super::registry::{register_store, ROCKSDB_RESOURCES, STORES};
 use super::rocksdb_resources::string_pairs;
 use crate::store::rocks::{destroy_store_dir, StoreTuning};
+use crate::store::value_layout::ValueLayout;
 use crate::store::{
     CommitMetadata, InMemoryKeyValueStore, KeyBounds, RocksDbKeyValueStore, TopicPartition,
 };
@@ -344,6 +345,43 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueSto
         Ok(store.committed_offset(&partition)?.unwrap_or(NO_OFFSET))
     })
     .resolve::<ThrowJavaException>()
+}
+
+/// Brings the store's values to the layout of `layout_code` (see `store::value_layout`);
+/// returns the code of the layout they were upgraded from, or -1 when none was.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueStore_settleValueLayout<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    layout_code: jint,
+) -> jint {
+    env.with_env(|_env| -> Result<jint, NativeError> {
+        let store = STORES.get(handle)?;
+        let upgraded_from = store.settle_value_layout(value_layout(layout_code)?, &|_| true)?;
+        Ok(layout_code_of(upgraded_from))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// The layout a code from Java names.
+pub(crate) fn value_layout(code: jint) -> Result<ValueLayout, NativeError> {
+    u8::try_from(code)
+        .ok()
+        .and_then(ValueLayout::from_code)
+        .ok_or_else(|| {
+            NativeError::new(
+                JavaException::IllegalArgument,
+                format!("{code} is no value layout"),
+            )
+        })
+}
+
+/// The code Java reads for an upgrade's original layout: -1 for none.
+pub(crate) fn layout_code_of(layout: Option<ValueLayout>) -> jint {
+    layout.map_or(-1, |layout| jint::from(layout.code()))
 }
 
 /// The serialized interactive-query position committed last, or null.

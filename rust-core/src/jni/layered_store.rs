@@ -12,18 +12,20 @@ use std::any::{type_name, Any};
 use std::sync::Arc;
 
 use jni::objects::{JByteArray, JClass};
-use jni::sys::jlong;
+use jni::sys::{jint, jlong};
 use jni::EnvUnowned;
 
 use super::arrays::read_bytes;
 use super::errors::{JavaException, NativeError, ThrowJavaException};
 use super::framing;
+use super::kv_store::{layout_code_of, value_layout};
 use super::registry::LAYERED_STORES;
 use crate::store::key_ordered_session::KeyOrderedSessionStore;
 use crate::store::key_ordered_window::KeyOrderedWindowStore;
 use crate::store::session::SessionStore;
 use crate::store::time_ordered_session::TimeOrderedSessionStore;
 use crate::store::time_ordered_window::TimeOrderedWindowStore;
+use crate::store::value_layout::ValueLayout;
 use crate::store::versioned::VersionedStore;
 use crate::store::window::WindowStore;
 use crate::store::SegmentedStore;
@@ -47,6 +49,9 @@ pub(crate) trait LayeredStore: IntoAny + Send + Sync {
 
     /// Drops the staged writes and what the store derived from them.
     fn rollback(&self) -> Result<(), NativeError>;
+
+    /// Brings the store's values to `wanted`, returning the layout they were upgraded from.
+    fn settle_value_layout(&self, wanted: ValueLayout) -> Result<Option<ValueLayout>, NativeError>;
 
     /// The store as a session store, if it is one (in either key layout).
     fn session(self: Arc<Self>) -> Option<Arc<dyn SessionStore>> {
@@ -72,6 +77,13 @@ macro_rules! segmented_layered_store {
                 Ok(SegmentedStore::rollback(self)?)
             }
 
+            fn settle_value_layout(
+                &self,
+                wanted: ValueLayout,
+            ) -> Result<Option<ValueLayout>, NativeError> {
+                Ok(SegmentedStore::settle_value_layout(self, wanted)?)
+            }
+
             fn $view(self: Arc<Self>) -> Option<Arc<dyn $contract>> {
                 Some(self)
             }
@@ -94,6 +106,14 @@ impl LayeredStore for VersionedStore {
 
     fn rollback(&self) -> Result<(), NativeError> {
         Ok(VersionedStore::rollback(self)?)
+    }
+
+    /// Versioned stores have one layout of their own, which Kafka Streams never upgrades.
+    fn settle_value_layout(&self, wanted: ValueLayout) -> Result<Option<ValueLayout>, NativeError> {
+        Err(NativeError::new(
+            JavaException::IllegalArgument,
+            format!("a versioned store keeps its own value layout, not {wanted:?}"),
+        ))
     }
 }
 
@@ -130,6 +150,25 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_LayeredNativeStor
     env.with_env(|env| -> Result<(), NativeError> {
         let store = LAYERED_STORES.get(handle)?;
         store.restore(&read_bytes(env, &batch, "batch")?)
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// Brings the store's values to the layout of `layout_code`; returns the code of the layout
+/// they were upgraded from, or -1.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_LayeredNativeStore_settleValueLayout<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    layout_code: jint,
+) -> jint {
+    env.with_env(|_env| -> Result<jint, NativeError> {
+        let store = LAYERED_STORES.get(handle)?;
+        let upgraded_from = store.settle_value_layout(value_layout(layout_code)?)?;
+        Ok(layout_code_of(upgraded_from))
     })
     .resolve::<ThrowJavaException>()
 }

@@ -9,6 +9,7 @@
 //! | [`Error::Corrupt`]   | `ProcessorStateException` / `TaskCorruptedException`: the store directory must be wiped and restored from the changelog |
 //! | [`Error::Io`]        | `ProcessorStateException`                                 |
 //! | [`Error::InvalidArgument`] | `IllegalArgumentException` / `ConfigException`      |
+//! | [`Error::IncompatibleLayout`] | `ProcessorStateException`: the store's values cannot be read in the layout asked for |
 
 use std::fmt;
 use std::path::PathBuf;
@@ -44,6 +45,14 @@ pub enum Error {
     /// A caller passed a value the store cannot accept (bad configuration value,
     /// malformed topic name …).
     InvalidArgument(String),
+    /// The store holds values in a layout the one it was opened with cannot read (see
+    /// [`crate::store::value_layout`]).
+    IncompatibleLayout {
+        /// Name of the store.
+        store: String,
+        /// What it holds and what was asked, for the operator.
+        reason: String,
+    },
 }
 
 impl Error {
@@ -80,6 +89,9 @@ impl fmt::Display for Error {
             ),
             Error::Io { context, source } => write!(f, "{context}: {source}"),
             Error::InvalidArgument(message) => write!(f, "invalid argument: {message}"),
+            Error::IncompatibleLayout { store, reason } => {
+                write!(f, "state store {store}: {reason}")
+            }
         }
     }
 }

@@ -15,6 +15,7 @@ use crate::store::segments::{is_inverted, segments_lifecycle, RetentionEdge, Seg
 use crate::store::session::{
     max_suffix, Filter, SessionRecord, SessionRecords, SessionStore, SessionStoreOptions,
 };
+use crate::store::value_layout::ValueLayout;
 use crate::store::{IsolationLevel, KeyValueStore, Order, Result, SegmentedStore};
 
 /// A transactional key-ordered session store over a key-value store it owns entirely.
@@ -133,6 +134,10 @@ impl<S: KeyValueStore + ?Sized> SessionStore for KeyOrderedSessionStore<S> {
 
 impl<S: KeyValueStore + ?Sized> SegmentedStore for KeyOrderedSessionStore<S> {
     segments_lifecycle!();
+
+    fn settle_value_layout(&self, wanted: ValueLayout) -> Result<Option<ValueLayout>> {
+        self.segments.settle_value_layout(wanted, |_| true)
+    }
 
     fn restore(&self, records: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<()> {
         self.segments.restore_as_stored(records, |key| {

@@ -20,6 +20,7 @@ use crate::store::format::ordered_bytes::{lower_range, upper_range};
 use crate::store::format::window_key::{WindowKeyLayout, SEQNUM_SIZE};
 use crate::store::format::TIMESTAMP_SIZE;
 use crate::store::segments::{is_inverted, segments_lifecycle, RetentionEdge, Segments};
+use crate::store::value_layout::ValueLayout;
 use crate::store::window::{
     max_suffix, next_seqnum, Filter, WindowStore, WindowStoreOptions, WindowValues, WindowedRecord,
     WindowedRecords,
@@ -151,6 +152,10 @@ impl<S: KeyValueStore + ?Sized> WindowStore for KeyOrderedWindowStore<S> {
 
 impl<S: KeyValueStore + ?Sized> SegmentedStore for KeyOrderedWindowStore<S> {
     segments_lifecycle!();
+
+    fn settle_value_layout(&self, wanted: ValueLayout) -> Result<Option<ValueLayout>> {
+        self.segments.settle_value_layout(wanted, |_| true)
+    }
 
     fn restore(&self, records: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<()> {
         self.segments.restore_as_stored(records, |key| {

@@ -17,6 +17,7 @@ use crate::store::bounds::KeyBounds;
 use crate::store::error::Result;
 use crate::store::iter::{KeyValue, KeyValueIterator, Order};
 use crate::store::offsets::{CommitMetadata, TopicPartition};
+use crate::store::value_layout::ValueLayout;
 
 /// Which writes a read sees (KIP-892's interactive-query isolation levels).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +111,17 @@ pub trait KeyValueStore: Send + Sync {
 
     /// The interactive-query position committed last, as the caller serialized it.
     fn committed_position(&self) -> Result<Option<Vec<u8>>>;
+
+    /// Brings the committed values to `wanted` and records it (see
+    /// [`value_layout`](crate::store::value_layout)): of the keys `holds_value` accepts,
+    /// every value is rewritten when `wanted` upgrades the recorded layout; a layout that
+    /// cannot read the recorded one is refused. For a store just opened, before any write.
+    /// Returns the layout the values were upgraded from, if they were.
+    fn settle_value_layout(
+        &self,
+        wanted: ValueLayout,
+        holds_value: &dyn Fn(&[u8]) -> bool,
+    ) -> Result<Option<ValueLayout>>;
 
     /// Approximate bytes staged since the last commit or rollback; O(1), lock-free, 0 once
     /// closed.

@@ -13,7 +13,8 @@
 //!   time-ordered stores, scanned by time). [`versioned`] holds the versioned store.
 //! - [`ReadView`]: a store seen at one [`IsolationLevel`], for other threads.
 //! - [`KeyBounds`] and [`Order`] describe scans; [`KeyValueIterator`] returns them.
-//! - [`CommitMetadata`] and [`TopicPartition`] describe what a commit records.
+//! - [`CommitMetadata`] and [`TopicPartition`] describe what a commit records;
+//!   [`value_layout`] the layout of the values a store records with them, and its upgrades.
 //! - [`Error`]: every failure, classified for the exceptions Kafka Streams users expect.
 
 pub mod format;
@@ -24,6 +25,7 @@ pub mod rocks;
 pub mod session;
 pub mod time_ordered_session;
 pub mod time_ordered_window;
+pub mod value_layout;
 pub mod versioned;
 pub mod window;
 

@@ -1,7 +1,8 @@
 //! Store-managed changelog offsets (KIP-1035).
 //!
 //! A store records, in the same atomic write as its data, the changelog offsets that data
-//! corresponds to, plus the opaque interactive-query position. [`CommitMetadata`] is what
+//! corresponds to, plus the opaque interactive-query position and the layout of its values
+//! ([`value_layout`](crate::store::value_layout)). [`CommitMetadata`] is what
 //! a commit hands over; [`StoredOffsets`] is the store's current copy and computes what a
 //! commit changes, so a backend can persist exactly those changes and adopt the new copy
 //! only once the write succeeded.
@@ -10,6 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::store::error::{Error, Result};
+use crate::store::value_layout::{RecordedLayout, UpgradeProgress, ValueLayout};
 
 /// A changelog topic partition.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -95,6 +97,9 @@ pub enum OffsetChange {
     Set(TopicPartition, i64),
     Remove(TopicPartition),
     Position(Vec<u8>),
+    ValueLayout(ValueLayout),
+    /// How far an upgrade of the values got; `None` once it finished.
+    LayoutUpgrade(Option<UpgradeProgress>),
 }
 
 /// The offsets and position a store has committed.
@@ -102,12 +107,43 @@ pub enum OffsetChange {
 pub struct StoredOffsets {
     offsets: BTreeMap<TopicPartition, i64>,
     position: Option<Vec<u8>>,
+    value_layout: Option<RecordedLayout>,
 }
 
 impl StoredOffsets {
     /// Rebuilds the copy from persisted entries (the backend decodes them).
-    pub fn from_parts(offsets: BTreeMap<TopicPartition, i64>, position: Option<Vec<u8>>) -> Self {
-        StoredOffsets { offsets, position }
+    pub fn from_parts(
+        offsets: BTreeMap<TopicPartition, i64>,
+        position: Option<Vec<u8>>,
+        value_layout: Option<RecordedLayout>,
+    ) -> Self {
+        StoredOffsets {
+            offsets,
+            position,
+            value_layout,
+        }
+    }
+
+    pub fn value_layout(&self) -> Option<&RecordedLayout> {
+        self.value_layout.as_ref()
+    }
+
+    /// The copy after `layout` and `upgrade` were recorded, and the changes that record them.
+    pub(crate) fn with_layout(
+        &self,
+        layout: ValueLayout,
+        upgrade: Option<UpgradeProgress>,
+    ) -> (StoredOffsets, Vec<OffsetChange>) {
+        let mut next = self.clone();
+        next.value_layout = Some(RecordedLayout {
+            layout,
+            upgrade: upgrade.clone(),
+        });
+        let changes = vec![
+            OffsetChange::ValueLayout(layout),
+            OffsetChange::LayoutUpgrade(upgrade),
+        ];
+        (next, changes)
     }
 
     pub fn offset(&self, partition: &TopicPartition) -> Option<i64> {

@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::store::format::ordered_bytes::{lower_range, upper_range};
 use crate::store::format::FormatError;
 use crate::store::stream_time;
+use crate::store::value_layout::ValueLayout;
 use crate::store::{
     CommitMetadata, Error, IsolationLevel, KeyBounds, KeyValueStore, Order, Result,
 };
@@ -51,6 +52,18 @@ struct Clock {
 }
 
 impl<S: KeyValueStore + ?Sized> Segments<S> {
+    /// Brings the values of the records whose store key (behind the segment prefix)
+    /// `is_record` accepts to `wanted`; the stream time and other entries stay as they are.
+    pub(crate) fn settle_value_layout(
+        &self,
+        wanted: ValueLayout,
+        is_record: impl Fn(&[u8]) -> bool,
+    ) -> Result<Option<ValueLayout>> {
+        self.kv.settle_value_layout(wanted, &|key| {
+            key.len() > PREFIX_LEN && key[0] == DATA_TAG && is_record(&key[PREFIX_LEN..])
+        })
+    }
+
     /// Segments over `kv`, resuming the stream time committed in it.
     pub(crate) fn open(
         kv: Arc<S>,
@@ -450,6 +463,10 @@ pub trait SegmentedStore: Send + Sync {
 
     /// Approximate bytes staged since the last commit or rollback.
     fn approximate_uncommitted_bytes(&self) -> u64;
+
+    /// Brings the records' values to `wanted` (see [`KeyValueStore::settle_value_layout`]);
+    /// index entries keep their empty values.
+    fn settle_value_layout(&self, wanted: ValueLayout) -> Result<Option<ValueLayout>>;
 }
 
 /// Defines, inside an `impl SegmentedStore` of a store with a `segments: Segments<S>` field,

@@ -23,6 +23,7 @@ use crate::store::segments::{
 use crate::store::session::{
     max_suffix, Filter, SessionRecord, SessionRecords, SessionStore, SessionStoreOptions,
 };
+use crate::store::value_layout::ValueLayout;
 use crate::store::{IsolationLevel, KeyValueStore, Order, Result, SegmentedStore};
 
 const BASE: SessionKeyLayout = SessionKeyLayout::PrefixedTimeFirst;
@@ -202,6 +203,13 @@ impl<S: KeyValueStore + ?Sized> SessionStore for TimeOrderedSessionStore<S> {
 
 impl<S: KeyValueStore + ?Sized> SegmentedStore for TimeOrderedSessionStore<S> {
     segments_lifecycle!();
+
+    /// Index entries (key-first, empty values) keep their values; the base records change.
+    fn settle_value_layout(&self, wanted: ValueLayout) -> Result<Option<ValueLayout>> {
+        self.segments.settle_value_layout(wanted, |store_key| {
+            store_key.first() == Some(&TIME_FIRST_PREFIX)
+        })
+    }
 
     /// The changelog keys are the (unprefixed) key-first session keys every session store's
     /// changelog uses; each becomes a base key and, with an index, an index key.

@@ -26,6 +26,7 @@ use crate::store::format::TIMESTAMP_SIZE;
 use crate::store::segments::{
     index_lower_range, index_upper_range, is_inverted, segments_lifecycle, RetentionEdge, Segments,
 };
+use crate::store::value_layout::ValueLayout;
 use crate::store::window::{
     max_suffix, next_seqnum, Filter, WindowStore, WindowStoreOptions, WindowValues, WindowedRecord,
     WindowedRecords,
@@ -221,6 +222,13 @@ impl<S: KeyValueStore + ?Sized> WindowStore for TimeOrderedWindowStore<S> {
 
 impl<S: KeyValueStore + ?Sized> SegmentedStore for TimeOrderedWindowStore<S> {
     segments_lifecycle!();
+
+    /// Index entries (key-first, empty values) keep their values; the base records change.
+    fn settle_value_layout(&self, wanted: ValueLayout) -> Result<Option<ValueLayout>> {
+        self.segments.settle_value_layout(wanted, |store_key| {
+            store_key.first() == Some(&TIME_FIRST_PREFIX)
+        })
+    }
 
     /// The changelog keys are the (unprefixed) key-first window keys every window store's
     /// changelog uses; each becomes a base key and, with an index, an index key.

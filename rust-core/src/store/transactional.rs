@@ -11,6 +11,7 @@
 //! - reads take it shared; scans take it only while they copy the overlay range and
 //!   open the backend's point-in-time view, and then iterate without it.
 
+use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -20,6 +21,10 @@ use crate::store::iter::{owned_entries, KeyValue, KeyValueIterator, LendingCurso
 use crate::store::kv::{IsolationLevel, KeyValueStore};
 use crate::store::offsets::{CommitMetadata, OffsetChange, StoredOffsets, TopicPartition};
 use crate::store::overlay::{Overlay, OverlaySnapshot, Staged};
+use crate::store::value_layout::{self, Settlement, UpgradeProgress, ValueLayout};
+
+/// How many bytes of rewritten values an upgrade of the value layout commits at a time.
+const REWRITE_CHUNK_BYTES: usize = 4 << 20;
 
 /// A sorted, point-in-time stream of committed entries.
 pub type CommittedScan = Box<dyn LendingCursor>;
@@ -125,6 +130,45 @@ impl<B> OpenStore<B>
 where
     B: CommittedState,
 {
+    /// The committed values of the keys after `after` that `holds_value` accepts, with
+    /// `prefix` in front, as writes: about [`REWRITE_CHUNK_BYTES`] of them, and the last key
+    /// the chunk passed, or `None` when no key was left.
+    fn rewritten_chunk(
+        &self,
+        after: Option<&[u8]>,
+        prefix: &[u8],
+        holds_value: &dyn Fn(&[u8]) -> bool,
+    ) -> Result<(Overlay, Option<Vec<u8>>)> {
+        let bounds = match after {
+            Some(key) => KeyBounds::from_bounds(Bound::Excluded(key), Bound::Unbounded),
+            None => KeyBounds::all(),
+        };
+        let mut cursor = self.committed.scan(&bounds, Order::Forward)?;
+        let mut rewritten = Overlay::default();
+        let mut last_key = Vec::new();
+        let mut passed_any = false;
+        let mut bytes = 0;
+        while bytes < REWRITE_CHUNK_BYTES {
+            let step = cursor.offer_next(&mut |key, value| {
+                if holds_value(key) {
+                    rewritten.put(key.to_vec(), Some([prefix, value].concat()));
+                    bytes += key.len() + prefix.len() + value.len();
+                }
+                last_key.clear();
+                last_key.extend_from_slice(key);
+                passed_any = true;
+                true
+            });
+            match step {
+                None => break,
+                Some(taken) => {
+                    taken?;
+                }
+            }
+        }
+        Ok((rewritten, passed_any.then_some(last_key)))
+    }
+
     fn get(&self, key: &[u8], isolation: IsolationLevel) -> Result<Option<Vec<u8>>> {
         if isolation == IsolationLevel::ReadUncommitted {
             match self.overlay.lookup(key) {
@@ -308,6 +352,48 @@ impl<B: CommittedState> KeyValueStore for TransactionalStore<B> {
 
     fn committed_position(&self) -> Result<Option<Vec<u8>>> {
         self.read(|open| Ok(open.offsets.position().map(<[u8]>::to_vec)))
+    }
+
+    fn settle_value_layout(
+        &self,
+        wanted: ValueLayout,
+        holds_value: &dyn Fn(&[u8]) -> bool,
+    ) -> Result<Option<ValueLayout>> {
+        self.write(|open| {
+            if !open.overlay.is_empty() {
+                return Err(Error::InvalidArgument(format!(
+                    "the value layout of store {} is settled before any write",
+                    self.name
+                )));
+            }
+            match value_layout::settle(&self.name, open.offsets.value_layout(), wanted)? {
+                Settlement::Nothing => Ok(None),
+                Settlement::Record => {
+                    let (next, changes) = open.offsets.with_layout(wanted, None);
+                    open.committed.apply(&Overlay::default(), &changes)?;
+                    open.offsets = next;
+                    Ok(None)
+                }
+                Settlement::Rewrite {
+                    from,
+                    prefix,
+                    mut after,
+                } => loop {
+                    let (rewritten, last_key) =
+                        open.rewritten_chunk(after.as_deref(), prefix, holds_value)?;
+                    let progress = last_key
+                        .clone()
+                        .map(|done_through| UpgradeProgress { from, done_through });
+                    let (next, changes) = open.offsets.with_layout(wanted, progress);
+                    open.committed.apply(&rewritten, &changes)?;
+                    open.offsets = next;
+                    match last_key {
+                        Some(key) => after = Some(key),
+                        None => return Ok(Some(from)),
+                    }
+                },
+            }
+        })
     }
 
     fn approximate_uncommitted_bytes(&self) -> u64 {

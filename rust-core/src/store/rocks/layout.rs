@@ -8,6 +8,8 @@
 //! | `0x00` `sluice.store.format` | format version, ASCII (`1`) |
 //! | `0x01` partition (i32, big-endian) topic (UTF-8) | changelog offset (i64, big-endian) |
 //! | `0x02` | interactive-query position, opaque bytes |
+//! | `0x03` | layout of the values ([`ValueLayout::code`]), one byte |
+//! | `0x04` | while an upgrade of the values is under way: the layout they come from (one byte) ‖ the last key rewritten |
 //!
 //! The format marker is written durably when the store is created. A directory without it
 //! was not created by Sluice (or its creation never completed) and is refused.
@@ -15,6 +17,7 @@
 use std::collections::BTreeMap;
 
 use crate::store::offsets::{OffsetChange, StoredOffsets, TopicPartition};
+use crate::store::value_layout::{RecordedLayout, UpgradeProgress, ValueLayout};
 
 /// Column family of the data.
 pub(crate) const DATA_CF: &str = "default";
@@ -28,6 +31,8 @@ pub(crate) const FORMAT_VERSION: &[u8] = b"1";
 
 const OFFSET_TAG: u8 = 0x01;
 const POSITION_KEY: &[u8] = &[0x02];
+const VALUE_LAYOUT_KEY: &[u8] = &[0x03];
+const LAYOUT_UPGRADE_KEY: &[u8] = &[0x04];
 
 /// The `offsets` column family entry a change writes: `(key, Some(value))` to put,
 /// `(key, None)` to delete.
@@ -38,6 +43,13 @@ pub(crate) fn encode_change(change: &OffsetChange) -> (Vec<u8>, Option<Vec<u8>>)
         }
         OffsetChange::Remove(partition) => (offset_key(partition), None),
         OffsetChange::Position(position) => (POSITION_KEY.to_vec(), Some(position.clone())),
+        OffsetChange::ValueLayout(layout) => (VALUE_LAYOUT_KEY.to_vec(), Some(vec![layout.code()])),
+        OffsetChange::LayoutUpgrade(progress) => (
+            LAYOUT_UPGRADE_KEY.to_vec(),
+            progress
+                .as_ref()
+                .map(|progress| [&[progress.from.code()][..], &progress.done_through].concat()),
+        ),
     }
 }
 
@@ -71,11 +83,20 @@ pub(crate) fn decode_offsets(entries: Vec<(Vec<u8>, Vec<u8>)>) -> Result<StoredO
     }
     let mut offsets = BTreeMap::new();
     let mut position = None;
+    let mut layout = None;
+    let mut upgrade = None;
     for (key, value) in entries {
         if key == FORMAT_KEY {
             continue;
         } else if key == POSITION_KEY {
             position = Some(value);
+        } else if key == VALUE_LAYOUT_KEY {
+            layout = Some(decode_layout(value.first().copied(), value.len())?);
+        } else if key == LAYOUT_UPGRADE_KEY {
+            upgrade = Some(UpgradeProgress {
+                from: decode_layout(value.first().copied(), 1)?,
+                done_through: value[1..].to_vec(),
+            });
         } else if key.first() == Some(&OFFSET_TAG) && key.len() > 5 {
             let partition = i32::from_be_bytes(key[1..5].try_into().expect("four bytes"));
             let topic = String::from_utf8(key[5..].to_vec())
@@ -95,7 +116,19 @@ pub(crate) fn decode_offsets(entries: Vec<(Vec<u8>, Vec<u8>)>) -> Result<StoredO
             ));
         }
     }
-    Ok(StoredOffsets::from_parts(offsets, position))
+    let value_layout = match (layout, upgrade) {
+        (Some(layout), upgrade) => Some(RecordedLayout { layout, upgrade }),
+        (None, None) => None,
+        (None, Some(_)) => return Err("an upgrade of the values but no value layout".into()),
+    };
+    Ok(StoredOffsets::from_parts(offsets, position, value_layout))
+}
+
+/// The layout of a recorded code, which must be the value's only byte when `len` is 1.
+fn decode_layout(code: Option<u8>, len: usize) -> Result<ValueLayout, String> {
+    code.filter(|_| len == 1)
+        .and_then(ValueLayout::from_code)
+        .ok_or_else(|| format!("value layout {code:?} ({len} bytes) is not one Sluice knows"))
 }
 
 #[cfg(test)]
@@ -132,6 +165,44 @@ mod tests {
         let (removed_key, _) = encode_change(&OffsetChange::Remove(a.clone()));
         entries.retain(|(key, _)| *key != removed_key);
         assert_eq!(decode_offsets(entries).unwrap().offset(&a), None);
+    }
+
+    #[test]
+    fn value_layout_and_upgrade_progress_round_trip() {
+        let progress = UpgradeProgress {
+            from: ValueLayout::Plain,
+            done_through: b"key-9".to_vec(),
+        };
+        let entries = persisted(&[
+            OffsetChange::ValueLayout(ValueLayout::TimestampedWithHeaders),
+            OffsetChange::LayoutUpgrade(Some(progress.clone())),
+        ]);
+        let decoded = decode_offsets(entries.clone()).unwrap();
+        assert_eq!(
+            decoded.value_layout(),
+            Some(&RecordedLayout {
+                layout: ValueLayout::TimestampedWithHeaders,
+                upgrade: Some(progress),
+            })
+        );
+        let mut entries = entries;
+        let (finished_key, finished) = encode_change(&OffsetChange::LayoutUpgrade(None));
+        assert_eq!(finished, None);
+        entries.retain(|(key, _)| *key != finished_key);
+        assert_eq!(
+            decode_offsets(entries)
+                .unwrap()
+                .value_layout()
+                .unwrap()
+                .upgrade,
+            None
+        );
+        let unknown_code = persisted(&[])
+            .into_iter()
+            .chain([(VALUE_LAYOUT_KEY.to_vec(), vec![9])]);
+        assert!(decode_offsets(unknown_code.collect())
+            .unwrap_err()
+            .contains("value layout"));
     }
 
     #[test]

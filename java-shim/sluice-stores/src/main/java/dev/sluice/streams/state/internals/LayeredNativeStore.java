@@ -68,6 +68,11 @@ abstract class LayeredNativeStore implements NativeTransactionalStore {
     }
 
     @Override
+    public int settleValueLayout(final int layout) {
+        return settleValueLayout(handle(), layout);
+    }
+
+    @Override
     public long approximateNumUncommittedBytes() {
         return data.approximateNumUncommittedBytes();
     }
@@ -92,6 +97,8 @@ abstract class LayeredNativeStore implements NativeTransactionalStore {
     private static native void restore(long handle, byte[] batch);
 
     private static native void rollback(long handle);
+
+    private static native int settleValueLayout(long handle, int layout);
 
     private static native void release(long handle);
 }

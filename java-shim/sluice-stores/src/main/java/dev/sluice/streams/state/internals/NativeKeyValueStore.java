@@ -127,6 +127,11 @@ final class NativeKeyValueStore implements NativeTransactionalStore {
     }
 
     @Override
+    public int settleValueLayout(final int layout) {
+        return settleValueLayout(handle(), layout);
+    }
+
+    @Override
     public long approximateNumUncommittedBytes() {
         final long open = handle.openOrZero();
         return open == NativeHandle.TAKEN ? 0 : approximateNumUncommittedBytes(open);
@@ -203,6 +208,8 @@ final class NativeKeyValueStore implements NativeTransactionalStore {
     private static native byte[] committedPosition(long handle);
 
     private static native void rollback(long handle);
+
+    private static native int settleValueLayout(long handle, int layout);
 
     private static native long approximateNumUncommittedBytes(long handle);
 

@@ -18,6 +18,12 @@ interface NativeTransactionalStore extends AutoCloseable {
 
     void rollback();
 
+    /**
+     * Brings the committed values to {@code layout} and records it (see {@link ValueLayout}), before any
+     * write; returns the code of the layout they were upgraded from, or {@link ValueLayout#NOT_UPGRADED}.
+     */
+    int settleValueLayout(int layout);
+
     /** Bytes staged since the last commit; 0 once closed. */
     long approximateNumUncommittedBytes();
 

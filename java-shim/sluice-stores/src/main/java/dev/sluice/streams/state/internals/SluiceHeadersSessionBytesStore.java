@@ -1,5 +1,6 @@
 package dev.sluice.streams.state.internals;
 
+import java.util.Optional;
 import org.apache.kafka.streams.state.HeadersBytesStore;
 
 /**
@@ -13,5 +14,10 @@ public class SluiceHeadersSessionBytesStore extends SluiceSessionBytesStore impl
                                    final long segmentInterval, final boolean timeOrdered,
                                    final int iteratorChunkBytes) {
         super(name, backend, retentionPeriod, segmentInterval, timeOrdered, iteratorChunkBytes);
+    }
+
+    @Override
+    Optional<ValueLayout> valueLayout() {
+        return Optional.of(ValueLayout.WITH_HEADERS);
     }
 }

@@ -1,5 +1,6 @@
 package dev.sluice.streams.state.internals;
 
+import java.util.Optional;
 import org.apache.kafka.streams.state.HeadersBytesStore;
 
 /**
@@ -12,5 +13,10 @@ public class SluiceHeadersWindowBytesStore extends SluiceWindowBytesStore implem
     SluiceHeadersWindowBytesStore(final String name, final KeyValueBackend backend, final WindowStoreOptions options,
                                   final int iteratorChunkBytes) {
         super(name, backend, options, iteratorChunkBytes);
+    }
+
+    @Override
+    Optional<ValueLayout> valueLayout() {
+        return Optional.of(ValueLayout.TIMESTAMPED_WITH_HEADERS);
     }
 }

@@ -2,6 +2,7 @@ package dev.sluice.streams.state.internals;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.serialization.Serializer;
@@ -28,6 +29,11 @@ public class SluiceKeyValueBytesStore extends SluiceStateStore<NativeKeyValueSto
 
     SluiceKeyValueBytesStore(final String name, final KeyValueBackend backend, final int iteratorChunkBytes) {
         super(name, backend, iteratorChunkBytes);
+    }
+
+    @Override
+    Optional<ValueLayout> valueLayout() {
+        return Optional.of(ValueLayout.PLAIN);
     }
 
     @Override

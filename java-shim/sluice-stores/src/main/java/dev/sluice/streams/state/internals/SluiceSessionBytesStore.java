@@ -2,6 +2,7 @@ package dev.sluice.streams.state.internals;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.utils.Bytes;
@@ -32,6 +33,11 @@ public class SluiceSessionBytesStore extends SluiceStateStore<NativeSessionStore
         this.retentionPeriod = retentionPeriod;
         this.segmentInterval = segmentInterval;
         this.timeOrdered = timeOrdered;
+    }
+
+    @Override
+    Optional<ValueLayout> valueLayout() {
+        return Optional.of(ValueLayout.PLAIN);
     }
 
     @Override

@@ -6,6 +6,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.IsolationLevel;
@@ -22,6 +23,8 @@ import org.apache.kafka.streams.query.Query;
 import org.apache.kafka.streams.query.QueryConfig;
 import org.apache.kafka.streams.query.QueryResult;
 import org.apache.kafka.streams.state.internals.StoreQueryUtils;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The state store contract every Sluice bytes store shares, over a native transactional store: init
@@ -38,6 +41,8 @@ import org.apache.kafka.streams.state.internals.StoreQueryUtils;
  * @param <N> the native store
  */
 public abstract class SluiceStateStore<N extends NativeTransactionalStore> implements StateStore, AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(SluiceStateStore.class);
 
     /** The framing of no offsets: a commit with it removes every stored offset. */
     private static final byte[] NO_OFFSETS = OffsetFraming.write(Map.of());
@@ -60,6 +65,12 @@ public abstract class SluiceStateStore<N extends NativeTransactionalStore> imple
 
     /** Opens this store's native shape over the key-value store holding its data (closing it on failure). */
     abstract N openOver(NativeKeyValueStore data);
+
+    /**
+     * The layout of the values Kafka Streams' layers above put in, which the store records and upgrades
+     * its values to; empty for a store whose values have a layout of its own.
+     */
+    abstract Optional<ValueLayout> valueLayout();
 
     /** The scope of the store's metrics, as its supplier names it ({@code rocksdb}, {@code rocksdb-window} …). */
     String metricsScope() {
@@ -87,6 +98,7 @@ public abstract class SluiceStateStore<N extends NativeTransactionalStore> imple
         final NativeKeyValueStore data = backend.open(name, context);
         final N opened = openOver(data);
         try {
+            valueLayout().ifPresent(layout -> settleValueLayout(opened, layout));
             if (backend.persistent()) {
                 RocksDbPropertyMetrics.register(context, metricsScope(), name, data);
             }
@@ -97,6 +109,14 @@ public abstract class SluiceStateStore<N extends NativeTransactionalStore> imple
             throw e;
         }
         store = opened;
+    }
+
+    private void settleValueLayout(final N opened, final ValueLayout layout) {
+        final int upgradedFrom = opened.settleValueLayout(layout.code());
+        if (upgradedFrom != ValueLayout.NOT_UPGRADED) {
+            LOG.info("State store {}: its values were upgraded from the {} layout to the {} layout", name,
+                ValueLayout.ofCode(upgradedFrom), layout);
+        }
     }
 
     @Override

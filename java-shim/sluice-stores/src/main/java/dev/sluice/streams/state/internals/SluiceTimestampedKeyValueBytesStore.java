@@ -1,5 +1,6 @@
 package dev.sluice.streams.state.internals;
 
+import java.util.Optional;
 import org.apache.kafka.streams.state.TimestampedBytesStore;
 
 /**
@@ -11,5 +12,10 @@ public class SluiceTimestampedKeyValueBytesStore extends SluiceKeyValueBytesStor
 
     SluiceTimestampedKeyValueBytesStore(final String name, final KeyValueBackend backend, final int iteratorChunkBytes) {
         super(name, backend, iteratorChunkBytes);
+    }
+
+    @Override
+    Optional<ValueLayout> valueLayout() {
+        return Optional.of(ValueLayout.TIMESTAMPED);
     }
 }

@@ -1,5 +1,6 @@
 package dev.sluice.streams.state.internals;
 
+import java.util.Optional;
 import org.apache.kafka.streams.state.TimestampedBytesStore;
 
 /**
@@ -12,5 +13,10 @@ public class SluiceTimestampedWindowBytesStore extends SluiceWindowBytesStore im
     SluiceTimestampedWindowBytesStore(final String name, final KeyValueBackend backend,
                                       final WindowStoreOptions options, final int iteratorChunkBytes) {
         super(name, backend, options, iteratorChunkBytes);
+    }
+
+    @Override
+    Optional<ValueLayout> valueLayout() {
+        return Optional.of(ValueLayout.TIMESTAMPED);
     }
 }

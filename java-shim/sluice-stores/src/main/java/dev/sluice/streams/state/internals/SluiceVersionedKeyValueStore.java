@@ -3,6 +3,7 @@ package dev.sluice.streams.state.internals;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.utils.Bytes;
@@ -36,6 +37,11 @@ public class SluiceVersionedKeyValueStore extends SluiceStateStore<NativeVersion
     SluiceVersionedKeyValueStore(final String name, final KeyValueBackend backend, final long historyRetention) {
         super(name, backend, NativeKeyValueIterator.DEFAULT_CHUNK_BYTES);
         this.historyRetention = historyRetention;
+    }
+
+    @Override
+    Optional<ValueLayout> valueLayout() {
+        return Optional.empty();
     }
 
     @Override

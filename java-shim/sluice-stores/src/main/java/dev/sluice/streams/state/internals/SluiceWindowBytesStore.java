@@ -2,6 +2,7 @@ package dev.sluice.streams.state.internals;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.utils.Bytes;
@@ -30,6 +31,11 @@ public class SluiceWindowBytesStore extends SluiceStateStore<NativeWindowStore> 
                            final int iteratorChunkBytes) {
         super(name, backend, iteratorChunkBytes);
         this.options = options;
+    }
+
+    @Override
+    Optional<ValueLayout> valueLayout() {
+        return Optional.of(ValueLayout.PLAIN);
     }
 
     @Override

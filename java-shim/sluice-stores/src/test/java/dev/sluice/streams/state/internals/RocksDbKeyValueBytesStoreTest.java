@@ -3,6 +3,7 @@ package dev.sluice.streams.state.internals;
 import static dev.sluice.streams.state.internals.StoreFixture.bytes;
 import static dev.sluice.streams.state.internals.StoreFixture.drain;
 import static dev.sluice.streams.state.internals.StoreFixture.value;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -16,6 +17,8 @@ import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.streams.errors.ProcessorStateException;
+import org.apache.kafka.streams.state.HeadersBytesStore;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -99,5 +102,44 @@ class RocksDbKeyValueBytesStoreTest {
         assertEquals(before + 1, NativeHandles.liveRocksDbResources());
         second.close();
         assertEquals(before, NativeHandles.liveRocksDbResources());
+    }
+
+    @Test
+    void aPlainStoreReopenedHeadersAwareServesItsValuesAsKafkaStreamsUpgradesThem() {
+        try (SluiceKeyValueBytesStore store = new StoreFixture(stateDir).open(KeyValueBackend.ROCKS_DB)) {
+            store.put(bytes("a"), value("1"));
+            store.commit(Map.of(CHANGELOG, 3L));
+        }
+        try (SluiceKeyValueBytesStore store = openAs(KeyValueLayout.HEADERS)) {
+            assertArrayEquals(HeadersBytesStore.convertFromPlainToHeaderFormat(value("1")), store.get(bytes("a")));
+            assertEquals(3L, store.committedOffset(CHANGELOG));
+        }
+        try (SluiceKeyValueBytesStore store = openAs(KeyValueLayout.HEADERS)) {
+            assertArrayEquals(HeadersBytesStore.convertFromPlainToHeaderFormat(value("1")), store.get(bytes("a")),
+                "upgraded once");
+        }
+    }
+
+    @Test
+    void aHeadersAwareStoreOpenedAsAnOlderLayoutFailsAndKeepsItsValues() {
+        final byte[] headersAware = HeadersBytesStore.convertFromPlainToHeaderFormat(value("1"));
+        try (SluiceKeyValueBytesStore store = openAs(KeyValueLayout.HEADERS)) {
+            store.put(bytes("a"), headersAware);
+            store.commit(Map.of(CHANGELOG, 0L));
+        }
+        final long storesBefore = NativeHandles.liveStores();
+        for (final KeyValueLayout older : List.of(KeyValueLayout.TIMESTAMPED, KeyValueLayout.PLAIN)) {
+            final ProcessorStateException thrown = assertThrows(ProcessorStateException.class, () -> openAs(older));
+            assertTrue(thrown.getMessage().contains("headers-aware"), thrown.getMessage());
+            assertTrue(thrown.getMessage().contains("Downgrade"), thrown.getMessage());
+            assertEquals(storesBefore, NativeHandles.liveStores(), "the refused store is closed");
+        }
+        try (SluiceKeyValueBytesStore store = openAs(KeyValueLayout.HEADERS)) {
+            assertArrayEquals(headersAware, store.get(bytes("a")));
+        }
+    }
+
+    private SluiceKeyValueBytesStore openAs(final KeyValueLayout layout) {
+        return new StoreFixture(stateDir).open(KeyValueBackend.ROCKS_DB, layout, NativeKeyValueIterator.DEFAULT_CHUNK_BYTES);
     }
 }

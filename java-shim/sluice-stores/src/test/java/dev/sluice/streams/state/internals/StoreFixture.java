@@ -36,9 +36,11 @@ final class StoreFixture {
     }
 
     SluiceKeyValueBytesStore open(final KeyValueBackend backend, final int chunkBytes) {
-        final SluiceKeyValueBytesStore store = KeyValueLayout.PLAIN.create(STORE_NAME, backend, chunkBytes);
-        store.init(context.getStateStoreContext(), store);
-        return store;
+        return open(backend, KeyValueLayout.PLAIN, chunkBytes);
+    }
+
+    SluiceKeyValueBytesStore open(final KeyValueBackend backend, final KeyValueLayout layout, final int chunkBytes) {
+        return init(layout.create(STORE_NAME, backend, chunkBytes));
     }
 
     /** Initialises {@code store} as a task would, with itself as the root store. */
