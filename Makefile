@@ -20,7 +20,8 @@ broker: build
 
 ## compat: Kafka Streams' own tests and the exactly-once crash check, on Apache Kafka Streams and on
 ## Sluice; writes compat-tests/REPORT.md. COMPAT_PARTS picks the integration tests' parts, comma-separated
-## (default: all; the names are in compat-tests/kafka-streams-suite/harness/.../IntegrationParts.java)
+## (default: all; the names are in compat-tests/kafka-streams-suite/harness/.../IntegrationParts.java); each
+## part run is saved in compat-tests/integration-results, and the report holds every part saved there
 COMPAT_HARNESS := compat-tests/kafka-streams-suite/harness
 COMPAT_PARTS ?= all
 compat: build
@@ -28,7 +29,7 @@ compat: build
 	java -cp $(COMPAT_HARNESS)/target/classes:$$(cat $(COMPAT_HARNESS)/target/baseline.classpath) \
 	    dev.sluice.compat.kafkastreams.CompatMain $(COMPAT_HARNESS)/target $(COMPAT_HARNESS)/target/classes \
 	    $(COMPAT_HARNESS)/target/compat-run compat-tests/REPORT.md compat-tests/fault-suite/target/eos-crash-report.md \
-	    "$(COMPAT_PARTS)"
+	    compat-tests/integration-results "$$(git describe --always --dirty 2>/dev/null || echo unknown)" "$(COMPAT_PARTS)"
 
 ## soak: the fault suite at full size on Sluice and on Apache Kafka Streams: 100 SIGKILLs while input flows,
 ## the broker gone for 30 s and 3 min, damaged and foreign state, two instances of which one dies, poison input and bad

@@ -22,35 +22,97 @@ final class CompatRun {
 
     private final Classpaths classpaths;
     private final Path workDirectory;
+    private final Path partResults;
+    private final String build;
 
-    CompatRun(final Classpaths classpaths, final Path workDirectory) {
+    /**
+     * Runs in {@code workDirectory}; the integration suite's parts are saved to and reported from
+     * {@code partResults} ({@link PartResults}), as run on {@code build}.
+     */
+    CompatRun(final Classpaths classpaths, final Path workDirectory, final Path partResults, final String build) {
         this.classpaths = classpaths;
         this.workDirectory = workDirectory;
+        this.partResults = partResults;
+        this.build = build;
     }
 
-    record Results(List<SuiteResult> suites, Classpaths classpaths) {
+    /** The suites' results, and for each integration part the report holds, the build and day it ran. */
+    record Results(List<SuiteResult> suites, Classpaths classpaths, Map<String, String> partRuns) {
+    }
+
+    private record Runs(List<String> classes, SuiteResult.Run baseline, SuiteResult.Run sluice) {
     }
 
     /**
      * Runs the given suites, each on the baseline and then on Sluice; a suite's results come as the
-     * rows the report counts them in ({@link SuiteResult#rows()}).
+     * rows the report counts them in ({@link SuiteResult#rows()}). A suite in parts runs part by part,
+     * saving each, and is reported with every part saved.
      */
     Results run(final List<Suite> suites) throws IOException, InterruptedException {
         final List<SuiteResult> results = new ArrayList<>();
+        final Map<String, String> partRuns = new LinkedHashMap<>();
         for (final Suite suite : suites) {
-            final List<Path> baselineClasspath = suite.onLocalBroker()
-                ? classpaths.forIntegration(classpaths.forBaseline()) : classpaths.forBaseline();
-            final List<String> classes = suite.select(baselineClasspath, TESTS_VERSION);
-            final SuiteResult.Run baseline = timed(suite, baselineClasspath, classes,
-                workDirectory.resolve(suite.name()).resolve("baseline"));
-            final List<Path> sluiceClasspath = suite.onLocalBroker()
-                ? classpaths.forIntegration(classpaths.forSluice()) : classpaths.forSluice();
-            final SuiteResult.Run sluice = timed(suite, sluiceClasspath, classes,
-                workDirectory.resolve(suite.name()).resolve("sluice"));
-            results.addAll(new SuiteResult(suite, classes, suite.notRunnable(baselineClasspath, TESTS_VERSION),
-                storeClassChecks(), baseline, sluice).rows());
+            if (suite.parts().isEmpty()) {
+                final Runs runs = runBoth(suite, suite.name());
+                results.addAll(result(suite, runs).rows());
+                continue;
+            }
+            for (final IntegrationParts.Part part : suite.parts()) {
+                final Runs runs = runBoth(Suite.integration(List.of(part)), suite.name() + "/" + part.name());
+                PartResults.save(partResults, part, build, runs.baseline(), runs.sluice());
+            }
+            final List<PartResults.Saved> saved = PartResults.loadAll(partResults);
+            saved.forEach(part -> partRuns.put(part.part().name(), part.build() + ", " + part.day()));
+            final Suite held = Suite.integration(saved.stream().map(PartResults.Saved::part).toList());
+            results.addAll(result(held, savedRuns(held, saved)).rows());
         }
-        return new Results(results, classpaths);
+        return new Results(results, classpaths, partRuns);
+    }
+
+    private Runs runBoth(final Suite suite, final String directory) throws IOException, InterruptedException {
+        final List<String> classes = suite.select(baselineClasspath(suite), TESTS_VERSION);
+        final SuiteResult.Run baseline = timed(suite, baselineClasspath(suite), classes,
+            workDirectory.resolve(directory).resolve("baseline"));
+        final SuiteResult.Run sluice = timed(suite, sluiceClasspath(suite), classes,
+            workDirectory.resolve(directory).resolve("sluice"));
+        return new Runs(classes, baseline, sluice);
+    }
+
+    /** The saved parts' outcomes as one run per target, taking as long as their runs took together. */
+    private Runs savedRuns(final Suite held, final List<PartResults.Saved> saved) {
+        final List<TestOutcome> baseline = new ArrayList<>();
+        final List<TestOutcome> sluice = new ArrayList<>();
+        long baselineSeconds = 0;
+        long sluiceSeconds = 0;
+        for (final PartResults.Saved part : saved) {
+            baseline.addAll(part.baseline());
+            sluice.addAll(part.sluice());
+            baselineSeconds += part.baselineSeconds();
+            sluiceSeconds += part.sluiceSeconds();
+        }
+        return new Runs(held.select(baselineClasspath(held), TESTS_VERSION),
+            new SuiteResult.Run(baseline, baselineSeconds, origins(baselineClasspath(held))),
+            new SuiteResult.Run(sluice, sluiceSeconds, origins(sluiceClasspath(held))));
+    }
+
+    private SuiteResult result(final Suite suite, final Runs runs) throws IOException {
+        return new SuiteResult(suite, runs.classes(), suite.notRunnable(baselineClasspath(suite), TESTS_VERSION),
+            storeClassChecks(), runs.baseline(), runs.sluice());
+    }
+
+    private List<Path> baselineClasspath(final Suite suite) {
+        return suite.onLocalBroker() ? classpaths.forIntegration(classpaths.forBaseline()) : classpaths.forBaseline();
+    }
+
+    private List<Path> sluiceClasspath(final Suite suite) {
+        return suite.onLocalBroker() ? classpaths.forIntegration(classpaths.forSluice()) : classpaths.forSluice();
+    }
+
+    /** The class path entry each of {@link #RUNTIME_CLASSES} comes from. */
+    private static Map<String, String> origins(final List<Path> classpath) {
+        final Map<String, String> origins = new LinkedHashMap<>();
+        RUNTIME_CLASSES.forEach(name -> origins.put(name, Classpaths.originOf(name, classpath)));
+        return origins;
     }
 
     /** The reviewed list of tests that assert Kafka Streams' own store classes, as Class.method. */
@@ -69,8 +131,6 @@ final class CompatRun {
     private static SuiteResult.Run timed(final Suite suite, final List<Path> classpath, final List<String> classes,
                                          final Path directory) throws IOException, InterruptedException {
         final long started = System.nanoTime();
-        final Map<String, String> origins = new LinkedHashMap<>();
-        RUNTIME_CLASSES.forEach(name -> origins.put(name, Classpaths.originOf(name, classpath)));
         final List<TestOutcome> outcomes = new ArrayList<>();
         if (suite.classTimeout().isEmpty()) {
             outcomes.addAll(ForkedRun.run(classpath, classes, directory));
@@ -86,6 +146,6 @@ final class CompatRun {
                     + classOutcomes.size() + " passed in " + (System.nanoTime() - classStarted) / 1_000_000_000L + " s");
             }
         }
-        return new SuiteResult.Run(outcomes, (System.nanoTime() - started) / 1_000_000_000L, origins);
+        return new SuiteResult.Run(outcomes, (System.nanoTime() - started) / 1_000_000_000L, origins(classpath));
     }
 }

@@ -19,7 +19,8 @@ class SluiceKeepsBaselinePassesTest {
     void everyTestThatPassesOnApacheAlsoPassesOnSluice() throws Exception {
         final Path target = Path.of(System.getProperty("sluice.compat.classpaths"));
         final Classpaths classpaths = Classpaths.load(target, Path.of(System.getProperty("sluice.compat.classes")));
-        final CompatRun.Results results = new CompatRun(classpaths, target.resolve("compat-run")).run(Suite.fast());
+        final CompatRun.Results results = new CompatRun(classpaths, target.resolve("compat-run"),
+            target.resolve("integration-results"), "unsaved").run(Suite.fast());
         Files.writeString(target.resolve("kafka-streams-suite-report.md"), Report.of(results,
             "## Suite 4: exactly-once crash check\n\nRuns in `compat-tests/fault-suite`; `make compat` puts its results here."));
         results.suites().forEach(suite -> System.out.println(Summary.line(suite)));

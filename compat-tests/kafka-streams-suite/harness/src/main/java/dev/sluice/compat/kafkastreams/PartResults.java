@@ -1,0 +1,73 @@
+package dev.sluice.compat.kafkastreams;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.io.Writer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Properties;
+
+/**
+ * The integration suite's outcomes, part by part, kept in the repository ({@code
+ * compat-tests/integration-results/<part>/}). The whole suite takes longer on two cores than one run of
+ * {@code make compat} should, so each run saves the parts it ran, and the report holds every part saved,
+ * each with the build it ran on and the day: a part run again replaces its earlier outcomes.
+ */
+final class PartResults {
+
+    private static final String BASELINE = "baseline.tsv";
+    private static final String SLUICE = "sluice.tsv";
+    private static final String RUN = "run.properties";
+
+    /** A part's saved outcomes on both targets, with the build (a {@code git describe}) and day they ran. */
+    record Saved(IntegrationParts.Part part, String build, String day, List<TestOutcome> baseline,
+                 long baselineSeconds, List<TestOutcome> sluice, long sluiceSeconds) {
+    }
+
+    private PartResults() {
+    }
+
+    /** Saves a part's runs on both targets, replacing what was saved for it before. */
+    static void save(final Path directory, final IntegrationParts.Part part, final String build,
+                     final SuiteResult.Run baseline, final SuiteResult.Run sluice) throws IOException {
+        final Path partDirectory = Files.createDirectories(directory.resolve(part.name()));
+        Files.write(partDirectory.resolve(BASELINE), baseline.outcomes().stream().map(TestOutcome::line).toList());
+        Files.write(partDirectory.resolve(SLUICE), sluice.outcomes().stream().map(TestOutcome::line).toList());
+        final Properties run = new Properties();
+        run.setProperty("build", build);
+        run.setProperty("day", LocalDate.now(ZoneOffset.UTC).toString());
+        run.setProperty("baseline.seconds", Long.toString(baseline.seconds()));
+        run.setProperty("sluice.seconds", Long.toString(sluice.seconds()));
+        try (Writer out = Files.newBufferedWriter(partDirectory.resolve(RUN))) {
+            run.store(out, null);
+        }
+    }
+
+    /** Every part saved in {@code directory}, in the order of {@link IntegrationParts#ALL}. */
+    static List<Saved> loadAll(final Path directory) throws IOException {
+        final List<Saved> saved = new ArrayList<>();
+        for (final IntegrationParts.Part part : IntegrationParts.ALL) {
+            load(directory.resolve(part.name()), part).ifPresent(saved::add);
+        }
+        return saved;
+    }
+
+    private static Optional<Saved> load(final Path partDirectory, final IntegrationParts.Part part)
+        throws IOException {
+        if (!Files.exists(partDirectory.resolve(RUN))) {
+            return Optional.empty();
+        }
+        final Properties run = new Properties();
+        try (Reader in = Files.newBufferedReader(partDirectory.resolve(RUN))) {
+            run.load(in);
+        }
+        return Optional.of(new Saved(part, run.getProperty("build"), run.getProperty("day"),
+            TestOutcome.read(partDirectory.resolve(BASELINE)), Long.parseLong(run.getProperty("baseline.seconds")),
+            TestOutcome.read(partDirectory.resolve(SLUICE)), Long.parseLong(run.getProperty("sluice.seconds"))));
+    }
+}
