@@ -30,7 +30,7 @@ fn a_plain_store_reopened_headers_aware_holds_each_value_behind_no_headers_and_n
     let store = rocks.open("counts");
     assert_eq!(
         store
-            .settle_value_layout(ValueLayout::Plain, &everything)
+            .settle_value_layout(ValueLayout::Plain, "key-value", &everything)
             .unwrap(),
         None
     );
@@ -44,7 +44,11 @@ fn a_plain_store_reopened_headers_aware_holds_each_value_behind_no_headers_and_n
     let store = rocks.open("counts");
     assert_eq!(
         store
-            .settle_value_layout(ValueLayout::TimestampedWithHeaders, &everything)
+            .settle_value_layout(
+                ValueLayout::TimestampedWithHeaders,
+                "key-value",
+                &everything
+            )
             .unwrap(),
         Some(ValueLayout::Plain)
     );
@@ -58,7 +62,11 @@ fn a_plain_store_reopened_headers_aware_holds_each_value_behind_no_headers_and_n
     let store = rocks.open("counts");
     assert_eq!(
         store
-            .settle_value_layout(ValueLayout::TimestampedWithHeaders, &everything)
+            .settle_value_layout(
+                ValueLayout::TimestampedWithHeaders,
+                "key-value",
+                &everything
+            )
             .unwrap(),
         None,
         "the upgrade is recorded and not repeated"
@@ -72,7 +80,11 @@ fn downgrades_are_refused_and_leave_the_values_as_they_were() {
     let rocks = TempRocksDb::new();
     let store = rocks.open("totals");
     store
-        .settle_value_layout(ValueLayout::TimestampedWithHeaders, &everything)
+        .settle_value_layout(
+            ValueLayout::TimestampedWithHeaders,
+            "key-value",
+            &everything,
+        )
         .unwrap();
     store
         .put(b"k".to_vec(), Some(b"\x00value".to_vec()))
@@ -84,7 +96,9 @@ fn downgrades_are_refused_and_leave_the_values_as_they_were() {
 
     for older in [ValueLayout::Timestamped, ValueLayout::Plain] {
         let store = rocks.open("totals");
-        let error = store.settle_value_layout(older, &everything).unwrap_err();
+        let error = store
+            .settle_value_layout(older, "key-value", &everything)
+            .unwrap_err();
         assert!(matches!(error, Error::IncompatibleLayout { .. }), "{error}");
         assert!(error.to_string().contains("headers-aware"), "{error}");
         assert!(error.to_string().contains("Downgrade"), "{error}");
@@ -98,7 +112,7 @@ fn an_upgrade_larger_than_one_chunk_rewrites_every_value_exactly_once() {
     let rocks = TempRocksDb::new();
     let store = rocks.open("large");
     store
-        .settle_value_layout(ValueLayout::Plain, &everything)
+        .settle_value_layout(ValueLayout::Plain, "key-value", &everything)
         .unwrap();
     // About 10 MiB: several of the upgrade's commits.
     let big = vec![7u8; 8 << 10];
@@ -114,7 +128,7 @@ fn an_upgrade_larger_than_one_chunk_rewrites_every_value_exactly_once() {
 
     let store = rocks.open("large");
     store
-        .settle_value_layout(ValueLayout::Timestamped, &everything)
+        .settle_value_layout(ValueLayout::Timestamped, "key-value", &everything)
         .unwrap();
     let expected = [&UNKNOWN_TIMESTAMP[..], &big].concat();
     for i in 0..1200u32 {

@@ -360,7 +360,8 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueSto
 ) -> jint {
     env.with_env(|_env| -> Result<jint, NativeError> {
         let store = STORES.get(handle)?;
-        let upgraded_from = store.settle_value_layout(value_layout(layout_code)?, &|_| true)?;
+        let upgraded_from =
+            store.settle_value_layout(value_layout(layout_code)?, "key-value", &|_| true)?;
         Ok(layout_code_of(upgraded_from))
     })
     .resolve::<ThrowJavaException>()

@@ -136,7 +136,8 @@ impl<S: KeyValueStore + ?Sized> SegmentedStore for KeyOrderedSessionStore<S> {
     segments_lifecycle!();
 
     fn settle_value_layout(&self, wanted: ValueLayout) -> Result<Option<ValueLayout>> {
-        self.segments.settle_value_layout(wanted, |_| true)
+        self.segments
+            .settle_value_layout(wanted, "session", |_| true)
     }
 
     fn restore(&self, records: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<()> {

@@ -115,11 +115,13 @@ pub trait KeyValueStore: Send + Sync {
     /// Brings the committed values to `wanted` and records it (see
     /// [`value_layout`](crate::store::value_layout)): of the keys `holds_value` accepts,
     /// every value is rewritten when `wanted` upgrades the recorded layout; a layout that
-    /// cannot read the recorded one is refused. For a store just opened, before any write.
-    /// Returns the layout the values were upgraded from, if they were.
+    /// cannot read the recorded one is refused, naming the store a `kind` store. For a store
+    /// just opened, before any write. Returns the layout the values were upgraded from, if
+    /// they were.
     fn settle_value_layout(
         &self,
         wanted: ValueLayout,
+        kind: &str,
         holds_value: &dyn Fn(&[u8]) -> bool,
     ) -> Result<Option<ValueLayout>>;
 

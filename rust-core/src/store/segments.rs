@@ -57,9 +57,10 @@ impl<S: KeyValueStore + ?Sized> Segments<S> {
     pub(crate) fn settle_value_layout(
         &self,
         wanted: ValueLayout,
+        kind: &str,
         is_record: impl Fn(&[u8]) -> bool,
     ) -> Result<Option<ValueLayout>> {
-        self.kv.settle_value_layout(wanted, &|key| {
+        self.kv.settle_value_layout(wanted, kind, &|key| {
             key.len() > PREFIX_LEN && key[0] == DATA_TAG && is_record(&key[PREFIX_LEN..])
         })
     }

@@ -206,9 +206,10 @@ impl<S: KeyValueStore + ?Sized> SegmentedStore for TimeOrderedSessionStore<S> {
 
     /// Index entries (key-first, empty values) keep their values; the base records change.
     fn settle_value_layout(&self, wanted: ValueLayout) -> Result<Option<ValueLayout>> {
-        self.segments.settle_value_layout(wanted, |store_key| {
-            store_key.first() == Some(&TIME_FIRST_PREFIX)
-        })
+        self.segments
+            .settle_value_layout(wanted, "session", |store_key| {
+                store_key.first() == Some(&TIME_FIRST_PREFIX)
+            })
     }
 
     /// The changelog keys are the (unprefixed) key-first session keys every session store's

@@ -225,9 +225,10 @@ impl<S: KeyValueStore + ?Sized> SegmentedStore for TimeOrderedWindowStore<S> {
 
     /// Index entries (key-first, empty values) keep their values; the base records change.
     fn settle_value_layout(&self, wanted: ValueLayout) -> Result<Option<ValueLayout>> {
-        self.segments.settle_value_layout(wanted, |store_key| {
-            store_key.first() == Some(&TIME_FIRST_PREFIX)
-        })
+        self.segments
+            .settle_value_layout(wanted, "window", |store_key| {
+                store_key.first() == Some(&TIME_FIRST_PREFIX)
+            })
     }
 
     /// The changelog keys are the (unprefixed) key-first window keys every window store's

@@ -357,6 +357,7 @@ impl<B: CommittedState> KeyValueStore for TransactionalStore<B> {
     fn settle_value_layout(
         &self,
         wanted: ValueLayout,
+        kind: &str,
         holds_value: &dyn Fn(&[u8]) -> bool,
     ) -> Result<Option<ValueLayout>> {
         self.write(|open| {
@@ -366,7 +367,7 @@ impl<B: CommittedState> KeyValueStore for TransactionalStore<B> {
                     self.name
                 )));
             }
-            match value_layout::settle(&self.name, open.offsets.value_layout(), wanted)? {
+            match value_layout::settle(&self.name, kind, open.offsets.value_layout(), wanted)? {
                 Settlement::Nothing => Ok(None),
                 Settlement::Record => {
                     let (next, changes) = open.offsets.with_layout(wanted, None);

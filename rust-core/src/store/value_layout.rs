@@ -59,7 +59,7 @@ impl ValueLayout {
 
     fn describe(self) -> &'static str {
         match self {
-            ValueLayout::Plain => "plain",
+            ValueLayout::Plain => "regular",
             ValueLayout::Timestamped => "timestamped",
             ValueLayout::TimestampedWithHeaders => "headers-aware timestamped",
             ValueLayout::WithHeaders => "headers-aware",
@@ -115,10 +115,12 @@ pub(crate) enum Settlement {
     },
 }
 
-/// What opening `store`, whose recorded layout is `recorded`, as `wanted` does; an error
-/// when `wanted` cannot read the recorded values.
+/// What opening `store`, a `kind` store ("key-value", "window", "session": how its
+/// refusal names it) whose recorded layout is `recorded`, as `wanted` does; an error when
+/// `wanted` cannot read the recorded values.
 pub(crate) fn settle(
     store: &str,
+    kind: &str,
     recorded: Option<&RecordedLayout>,
     wanted: ValueLayout,
 ) -> Result<Settlement> {
@@ -132,7 +134,7 @@ pub(crate) fn settle(
             (progress.from, Some(progress.done_through.clone()))
         }
         // An upgrade that did not finish, to another layout: its values are in two layouts.
-        Some(progress) => return Err(refused(store, progress.from, wanted, true)),
+        Some(progress) => return Err(refused(store, kind, progress.from, wanted, true)),
     };
     match from.upgrade_prefix(wanted) {
         Some(prefix) => Ok(Settlement::Rewrite {
@@ -140,26 +142,30 @@ pub(crate) fn settle(
             prefix,
             after,
         }),
-        None => Err(refused(store, recorded.layout, wanted, false)),
+        None => Err(refused(store, kind, recorded.layout, wanted, false)),
     }
 }
 
-fn refused(store: &str, recorded: ValueLayout, wanted: ValueLayout, unfinished: bool) -> Error {
+fn refused(
+    store: &str,
+    kind: &str,
+    recorded: ValueLayout,
+    wanted: ValueLayout,
+    unfinished: bool,
+) -> Error {
     let unfinished = if unfinished {
-        ", and its upgrade to another layout has not finished"
+        " being upgraded to another layout"
     } else {
         ""
     };
+    let (recorded, wanted) = (recorded.describe(), wanted.describe());
     Error::IncompatibleLayout {
         store: store.to_string(),
         reason: format!(
-            "it holds {} values{unfinished}; it cannot be opened as a {} store. Downgrade from {} \
-             to {} values is not supported: delete the store's local state (for instance with \
-             KafkaStreams#cleanUp) to rebuild it from its changelog",
-            recorded.describe(),
-            wanted.describe(),
-            recorded.describe(),
-            wanted.describe()
+            "it was created with incompatible settings: it is a {recorded} {kind} store{unfinished} \
+             and cannot be opened as a {wanted} {kind} store. Downgrade from {recorded} to {wanted} \
+             store is not supported: delete the store's local state (for instance with \
+             KafkaStreams#cleanUp) to rebuild it from its changelog"
         ),
     }
 }
@@ -186,7 +192,8 @@ mod tests {
 
     #[test]
     fn upgrades_prefix_what_kafka_streams_gives_old_values() {
-        let rewrite = |from, to| match settle("s", Some(&recorded(from)), to).unwrap() {
+        let rewrite = |from, to| match settle("s", "key-value", Some(&recorded(from)), to).unwrap()
+        {
             Settlement::Rewrite { prefix, after, .. } => {
                 assert_eq!(after, None);
                 prefix.to_vec()
@@ -204,10 +211,13 @@ mod tests {
     #[test]
     fn same_layout_needs_nothing_and_none_recorded_is_recorded() {
         assert_eq!(
-            settle("s", Some(&recorded(Timestamped)), Timestamped).unwrap(),
+            settle("s", "key-value", Some(&recorded(Timestamped)), Timestamped).unwrap(),
             Settlement::Nothing
         );
-        assert_eq!(settle("s", None, Plain).unwrap(), Settlement::Record);
+        assert_eq!(
+            settle("s", "key-value", None, Plain).unwrap(),
+            Settlement::Record
+        );
     }
 
     #[test]
@@ -219,12 +229,23 @@ mod tests {
             (WithHeaders, Plain),
             (Timestamped, WithHeaders),
         ] {
-            let error = settle("counts", Some(&recorded(from)), to).unwrap_err();
+            let error = settle("counts", "key-value", Some(&recorded(from)), to).unwrap_err();
             assert!(matches!(error, Error::IncompatibleLayout { .. }), "{error}");
             let message = error.to_string();
             assert!(message.contains("counts"), "{message}");
             assert!(message.contains("Downgrade"), "{message}");
             assert!(message.contains(from.describe()), "{message}");
+        }
+        // Kafka Streams' own words, which its users and tests look for.
+        let message = settle("counts", "key-value", Some(&recorded(Timestamped)), Plain)
+            .unwrap_err()
+            .to_string();
+        for words in [
+            "created with incompatible settings",
+            "it is a timestamped key-value store",
+            "Downgrade from timestamped to regular store is not supported",
+        ] {
+            assert!(message.contains(words), "{message}");
         }
     }
 
@@ -238,14 +259,14 @@ mod tests {
             }),
         };
         assert_eq!(
-            settle("s", Some(&unfinished), TimestampedWithHeaders).unwrap(),
+            settle("s", "key-value", Some(&unfinished), TimestampedWithHeaders).unwrap(),
             Settlement::Rewrite {
                 from: Timestamped,
                 prefix: &NO_HEADERS,
                 after: Some(b"k7".to_vec()),
             }
         );
-        assert!(settle("s", Some(&unfinished), Timestamped).is_err());
+        assert!(settle("s", "key-value", Some(&unfinished), Timestamped).is_err());
     }
 
     #[test]
@@ -272,7 +293,9 @@ mod tests {
         store.commit(&CommitMetadata::default()).unwrap();
 
         assert_eq!(
-            store.settle_value_layout(Timestamped, &|_| true).unwrap(),
+            store
+                .settle_value_layout(Timestamped, "key-value", &|_| true)
+                .unwrap(),
             Some(Plain)
         );
         for (key, plain) in [(b"k1", b"1"), (b"k2", b"2"), (b"k3", b"3"), (b"k4", b"4")] {
@@ -280,7 +303,9 @@ mod tests {
             assert_eq!(value, Some(timestamped(plain)), "{key:?}");
         }
         assert_eq!(
-            store.settle_value_layout(Timestamped, &|_| true).unwrap(),
+            store
+                .settle_value_layout(Timestamped, "key-value", &|_| true)
+                .unwrap(),
             None,
             "the finished upgrade is recorded"
         );

@@ -64,6 +64,7 @@ import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.internals.ClientUtils;
 import org.apache.kafka.streams.processor.internals.DefaultKafkaClientSupplier;
 import org.apache.kafka.streams.processor.internals.ProcessorStateManager;
+import org.apache.kafka.streams.processor.internals.StoresOnDisk;
 import org.apache.kafka.streams.processor.internals.StateDirectory;
 import org.apache.kafka.streams.processor.internals.StreamThread;
 import org.apache.kafka.streams.processor.internals.StreamsMetadataState;
@@ -102,6 +103,7 @@ public class KafkaStreams implements AutoCloseable {
     protected final String clientId;
     private final Metrics metrics;
     private final StreamsMetricsImpl streamsMetrics;
+    private final LogContext logContext;
     protected final StreamsConfig applicationConfigs;
     /** Kafka Streams' own stream threads: Sluice runs none (the engine's threads do the work). */
     protected final List<StreamThread> threads = Collections.emptyList();
@@ -276,7 +278,7 @@ public class KafkaStreams implements AutoCloseable {
         final String applicationId = applicationConfigs.getString(StreamsConfig.APPLICATION_ID_CONFIG);
         final String userClientId = applicationConfigs.getString(StreamsConfig.CLIENT_ID_CONFIG);
         this.clientId = userClientId.isEmpty() ? applicationId + "-" + processId : userClientId;
-        final LogContext logContext = new LogContext(String.format("stream-client [%s] ", clientId));
+        this.logContext = new LogContext(String.format("stream-client [%s] ", clientId));
         this.log = logContext.logger(getClass());
         topologyMetadata.setLog(logContext);
         log.info("Kafka Streams version: {}", ClientMetrics.version());
@@ -591,6 +593,8 @@ public class KafkaStreams implements AutoCloseable {
         }
         log.debug("Starting Streams client");
         try {
+            StoresOnDisk.openAndClose(topologyMetadata, stateDirectory, applicationConfigs, streamsMetrics, time,
+                logContext);
             instances.start();
             synchronized (engineLock) {
                 engine = startedEngine();
@@ -604,7 +608,7 @@ public class KafkaStreams implements AutoCloseable {
             supervisor.engineFailedToStart(e);
             return;
         } catch (final RuntimeException e) {
-            log.error("The engine could not start", e);
+            log.error("The client could not start", e);
             closeToError();
             throw e;
         }

@@ -21,14 +21,20 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.errors.ProcessorStateException;
 import org.apache.kafka.streams.errors.StreamsNotStartedException;
 import org.apache.kafka.streams.errors.StreamsStoppedException;
 import org.apache.kafka.streams.errors.UnknownStateStoreException;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.query.KeyQuery;
 import org.apache.kafka.streams.query.StateQueryRequest;
+import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.QueryableStoreTypes;
+import org.apache.kafka.streams.state.Stores;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -36,7 +42,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Kafka Streams' client contract that holds without an engine running: construction and its
  * config errors, the state machine from CREATED, listeners, queries before start and after
- * close, and the methods Sluice's engine cannot honour, which must say so.
+ * close, a start refused by the stores on disk, and the methods Sluice's engine cannot honour,
+ * which must say so.
  */
 class KafkaStreamsBeforeStartTest {
 
@@ -96,6 +103,30 @@ class KafkaStreamsBeforeStartTest {
         assertThrows(IllegalStateException.class, streams::start);
         assertThrows(IllegalStateException.class, () -> streams.setStateListener((n, o) -> { }));
         assertThrows(IllegalStateException.class, () -> streams.setUncaughtExceptionHandler(e -> null));
+    }
+
+    @Test
+    void startOpensTheStoresOnDiskAndFailsOnOneTheTopologyCannotRead() throws IOException {
+        // The count's store as an application left it whose store kept headers with its values: the
+        // count's timestamped store cannot read them.
+        final Path taskDirectory = Files.createDirectories(stateDir.resolve("before-start").resolve("0_0"));
+        final KeyValueStore<Bytes, byte[]> headersStore = Stores.persistentTimestampedKeyValueStoreWithHeaders(STORE).get();
+        final MockProcessorContext<Object, Object> context =
+            new MockProcessorContext<>(props(), new TaskId(0, 0), taskDirectory.toFile());
+        headersStore.init(context.getStateStoreContext(), headersStore);
+        headersStore.close();
+        final KafkaStreams streams = streams(props());
+
+        final ProcessorStateException thrown = assertThrows(ProcessorStateException.class, streams::start);
+
+        assertTrue(thrown.getMessage().contains("state store " + STORE + ": it was created with incompatible settings"),
+            thrown.getMessage());
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (streams.state() != KafkaStreams.State.ERROR && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        assertEquals(KafkaStreams.State.ERROR, streams.state());
+        assertTrue(Files.exists(taskDirectory.resolve("rocksdb").resolve(STORE)), "the store on disk is kept");
     }
 
     @Test

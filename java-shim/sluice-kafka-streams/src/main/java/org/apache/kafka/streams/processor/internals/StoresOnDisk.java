@@ -1,0 +1,78 @@
+package org.apache.kafka.streams.processor.internals;
+
+import dev.sluice.streams.state.internals.StoreDirectoryCorruptedException;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.internals.LogContext;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.TaskCorruptedException;
+import org.apache.kafka.streams.internals.StreamsConfigUtils;
+import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
+import org.apache.kafka.streams.state.internals.ThreadCache;
+import org.slf4j.Logger;
+
+/**
+ * Opens the stores of every task that has state on disk as a client starts, and closes them again, as
+ * Kafka Streams' {@code KafkaStreams#start} does: a store that cannot be opened the way the topology
+ * declares it (values of a layout it cannot read, say) fails the start, before any thread runs, and a
+ * store whose values are to be upgraded is upgraded there. A task whose state is found corrupted is left
+ * to the thread that gets it, which wipes and restores it. In this package because Kafka Streams keeps
+ * its state managers' helpers to itself.
+ */
+public final class StoresOnDisk {
+
+    private StoresOnDisk() {
+    }
+
+    public static void openAndClose(final TopologyMetadata topologyMetadata, final StateDirectory stateDirectory,
+                                    final StreamsConfig config, final StreamsMetricsImpl metrics, final Time time,
+                                    final LogContext logContext) {
+        if (!topologyMetadata.hasPersistentStores()) {
+            return;
+        }
+        final Logger log = logContext.logger(StoresOnDisk.class);
+        final boolean eosEnabled = StreamsConfigUtils.eosEnabled(config);
+        final ThreadCache noCache = new ThreadCache(logContext, 0, metrics);
+        for (final StateDirectory.TaskDirectory directory : stateDirectory.listNonEmptyTaskDirectories()) {
+            final TaskId id = StateManagerUtil.parseTaskDirectoryName(directory.file().getName(),
+                directory.namedTopology());
+            final ProcessorTopology topology = topologyMetadata.buildSubtopology(id);
+            if (!topology.hasStateWithChangelogs()) {
+                continue;
+            }
+            final Set<TopicPartition> inputs = topology.sourceTopics().stream()
+                .map(topic -> new TopicPartition(topic, id.partition()))
+                .collect(Collectors.toSet());
+            final ProcessorStateManager stateManager = ProcessorStateManager.createStartupTaskStateManager(id,
+                eosEnabled, logContext, stateDirectory, time, topology.storeToChangelogTopic(), inputs);
+            final ProcessorContextImpl context = new ProcessorContextImpl(id, config, stateManager, metrics, noCache);
+            final String logPrefix = "task [" + id + "] ";
+            try {
+                StateManagerUtil.registerStateStores(log, logPrefix, topology, stateManager, stateDirectory, context);
+            } catch (final RuntimeException e) {
+                if (!corrupted(e)) {
+                    throw e;
+                }
+                log.warn("{}The task's local state is corrupted; the thread that gets the task will wipe and "
+                    + "restore what it cannot trust", logPrefix, e);
+            } finally {
+                // Closed clean whatever happened: closing dirty under exactly-once wipes the whole task, where
+                // its thread wipes only the stores found corrupted.
+                StateManagerUtil.closeStateManager(log, logPrefix, true, eosEnabled, false, stateManager,
+                    stateDirectory, Task.TaskType.ACTIVE);
+            }
+        }
+    }
+
+    private static boolean corrupted(final Throwable error) {
+        for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+            if (cause instanceof TaskCorruptedException || cause instanceof StoreDirectoryCorruptedException) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
