@@ -186,6 +186,37 @@ fn poll_interval_at_least_session_timeout(config: &mut ClientConfig) {
 const LIBRDKAFKA_SESSION_TIMEOUT_MS: i64 = 45_000;
 const LIBRDKAFKA_MAX_POLL_INTERVAL_MS: i64 = 300_000;
 
+/// Java's producer, given a `linger.ms` and `request.timeout.ms` that add up to more than its
+/// default delivery timeout, takes their sum as the delivery timeout (a delivery timeout the user
+/// set is kept); librdkafka refuses a producer whose `message.timeout.ms` (its name for the
+/// delivery timeout) is not above `linger.ms`. Without a delivery timeout of the user's, the
+/// producer's is raised to the sum likewise.
+fn delivery_timeout_covers_linger_and_request(config: &mut ClientConfig) {
+    let user_set = ["message.timeout.ms", "delivery.timeout.ms"]
+        .iter()
+        .any(|key| config.get(key).is_some());
+    if user_set {
+        return;
+    }
+    let millis = |key: &str, default: i64| {
+        config
+            .get(key)
+            .and_then(|value| value.trim().parse::<i64>().ok())
+            .unwrap_or(default)
+    };
+    let needed = millis("linger.ms", LIBRDKAFKA_LINGER_MS)
+        .saturating_add(millis("request.timeout.ms", LIBRDKAFKA_REQUEST_TIMEOUT_MS));
+    if needed > LIBRDKAFKA_MESSAGE_TIMEOUT_MS {
+        let bounded = needed.min(i64::from(i32::MAX));
+        config.set("message.timeout.ms", bounded.to_string());
+    }
+}
+
+/// librdkafka's defaults of the producer's timeouts.
+const LIBRDKAFKA_LINGER_MS: i64 = 5;
+const LIBRDKAFKA_REQUEST_TIMEOUT_MS: i64 = 30_000;
+const LIBRDKAFKA_MESSAGE_TIMEOUT_MS: i64 = 300_000;
+
 /// The bound nearest to `value` when librdkafka's rejection `reason` says a whole number is
 /// outside its range ("... value 2147483647 is outside allowed range 1..3600000").
 fn nearest_in_range(value: &str, reason: &str) -> Option<String> {
@@ -282,8 +313,10 @@ impl ClientProperties {
                 }
             }
         }
-        if role != ClientRole::Producer && role != ClientRole::Admin {
-            poll_interval_at_least_session_timeout(&mut config);
+        match role {
+            ClientRole::Producer => delivery_timeout_covers_linger_and_request(&mut config),
+            ClientRole::Admin => {}
+            _ => poll_interval_at_least_session_timeout(&mut config),
         }
         config
     }
@@ -468,6 +501,33 @@ mod tests {
             clients.adjusted_settings().into_keys().collect::<Vec<_>>(),
             ["admin.metadata.max.age.ms", "consumer.session.timeout.ms"]
         );
+    }
+
+    #[test]
+    fn a_linger_beyond_the_delivery_timeout_raises_it_unless_the_user_set_it() {
+        // Kafka Streams' own test of records too large sets a five-minute linger.
+        let lingering = clients(&[("producer.linger.ms", "300000")]);
+        let producer = lingering.client_config(ClientRole::Producer, &[("linger.ms", "5".into())]);
+        assert_eq!(producer.get("message.timeout.ms"), Some("330000"));
+        producer
+            .create::<rdkafka::producer::BaseProducer>()
+            .expect("librdkafka takes the producer");
+
+        let short = clients(&[("producer.linger.ms", "20")]);
+        let producer = short.client_config(ClientRole::Producer, &[]);
+        assert_eq!(
+            producer.get("message.timeout.ms"),
+            None,
+            "librdkafka's default covers it"
+        );
+
+        let user_set = clients(&[
+            ("producer.linger.ms", "300000"),
+            ("producer.delivery.timeout.ms", "400000"),
+        ]);
+        let producer = user_set.client_config(ClientRole::Producer, &[]);
+        assert_eq!(producer.get("message.timeout.ms"), None);
+        assert_eq!(producer.get("delivery.timeout.ms"), Some("400000"));
     }
 
     #[test]
