@@ -1,7 +1,6 @@
 package dev.sluice.streams.runtime.internals;
 
 import dev.sluice.streams.internals.OffsetFraming;
-import dev.sluice.streams.state.internals.StoreDirectoryCorruptedException;
 import java.io.File;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -10,6 +9,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -502,12 +502,12 @@ final class StreamTaskRunner implements TaskRunner {
         try {
             return upcall.get();
         } catch (final RuntimeException e) {
-            final TaskCorruptedException corrupted = corruption(e);
-            if (corrupted != null) {
+            final Optional<TaskCorruptedException> corrupted = TaskCorruption.of(e, id);
+            if (corrupted.isPresent()) {
                 // Not the thread's failure: the engine wipes the task's state, restores it and runs
                 // the task again from its committed inputs, as Kafka Streams does.
                 log.warn("The task's local state is corrupted; it will be wiped and restored", e);
-                throw corrupted;
+                throw corrupted.get();
             }
             environment.reportFailure(e);
             throw e;
@@ -515,18 +515,5 @@ final class StreamTaskRunner implements TaskRunner {
             environment.reportFailure(e);
             throw e;
         }
-    }
-
-    /** The corruption {@code error} reports, as a TaskCorruptedException for this task; null when it reports none. */
-    private TaskCorruptedException corruption(final RuntimeException error) {
-        for (Throwable cause = error; cause != null; cause = cause.getCause()) {
-            if (cause instanceof TaskCorruptedException) {
-                return (TaskCorruptedException) cause;
-            }
-            if (cause instanceof StoreDirectoryCorruptedException) {
-                return new TaskCorruptedException(Set.of(id), (StoreDirectoryCorruptedException) cause);
-            }
-        }
-        return null;
     }
 }

@@ -1,13 +1,12 @@
 package org.apache.kafka.streams.processor.internals;
 
-import dev.sluice.streams.state.internals.StoreDirectoryCorruptedException;
+import dev.sluice.streams.runtime.internals.TaskCorruption;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.internals.LogContext;
 import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.errors.TaskCorruptedException;
 import org.apache.kafka.streams.internals.StreamsConfigUtils;
 import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
@@ -53,7 +52,7 @@ public final class StoresOnDisk {
             try {
                 StateManagerUtil.registerStateStores(log, logPrefix, topology, stateManager, stateDirectory, context);
             } catch (final RuntimeException e) {
-                if (!corrupted(e)) {
+                if (TaskCorruption.of(e, id).isEmpty()) {
                     throw e;
                 }
                 log.warn("{}The task's local state is corrupted; the thread that gets the task will wipe and "
@@ -65,14 +64,5 @@ public final class StoresOnDisk {
                     stateDirectory, Task.TaskType.ACTIVE);
             }
         }
-    }
-
-    private static boolean corrupted(final Throwable error) {
-        for (Throwable cause = error; cause != null; cause = cause.getCause()) {
-            if (cause instanceof TaskCorruptedException || cause instanceof StoreDirectoryCorruptedException) {
-                return true;
-            }
-        }
-        return false;
     }
 }
