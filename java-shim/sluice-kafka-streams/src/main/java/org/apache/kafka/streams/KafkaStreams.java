@@ -21,6 +21,8 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.CommonClientConfigs;
@@ -132,6 +134,8 @@ public class KafkaStreams implements AutoCloseable {
     private final ClientSupervisor supervisor;
     /** Engine thread each running task was reported from. */
     private final Map<TaskId, String> taskThreads = new ConcurrentHashMap<>();
+    /** Deletes the task directories of tasks this instance no longer has, every {@code state.cleanup.delay.ms}. */
+    private final ScheduledExecutorService stateDirCleaner;
 
     /**
      * Kafka Streams' client states and their transitions, exactly as in Kafka Streams 4.4.0:
@@ -322,6 +326,11 @@ public class KafkaStreams implements AutoCloseable {
             Sensor.RecordingLevel.forName(applicationConfigs.getString(StreamsConfig.METRICS_RECORDING_LEVEL_CONFIG)).id);
         failedStreamThreads = ClientMetrics.failedStreamThreadSensor(streamsMetrics);
         supervisor = new ClientSupervisor(new SupervisedClient(), log);
+        stateDirCleaner = Executors.newSingleThreadScheduledExecutor(task -> {
+            final Thread cleaner = new Thread(task, clientId + "-CleanupThread");
+            cleaner.setDaemon(true);
+            return cleaner;
+        });
         ClientMetrics.addNumAliveStreamThreadMetric(streamsMetrics, (config, now) -> aliveStreamThreads());
         // Sluice's own: Kafka Streams has the gauge per key-value store only (stream-state-metrics); the
         // instance's total is what statestore.uncommitted.max.bytes bounds.
@@ -593,6 +602,11 @@ public class KafkaStreams implements AutoCloseable {
         }
         log.debug("Starting Streams client");
         try {
+            final long maxDirectoryAge = applicationConfigs.getLong(StreamsConfig.STATE_CLEANUP_DIR_MAX_AGE_MS_CONFIG);
+            if (maxDirectoryAge != StreamsConfig.STATE_CLEANUP_DIR_MAX_AGE_MS_DISABLED) {
+                log.debug("Start cleaning outdated directories");
+                stateDirectory.cleanOutdatedDirsOnStartup(maxDirectoryAge);
+            }
             StoresOnDisk.openAndClose(topologyMetadata, stateDirectory, applicationConfigs, streamsMetrics, time,
                 logContext);
             instances.start();
@@ -613,6 +627,14 @@ public class KafkaStreams implements AutoCloseable {
             throw e;
         }
         supervisor.start(clientId + "-SluiceSupervisor");
+        // A task directory is deleted only while no engine thread holds its lock, and once unmodified that
+        // long, as in Kafka Streams.
+        final long cleanupDelay = applicationConfigs.getLong(StreamsConfig.STATE_CLEANUP_DELAY_MS_CONFIG);
+        stateDirCleaner.scheduleAtFixedRate(() -> {
+            if (state == State.RUNNING) {
+                stateDirectory.cleanRemovedTasks(cleanupDelay);
+            }
+        }, cleanupDelay, cleanupDelay, TimeUnit.MILLISECONDS);
     }
 
     /** The client's engine, started; its threads' failures go to the {@link #supervisor}. */
@@ -734,6 +756,7 @@ public class KafkaStreams implements AutoCloseable {
      * members of {@code leavingInstance} (its {@code group.instance.id}) are removed from the group.
      */
     private Thread shutdownHelper(final boolean error, final Optional<String> leavingInstance) {
+        stateDirCleaner.shutdownNow();
         return new Thread(() -> {
             final EngineRuntime toClose;
             synchronized (engineLock) {

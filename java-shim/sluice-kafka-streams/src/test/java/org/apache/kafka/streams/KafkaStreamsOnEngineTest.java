@@ -12,8 +12,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sluice.streams.state.internals.StoreDirectoryCorruptedException;
 import dev.sluice.streams.testing.broker.BrokerOptions;
 import dev.sluice.streams.testing.broker.LocalKafkaBroker;
+import java.io.IOException;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -1082,6 +1084,53 @@ class KafkaStreamsOnEngineTest {
     }
 
     /** The result of the one partition queried, failing the test with the query's failure if there is one. */
+    /**
+     * As in Kafka Streams: a task directory older than {@code state.cleanup.dir.max.age.ms} goes as the client
+     * starts, one of a task the client does not have goes once unmodified for {@code state.cleanup.delay.ms},
+     * and the directories of the client's own tasks stay.
+     */
+    @Test
+    void taskDirectoriesOfTasksTheClientDoesNotHaveAreDeletedOnceOldEnough() throws Exception {
+        BROKER.createTopic("cleanup-input", 1);
+        BROKER.createTopic("cleanup-output", 1);
+        final List<String> lines = List.of("a b", "b");
+        produce("cleanup-input", lines);
+        final Path appDir = stateDir.resolve("cleanup-app");
+        final Path outdated = leftoverTaskDirectory(appDir, "1_6");
+        assertTrue(outdated.toFile().setLastModified(System.currentTimeMillis() - Duration.ofHours(2).toMillis()));
+        final Path unassigned = leftoverTaskDirectory(appDir, "1_7");
+
+        final Properties props = props("cleanup-app");
+        props.put(StreamsConfig.STATE_CLEANUP_DIR_MAX_AGE_MS_CONFIG, Duration.ofHours(1).toMillis());
+        final KafkaStreams first = new KafkaStreams(wordCount("cleanup-input", "cleanup-output"), props);
+        started.add(first);
+        first.start();
+        assertFalse(Files.exists(outdated), "older than the maximum age, deleted as the client started");
+        assertTrue(Files.exists(unassigned), "younger than the maximum age, and the cleanup delay is 10 minutes");
+        assertEquals(Map.of("a", 1L, "b", 2L), consumeLatestCounts("cleanup-output", Map.of("a", 1L, "b", 2L)));
+        assertTrue(first.close(Duration.ofSeconds(60)));
+
+        final long cleanupDelayMs = 500;
+        props.remove(StreamsConfig.STATE_CLEANUP_DIR_MAX_AGE_MS_CONFIG);
+        props.put(StreamsConfig.STATE_CLEANUP_DELAY_MS_CONFIG, cleanupDelayMs);
+        final KafkaStreams second = new KafkaStreams(wordCount("cleanup-input", "cleanup-output"), props);
+        started.add(second);
+        second.start();
+        waitFor(() -> !Files.exists(unassigned), "the directory of task 1_7, which the client does not have, to go");
+        // The cleaner has run; it must not take the client's own tasks, however long unmodified.
+        TimeUnit.MILLISECONDS.sleep(4 * cleanupDelayMs);
+        assertTrue(Files.isDirectory(appDir.resolve("1_0")), "the directory of the counting task, 1_0");
+        final ReadOnlyKeyValueStore<String, Long> counts =
+            second.store(StoreQueryParameters.fromNameAndType(COUNTS, QueryableStoreTypes.keyValueStore()));
+        assertEquals(2L, counts.get("b"));
+    }
+
+    private static Path leftoverTaskDirectory(final Path appDir, final String task) throws IOException {
+        final Path directory = Files.createDirectories(appDir.resolve(task));
+        Files.writeString(directory.resolve("leftover"), "left by an earlier assignment");
+        return directory;
+    }
+
     private static <R> R onlyResult(final StateQueryResult<R> result) {
         assertEquals(1, result.getPartitionResults().size(), result.getPartitionResults().toString());
         final QueryResult<R> partitionResult = result.getPartitionResults().values().iterator().next();
