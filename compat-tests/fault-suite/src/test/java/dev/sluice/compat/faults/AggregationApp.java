@@ -113,6 +113,8 @@ public final class AggregationApp {
             .toStream().to(topics.max(), Produced.with(STRING, INT));
         rekeyed.count(Materialized.as("cnt-store"))
             .toStream().to(topics.cnt(), Produced.with(STRING, LONG));
+        // Last, so that the processors above keep their generated names.
+        input.peek((key, value) -> ChildOutput.processed());
         return builder;
     }
 

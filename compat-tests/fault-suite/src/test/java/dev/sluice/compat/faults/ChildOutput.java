@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.kafka.streams.KafkaStreams;
@@ -18,6 +19,8 @@ final class ChildOutput {
     private static final String PENDING_ERROR = "EOS-STATE PENDING_ERROR";
     private static final String ERROR = "EOS-STATE ERROR";
     private static final String UNCAUGHT = "EOS-UNCAUGHT ";
+    private static final String PROCESSED = "EOS-PROCESSED";
+    private static final AtomicBoolean PROCESSED_ONE = new AtomicBoolean();
     private static final Pattern EXCEPTION = Pattern.compile("[A-Za-z]+(Exception|Error)\\b");
     private static final Pattern RESTORE_START = Pattern.compile("EOS-RESTORE-START store=(\\S+) partition=(\\d+) from=(\\d+) to=(\\d+)");
     private static final Pattern RESTORE_END = Pattern.compile("EOS-RESTORE-END store=(\\S+) partition=(\\d+) restored=(\\d+)");
@@ -44,6 +47,18 @@ final class ChildOutput {
             line.append(" <- ").append(cause);
         }
         System.out.println(line);
+    }
+
+    /** Called for each input record the application processes; says so once per life. */
+    static void processed() {
+        if (PROCESSED_ONE.compareAndSet(false, true)) {
+            System.out.println(PROCESSED);
+        }
+    }
+
+    /** True once this life of the application processed an input record. */
+    static boolean processedARecord(final List<String> lines) {
+        return lines.contains(PROCESSED);
     }
 
     static boolean reachedRunning(final List<String> lines) {

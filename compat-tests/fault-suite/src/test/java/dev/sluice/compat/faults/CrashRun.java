@@ -47,6 +47,7 @@ final class CrashRun {
 
         final List<List<Restore>> restoresPerLife = new ArrayList<>();
         final List<Duration> toRunning = new ArrayList<>();
+        final List<Duration> toFirstProcessed = new ArrayList<>();
         for (int life = 0; life < settings.kills(); life++) {
             final long launched = System.nanoTime();
             final ChildJvm child = AggregationApp.launch(target, runDir.resolve("life-" + life + ".log"), appArguments);
@@ -54,8 +55,17 @@ final class CrashRun {
                 if (!child.awaitOutput(ChildOutput::reachedRunning, RUNNING_TIMEOUT)) {
                     throw new AssertionError("the application did not reach RUNNING; see " + child.log());
                 }
-                toRunning.add(Duration.ofNanos(System.nanoTime() - launched));
-                Thread.sleep(random.nextInt((int) settings.maxRunBeforeKill().toMillis()));
+                final long running = System.nanoTime();
+                toRunning.add(Duration.ofNanos(running - launched));
+                final Duration runFor = Duration.ofMillis(random.nextInt((int) settings.maxRunBeforeKill().toMillis()));
+                // A life killed before input reached it processed nothing: it has no such time.
+                if (child.awaitOutput(ChildOutput::processedARecord, runFor)) {
+                    toFirstProcessed.add(Duration.ofNanos(System.nanoTime() - launched));
+                }
+                final long left = runFor.toNanos() - (System.nanoTime() - running);
+                if (left > 0) {
+                    Thread.sleep(Duration.ofNanos(left).toMillis());
+                }
             } finally {
                 child.kill();
             }
@@ -77,6 +87,7 @@ final class CrashRun {
             finalLife.stop();
         }
         restoresPerLife.add(ChildOutput.restores(finalLife.lines()));
-        return new CrashRunResult(target, settings, restoresPerLife, toRunning, verification, Duration.ofNanos(System.nanoTime() - started));
+        return new CrashRunResult(target, settings, restoresPerLife, toRunning, toFirstProcessed, verification,
+            Duration.ofNanos(System.nanoTime() - started));
     }
 }

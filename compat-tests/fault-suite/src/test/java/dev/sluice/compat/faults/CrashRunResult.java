@@ -9,20 +9,21 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * What one crash check saw: per life of the application the restorations it began and the time from its
- * launch to RUNNING, and the verification.
+ * What one crash check saw: per life of the application the restorations it began, the time from its
+ * launch to RUNNING and, for the lives killed after input reached them, to its first processed record;
+ * and the verification.
  */
 record CrashRunResult(Target target, CrashSettings settings, List<List<Restore>> restoresPerLife, List<Duration> toRunning,
-                      Verification verification, Duration duration) {
+                      List<Duration> toFirstProcessed, Verification verification, Duration duration) {
 
-    /** The median time from a launch to RUNNING. */
-    Duration medianToRunning() {
-        final List<Duration> sorted = toRunning.stream().sorted().toList();
-        return sorted.get(sorted.size() / 2);
-    }
-
-    Duration maxToRunning() {
-        return toRunning.stream().max(Duration::compareTo).orElseThrow();
+    /** The median and the longest of {@code times}, in seconds, or a dash when there are none. */
+    static String medianAndMax(final List<Duration> times) {
+        if (times.isEmpty()) {
+            return "—";
+        }
+        final List<Duration> sorted = times.stream().sorted().toList();
+        return String.format("%.1f s / %.1f s", sorted.get(sorted.size() / 2).toMillis() / 1000.0,
+            sorted.get(sorted.size() - 1).toMillis() / 1000.0);
     }
 
     /** Records restored by each restart, i.e. every life but the first. */

@@ -24,13 +24,14 @@ final class EosCrashReport {
         lines.add("in its own JVM and is SIGKILLed at random moments while input is written, restarted each time, then");
         lines.add("left to catch up. The verifier recomputes every key's aggregates from the committed input and compares");
         lines.add("them with the committed output, record for record. A restore from the changelog's first offset when an earlier life");
-        lines.add("had already found records there means the store was wiped.");
+        lines.add("had already found records there means the store was wiped. The time to the first processed record counts");
+        lines.add("the lives that input reached before their kill.");
         lines.add("");
-        lines.add("| Run on | Verdict | Kills | Input records | Records restored per restart | Max | Total | Wiped store restores | Launch to RUNNING, median / max | Time |");
-        lines.add("|---|---|---|---|---|---|---|---|---|---|");
+        lines.add("| Run on | Verdict | Kills | Input records | Records restored per restart | Max | Total | Wiped store restores | Launch to RUNNING, median / max | Launch to first processed record, median / max (lives) | Time |");
+        lines.add("|---|---|---|---|---|---|---|---|---|---|---|");
         for (final CrashRunResult result : results) {
             final LongSummaryStatistics restored = result.restoredPerRestart().stream().mapToLong(Long::longValue).summaryStatistics();
-            lines.add(String.format("| %s | %s | %d | %d | %s | %d | %d | %d | %.1f s / %.1f s | %d s |",
+            lines.add(String.format("| %s | %s | %d | %d | %s | %d | %d | %d | %s | %s (%d) | %d s |",
                 result.target().description(),
                 result.verification().mismatches().isEmpty() ? "exactly-once held" : result.verification().mismatches().size() + " mismatches",
                 result.settings().kills(),
@@ -39,8 +40,9 @@ final class EosCrashReport {
                 restored.getMax(),
                 restored.getSum(),
                 result.wipes().size(),
-                result.medianToRunning().toMillis() / 1000.0,
-                result.maxToRunning().toMillis() / 1000.0,
+                CrashRunResult.medianAndMax(result.toRunning()),
+                CrashRunResult.medianAndMax(result.toFirstProcessed()),
+                result.toFirstProcessed().size(),
                 result.duration().toSeconds()));
         }
         for (final CrashRunResult result : results) {
