@@ -4,25 +4,37 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.net.JarURLConnection;
+import java.net.URL;
+import java.net.URLConnection;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
-import java.security.DigestInputStream;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Locale;
 import java.util.Properties;
+import java.util.Set;
+import java.util.jar.JarEntry;
+import java.util.zip.CRC32;
+import java.util.zip.CheckedInputStream;
 
 /**
  * Loads Sluice's native library once per JVM.
  *
  * <p>The library travels inside this jar under {@code dev/sluice/native/<os>-<arch>/}, for example
- * {@code linux-x86_64}. On first use it is extracted into a cache directory named after its SHA-256,
- * so two jars of different builds never share a file and an existing file is reused only when its
- * contents hash to that name. Two system properties change where it comes from:
+ * {@code linux-x86_64}. On first use it is extracted into a cache directory named after its CRC-32 and size, so
+ * two jars of different builds never share a file, and later JVMs load the copy they find there. The jar's own
+ * entry already records the CRC-32, so a start neither inflates nor hashes the tens of megabytes of the library
+ * (a SHA-256 of both, as this loader once took, cost a short-lived JVM about 0.7 s); a copy found is checked
+ * against it, which the CPU's CRC instructions do in milliseconds. What keeps another user from planting a
+ * library there is the cache directory's privacy, not a digest (a file can change between a check and its
+ * load): the loader makes it owner-only and refuses one that others may write or that another user owns.
+ * Two system properties change where it comes from:
  * <ul>
  *   <li>{@value #LIBRARY_PATH_PROPERTY}: load this file instead of the packed one;</li>
  *   <li>{@value #CACHE_DIR_PROPERTY}: extract into this directory (default: a per-user directory
@@ -37,6 +49,7 @@ public final class NativeLibrary {
 
     private static final String RESOURCE_ROOT = "/dev/sluice/native/";
     private static final String LIBRARY_NAME = "sluice_core";
+    private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rwx------");
 
     private static boolean loaded;
 
@@ -66,15 +79,15 @@ public final class NativeLibrary {
     }
 
     /**
-     * Copies the library out of the jar into a directory named by its digest, unless a copy with that digest is
-     * there already. The bytes are streamed: the library is tens of megabytes, which an application's heap need
-     * not hold even for a moment.
+     * The library's copy in the cache, extracted there unless an intact copy is there already. The bytes are
+     * streamed: the library is tens of megabytes, which an application's heap need not hold even for a moment.
      */
     private static Path extractPackedLibrary() {
         final String platform = currentPlatform();
         final String fileName = System.mapLibraryName(LIBRARY_NAME);
         final String resource = RESOURCE_ROOT + platform + "/" + fileName;
-        if (NativeLibrary.class.getResource(resource) == null) {
+        final URL packed = NativeLibrary.class.getResource(resource);
+        if (packed == null) {
             throw new IllegalStateException("Sluice has no native library for platform " + platform
                 + " (os.name=" + System.getProperty("os.name") + ", os.arch=" + System.getProperty("os.arch")
                 + "); this jar was built for " + buildProperties().getProperty("platform")
@@ -82,16 +95,20 @@ public final class NativeLibrary {
         }
         final Path root = cacheRoot();
         try {
-            final String digest = digestOf(NativeLibrary.class.getResourceAsStream(resource));
-            final Path target = root.resolve(digest).resolve(fileName);
-            if (Files.isRegularFile(target) && digestOf(Files.newInputStream(target)).equals(digest)) {
+            final Checksum checksum = checksumOf(packed);
+            final Path directory = privateDirectory(privateDirectory(root).resolve(checksum.name()));
+            final Path target = directory.resolve(fileName);
+            if (Files.isRegularFile(target) && checksum.matches(target)) {
                 return target;
             }
-            Files.createDirectories(target.getParent());
             // Written under a unique name and moved into place, so a concurrent JVM never loads a half-written file.
-            final Path partial = Files.createTempFile(target.getParent(), fileName, ".partial");
-            try (InputStream in = NativeLibrary.class.getResourceAsStream(resource)) {
+            final Path partial = Files.createTempFile(directory, fileName, ".partial");
+            try (CheckedInputStream in = new CheckedInputStream(packed.openStream(), new CRC32())) {
                 Files.copy(in, partial, StandardCopyOption.REPLACE_EXISTING);
+                if (in.getChecksum().getValue() != checksum.crc32() || Files.size(partial) != checksum.size()) {
+                    throw new IllegalStateException("Sluice's native library " + resource + " read from the jar does not"
+                        + " match the jar's record of it; the jar is damaged");
+                }
                 try {
                     Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
                 } catch (final AtomicMoveNotSupportedException e) {
@@ -100,14 +117,48 @@ public final class NativeLibrary {
             } finally {
                 Files.deleteIfExists(partial);
             }
-            if (!digestOf(Files.newInputStream(target)).equals(digest)) {
-                throw new IllegalStateException("Sluice's native library at " + target + " does not match the one in the jar");
-            }
             return target;
         } catch (final IOException e) {
             throw new UncheckedIOException("Sluice could not extract its native library " + resource + " to " + root
                 + "; set -D" + CACHE_DIR_PROPERTY + " to a writable directory", e);
         }
+    }
+
+    /**
+     * {@code directory}, created owner-only where it is missing; on a file system with POSIX permissions one that
+     * someone else owns or may write is refused, since a library planted in it would run in this JVM.
+     */
+    private static Path privateDirectory(final Path directory) throws IOException {
+        final boolean posix = directory.getFileSystem().supportedFileAttributeViews().contains("posix");
+        if (!Files.isDirectory(directory)) {
+            try {
+                if (posix) {
+                    Files.createDirectory(directory, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
+                } else {
+                    Files.createDirectory(directory);
+                }
+            } catch (final FileAlreadyExistsException e) {
+                // Another JVM made it meanwhile (or it is a file, which the checks below and the copy report).
+            } catch (final NoSuchFileException e) {
+                Files.createDirectories(directory.getParent());
+                return privateDirectory(directory);
+            }
+        }
+        if (!posix) {
+            return directory;
+        }
+        final Set<PosixFilePermission> permissions = Files.getPosixFilePermissions(directory);
+        final boolean othersMayWrite = permissions.contains(PosixFilePermission.GROUP_WRITE)
+            || permissions.contains(PosixFilePermission.OTHERS_WRITE);
+        final String user = System.getProperty("user.name");
+        final String owner = Files.getOwner(directory).getName();
+        if (othersMayWrite || !owner.equals(user)) {
+            throw new IllegalStateException("Sluice will not load its native library from " + directory
+                + ": it is owned by " + owner + " with permissions " + PosixFilePermissions.toString(permissions)
+                + ", not private to " + user + "; remove it, or set -D" + CACHE_DIR_PROPERTY
+                + " to a directory only this user may write");
+        }
+        return directory;
     }
 
     private static void verifyVersion(final Path library, final String expectedVersion) {
@@ -141,18 +192,42 @@ public final class NativeLibrary {
         return properties;
     }
 
-    /** The SHA-256 of what {@code stream} holds, in hex; closes it. */
-    private static String digestOf(final InputStream stream) throws IOException {
-        final MessageDigest sha256;
-        try {
-            sha256 = MessageDigest.getInstance("SHA-256");
-        } catch (final NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required of every Java platform", e);
+    /** The packed library's CRC-32 and size: from the jar's entry when it is in a jar, else read from the file. */
+    private static Checksum checksumOf(final URL packed) throws IOException {
+        final URLConnection connection = packed.openConnection();
+        if (connection instanceof JarURLConnection jar) {
+            final JarEntry entry = jar.getJarEntry();
+            if (entry.getCrc() != -1 && entry.getSize() != -1) {
+                return new Checksum(entry.getCrc(), entry.getSize());
+            }
         }
-        try (InputStream in = new DigestInputStream(stream, sha256)) {
-            in.transferTo(OutputStream.nullOutputStream());
+        try (InputStream in = packed.openStream()) {
+            return Checksum.of(in);
         }
-        return HexFormat.of().formatHex(sha256.digest());
+    }
+
+    /** A library's CRC-32 and size, which name its cache directory. */
+    private record Checksum(long crc32, long size) {
+
+        static Checksum of(final InputStream stream) throws IOException {
+            final CheckedInputStream in = new CheckedInputStream(stream, new CRC32());
+            final long size = in.transferTo(OutputStream.nullOutputStream());
+            return new Checksum(in.getChecksum().getValue(), size);
+        }
+
+        String name() {
+            return String.format(Locale.ROOT, "%08x-%d", crc32, size);
+        }
+
+        /** Whether {@code file} holds these bytes: its size first, which costs nothing, then its CRC-32. */
+        boolean matches(final Path file) throws IOException {
+            if (Files.size(file) != size) {
+                return false;
+            }
+            try (InputStream in = Files.newInputStream(file)) {
+                return of(in).equals(this);
+            }
+        }
     }
 
     static String osName(final String osName) {

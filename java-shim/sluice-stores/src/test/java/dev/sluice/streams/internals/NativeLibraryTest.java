@@ -1,5 +1,6 @@
 package dev.sluice.streams.internals;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -11,7 +12,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.kafka.streams.errors.StreamsException;
@@ -67,7 +71,7 @@ class NativeLibraryTest {
     }
 
     @Test
-    void theLibraryIsExtractedOnceIntoADirectoryNamedByItsDigestAndFoundThereNextTime(@TempDir final Path dir)
+    void theLibraryIsExtractedOnceIntoADirectoryNamedByItsChecksumAndFoundThereNextTime(@TempDir final Path dir)
             throws Exception {
         final String property = "-D" + NativeLibrary.CACHE_DIR_PROPERTY + "=" + dir;
         assertEquals("", runInChildJvm(property, 0));
@@ -78,10 +82,40 @@ class NativeLibraryTest {
         assertEquals(1, extracted.size(), "one library and no partial copy: " + extracted);
         final Path library = extracted.get(0);
         assertEquals(System.mapLibraryName("sluice_core"), library.getFileName().toString());
-        assertTrue(library.getParent().getFileName().toString().matches("[0-9a-f]{64}"), library.toString());
+        assertTrue(library.getParent().getFileName().toString().matches("[0-9a-f]{8}-[0-9]+"), library.toString());
         final FileTime written = Files.getLastModifiedTime(library);
         assertEquals("", runInChildJvm(property, 0));
         assertEquals(written, Files.getLastModifiedTime(library), "the second JVM loads the copy it finds");
+        assertEquals(Set.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE, PosixFilePermission.OWNER_EXECUTE),
+            Files.getPosixFilePermissions(library.getParent()), "the directory is private to its user");
+    }
+
+    @Test
+    void aDamagedCopyInTheCacheIsReplaced(@TempDir final Path dir) throws Exception {
+        final String property = "-D" + NativeLibrary.CACHE_DIR_PROPERTY + "=" + dir;
+        assertEquals("", runInChildJvm(property, 0));
+        final Path library;
+        try (Stream<Path> files = Files.walk(dir)) {
+            library = files.filter(Files::isRegularFile).findFirst().orElseThrow();
+        }
+        final byte[] intact = Files.readAllBytes(library);
+        final byte[] damaged = intact.clone();
+        damaged[damaged.length / 2] ^= 0x5a;
+        Files.write(library, damaged);
+        assertEquals("", runInChildJvm(property, 0));
+        assertArrayEquals(intact, Files.readAllBytes(library));
+    }
+
+    @Test
+    void aCacheDirectoryOthersMayWriteIsRefused(@TempDir final Path dir) throws Exception {
+        final Path shared = Files.createDirectory(dir.resolve("shared"));
+        Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxrwx"));
+        final String output = runInChildJvm("-D" + NativeLibrary.CACHE_DIR_PROPERTY + "=" + shared);
+        assertTrue(output.contains("Sluice will not load its native library from " + shared), output);
+        assertTrue(output.contains("rwxrwxrwx"), output);
+        try (Stream<Path> files = Files.list(shared)) {
+            assertEquals(0, files.count(), "nothing is extracted into it");
+        }
     }
 
     /** Runs {@link LoadInChildJvm} in a fresh JVM, since a library loads only once per JVM; expects it to fail. */
