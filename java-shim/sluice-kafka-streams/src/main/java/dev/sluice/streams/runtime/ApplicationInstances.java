@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -61,8 +62,12 @@ public final class ApplicationInstances implements AutoCloseable {
     private final TopicPartition partition;
     /** Every instance's endpoint, by process id, as its latest record says. */
     private final Map<String, Endpoint> endpoints = new HashMap<>();
-    // Set up by start() before the engine runs, closed by close() after it stopped.
+    /** Completed once {@link #setUp()} has ended, exceptionally when it failed. */
+    private final CompletableFuture<Void> started = new CompletableFuture<>();
+    private volatile boolean begun;
+    // Set up by setUp() as the client starts, closed by close() after the engine stopped.
     private volatile Producer<byte[], byte[]> producer;
+    private boolean closed;
     private Consumer<byte[], byte[]> consumer;
     private long startOffset;
     private boolean shutdownRequested;
@@ -92,21 +97,78 @@ public final class ApplicationInstances implements AutoCloseable {
     }
 
     /**
-     * Creates the topic if it is missing and the clients that write and read it, and notes where the topic
-     * ends now: shutdown requests from before do not concern this instance.
+     * Begins to set the topic and clients up on a thread of its own and returns at once: creating the Java
+     * clients costs a starting JVM about half a second, which {@code KafkaStreams#start} spends opening stores
+     * and starting the engine meanwhile. What reads or writes the topic waits for the set-up.
+     */
+    public void startInBackground() {
+        begun = true;
+        final Thread setUp = new Thread(() -> {
+            try {
+                setUp();
+                started.complete(null);
+            } catch (final Throwable e) {
+                started.completeExceptionally(e);
+            }
+        }, clientId + "-InstancesSetUp");
+        setUp.setDaemon(true);
+        setUp.start();
+    }
+
+    /**
+     * Waits until the set-up {@link #startInBackground()} began has ended; returns at once when it was not begun
+     * (the topic is then neither read nor written).
      *
      * @throws StreamsException when the topic cannot be created or its end cannot be read
      */
-    public synchronized void start() {
+    public void awaitStarted() {
+        if (!begun) {
+            return;
+        }
+        try {
+            started.get(2 * TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (final ExecutionException e) {
+            throw e.getCause() instanceof StreamsException streams ? streams
+                : new StreamsException("Could not set up topic " + topic, e.getCause());
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StreamsException("Interrupted while setting up topic " + topic, e);
+        } catch (final TimeoutException e) {
+            throw new StreamsException("Could not set up topic " + topic + " within " + TIMEOUT.multipliedBy(2), e);
+        }
+    }
+
+    /**
+     * Creates the topic if it is missing and the clients that write and read it, and notes where the topic
+     * ends now: shutdown requests from before do not concern this instance. A client closed meanwhile (its start
+     * failed) does not wait for this: the clients made are closed here then.
+     */
+    private void setUp() {
         createTopic();
         final Map<String, Object> producerConfigs = config.getProducerConfigs(clientId + "-instances-producer");
         producerConfigs.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
-        producer = new KafkaProducer<>(producerConfigs, new ByteArraySerializer(), new ByteArraySerializer());
+        final Producer<byte[], byte[]> newProducer =
+            new KafkaProducer<>(producerConfigs, new ByteArraySerializer(), new ByteArraySerializer());
         final Map<String, Object> consumerConfigs = config.getRestoreConsumerConfigs(clientId + "-instances-consumer");
         consumerConfigs.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        consumer = new KafkaConsumer<>(consumerConfigs, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        consumer.assign(List.of(partition));
-        startOffset = consumer.endOffsets(List.of(partition), TIMEOUT).get(partition);
+        final Consumer<byte[], byte[]> newConsumer =
+            new KafkaConsumer<>(consumerConfigs, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        try {
+            newConsumer.assign(List.of(partition));
+            final long end = newConsumer.endOffsets(List.of(partition), TIMEOUT).get(partition);
+            synchronized (this) {
+                if (!closed) {
+                    producer = newProducer;
+                    consumer = newConsumer;
+                    startOffset = end;
+                    return;
+                }
+            }
+        } catch (final RuntimeException e) {
+            closeAll(List.of(newProducer, newConsumer));
+            throw e;
+        }
+        closeAll(List.of(newProducer, newConsumer));
     }
 
     private void createTopic() {
@@ -130,6 +192,7 @@ public final class ApplicationInstances implements AutoCloseable {
 
     /** Publishes this instance's endpoint and engine threads' member ids, without waiting. */
     public void publishEndpoint(final Endpoint endpoint) {
+        awaitStarted();
         final Producer<byte[], byte[]> current = producer;
         if (current == null) {
             return;
@@ -147,6 +210,7 @@ public final class ApplicationInstances implements AutoCloseable {
      * @throws StreamsException when it cannot be written
      */
     public void requestShutdown() {
+        awaitStarted();
         final Producer<byte[], byte[]> current = producer;
         if (current == null) {
             throw new StreamsException("The instances of the application cannot be told to shut down: topic " + topic
@@ -164,15 +228,21 @@ public final class ApplicationInstances implements AutoCloseable {
     }
 
     /** Every instance's endpoint, by process id, read up to the topic's end. */
-    public synchronized Map<String, Endpoint> endpoints() {
-        readToEnd();
-        return Map.copyOf(endpoints);
+    public Map<String, Endpoint> endpoints() {
+        awaitStarted();
+        synchronized (this) {
+            readToEnd();
+            return Map.copyOf(endpoints);
+        }
     }
 
     /** True when some instance asked every running one to shut down since this one started. */
-    public synchronized boolean shutdownRequested() {
-        readToEnd();
-        return shutdownRequested;
+    public boolean shutdownRequested() {
+        awaitStarted();
+        synchronized (this) {
+            readToEnd();
+            return shutdownRequested;
+        }
     }
 
     private void readToEnd() {
@@ -208,6 +278,7 @@ public final class ApplicationInstances implements AutoCloseable {
     /** Withdraws this instance's endpoint, so that the others forget it, and closes the clients. */
     @Override
     public synchronized void close() {
+        closed = true;
         final Producer<byte[], byte[]> current = producer;
         if (current != null) {
             try {
@@ -225,6 +296,10 @@ public final class ApplicationInstances implements AutoCloseable {
         }
         producer = null;
         consumer = null;
+        closeAll(clients);
+    }
+
+    private void closeAll(final List<AutoCloseable> clients) {
         for (final AutoCloseable client : clients) {
             try {
                 client.close();

@@ -607,12 +607,13 @@ public class KafkaStreams implements AutoCloseable {
                 log.debug("Start cleaning outdated directories");
                 stateDirectory.cleanOutdatedDirsOnStartup(maxDirectoryAge);
             }
+            instances.startInBackground();
             StoresOnDisk.openAndClose(topologyMetadata, stateDirectory, applicationConfigs, streamsMetrics, time,
                 logContext);
-            instances.start();
             synchronized (engineLock) {
                 engine = startedEngine();
             }
+            instances.awaitStarted();
             // A pause or resume while the engine started found no engine to tell.
             engineFollowsPause();
         } catch (final MissingSourceTopicException | TopologyException e) {
@@ -775,7 +776,9 @@ public class KafkaStreams implements AutoCloseable {
             }
             instances.close();
             stateDirectory.close();
-            adminClient.close();
+            // What the client asked of the admin client is answered by now; a call still pending is the instances'
+            // set-up of a start that failed, which must not hold the close up until its timeout.
+            adminClient.close(Duration.ZERO);
             streamsMetrics.removeAllClientLevelSensorsAndMetrics();
             metrics.close();
             setState(error ? State.ERROR : State.NOT_RUNNING);
