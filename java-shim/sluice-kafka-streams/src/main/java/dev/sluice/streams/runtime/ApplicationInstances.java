@@ -67,8 +67,9 @@ public final class ApplicationInstances implements AutoCloseable {
     private volatile boolean begun;
     // Set up by setUp() as the client starts, closed by close() after the engine stopped.
     private volatile Producer<byte[], byte[]> producer;
-    private boolean closed;
     private Consumer<byte[], byte[]> consumer;
+    /** Set by close(): a set-up still under way closes the clients it made instead of keeping them. */
+    private boolean closed;
     private long startOffset;
     private boolean shutdownRequested;
 
@@ -153,6 +154,7 @@ public final class ApplicationInstances implements AutoCloseable {
         consumerConfigs.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         final Consumer<byte[], byte[]> newConsumer =
             new KafkaConsumer<>(consumerConfigs, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        boolean kept = false;
         try {
             newConsumer.assign(List.of(partition));
             final long end = newConsumer.endOffsets(List.of(partition), TIMEOUT).get(partition);
@@ -161,14 +163,14 @@ public final class ApplicationInstances implements AutoCloseable {
                     producer = newProducer;
                     consumer = newConsumer;
                     startOffset = end;
-                    return;
+                    kept = true;
                 }
             }
-        } catch (final RuntimeException e) {
-            closeAll(List.of(newProducer, newConsumer));
-            throw e;
+        } finally {
+            if (!kept) {
+                closeAll(List.of(newProducer, newConsumer));
+            }
         }
-        closeAll(List.of(newProducer, newConsumer));
     }
 
     private void createTopic() {
