@@ -1,6 +1,6 @@
 //! The Rust side talks to a real Kafka broker: topics are created, transactions commit and
-//! abort, a read_committed consumer sees committed records only, a flush does not wait
-//! for the producer's linger, and the records behind a resumed partition arrive at once.
+//! abort, a read_committed consumer sees committed records only, and a flush does not wait
+//! for the producer's linger.
 //!
 //! Needs a broker: run through `compat-tests/local-broker/with-broker cargo test ...` (as
 //! `make test` does), which exports SLUICE_BOOTSTRAP_SERVERS.
@@ -22,10 +22,8 @@ use rdkafka::message::Headers;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::{Message, Offset, TopicPartitionList};
 use sluice_core::kafka::{
-    group, GroupConsumer, Header, KafkaStreamsProducer, ProducedRecord, ProducedRecords,
-    RebalanceListener, StreamsProducer, Subscription,
+    Header, KafkaStreamsProducer, ProducedRecord, ProducedRecords, StreamsProducer,
 };
-use sluice_core::store::TopicPartition;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -103,82 +101,6 @@ fn send(producer: &BaseProducer, topic: &str, value: &str) {
         .send(BaseRecord::to(topic).key("key").payload(value))
         .map_err(|(error, _)| error)
         .expect("send");
-}
-
-/// A listener with nothing to do: the tests read what the group assigns.
-struct IgnoreRebalances;
-
-impl RebalanceListener for IgnoreRebalances {
-    fn partitions_revoked(&self, _: &dyn GroupConsumer, _: &[TopicPartition], _: bool) {}
-
-    fn partitions_assigned(&self, _: &dyn GroupConsumer, _: &[TopicPartition]) {}
-}
-
-/// Polls `consumer` one record at a time until one arrives; how long that took.
-fn time_to_next_record(consumer: &dyn GroupConsumer) -> Duration {
-    let start = Instant::now();
-    while start.elapsed() < TIMEOUT {
-        let runs = consumer
-            .poll_records(1, Duration::from_millis(20))
-            .expect("poll");
-        if runs.iter().any(|run| !run.is_empty()) {
-            return start.elapsed();
-        }
-    }
-    panic!("no record arrived within {TIMEOUT:?}");
-}
-
-/// A task's inputs are paused while it restores and resumed once it can process, and every
-/// input of a thread may be paused at once. librdkafka's fetcher sleeps up to a second when it
-/// has nothing to fetch and a resume alone does not wake it; the engine's consumer wakes it, so
-/// each resume is followed by the next record at once rather than up to a second later.
-#[test]
-fn records_behind_resumed_partitions_arrive_without_waiting_for_the_fetcher_to_wake() {
-    let bootstrap = bootstrap_servers();
-    let topic = unique_name("broker-smoke-resumed");
-    create_topic(&bootstrap, &topic);
-    let producer: BaseProducer = ClientConfig::new()
-        .set("bootstrap.servers", &bootstrap)
-        .create()
-        .expect("producer");
-    for i in 0..100 {
-        send(&producer, &topic, &i.to_string());
-    }
-    producer.flush(TIMEOUT).expect("flush");
-    let config = ClientConfig::new()
-        .set("bootstrap.servers", &bootstrap)
-        .set("group.id", unique_name("broker-smoke-resumer"))
-        .set("enable.auto.commit", "false")
-        .set("auto.offset.reset", "earliest")
-        // A fetch at the partition's end comes back at once: what follows a resume is not held
-        // up behind one the broker keeps waiting for new records.
-        .set("fetch.wait.max.ms", "10")
-        .clone();
-    let subscription = Subscription {
-        topics: vec![topic.clone()],
-        offset_resets: BTreeMap::new(),
-    };
-    let consumer = group::subscribe(&config, Arc::new(IgnoreRebalances), &subscription, TIMEOUT)
-        .expect("consumer");
-    time_to_next_record(&consumer);
-    let partition = [TopicPartition::new(topic.as_str(), 0)];
-
-    let rounds = 5;
-    let mut waited = Duration::ZERO;
-    for _ in 0..rounds {
-        consumer.pause_partitions(&partition).expect("pause");
-        // Long enough for the fetcher to find nothing to fetch and fall asleep.
-        thread::sleep(Duration::from_millis(100));
-        consumer.resume_partitions(&partition).expect("resume");
-        waited += time_to_next_record(&consumer);
-    }
-
-    // Unwoken, the fetcher takes the rest of its second after each resume: several seconds
-    // over the rounds; woken, a fetch from the local broker each.
-    assert!(
-        waited < Duration::from_millis(1500),
-        "the records after {rounds} resumes took {waited:?} in all"
-    );
 }
 
 /// Every value in partition 0 up to its end as the isolation level sees it, in order.

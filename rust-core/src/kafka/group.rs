@@ -267,13 +267,9 @@ impl<T: OnRdkafka> GroupConsumer for T {
     }
 
     fn resume_partitions(&self, partitions: &[TopicPartition]) -> Result<(), KafkaFailure> {
-        let consumer = self.rdkafka();
-        let list = partition_list(partitions.iter().map(|p| (p, None)));
-        consumer
-            .resume(&list)
-            .map_err(|e| KafkaFailure::new(format!("resuming {partitions:?}"), e))?;
-        wake_fetchers(consumer, partitions);
-        Ok(())
+        self.rdkafka()
+            .resume(&partition_list(partitions.iter().map(|p| (p, None))))
+            .map_err(|e| KafkaFailure::new(format!("resuming {partitions:?}"), e))
     }
 
     fn seek_to(&self, partition: &TopicPartition, offset: Option<i64>) -> Result<(), KafkaFailure> {
@@ -460,30 +456,6 @@ pub fn partition_list<'a>(
             .expect("a valid offset is always accepted");
     }
     list
-}
-
-/// How long [`wake_fetchers`] waits for the answer it does not need.
-const WAKE_FETCHERS_WAIT: Duration = Duration::from_millis(5);
-
-/// Has the broker threads that fetch `partitions` look at them now. librdkafka takes a
-/// partition paused at an absolute position back into its fetches only when the thread of the
-/// partition's leader next wakes, and a thread with nothing else to fetch sleeps up to a second
-/// (a partition resumed at a logical position is looked up, which wakes it): every task paused
-/// while it restored would start that much later. A request to each leader wakes its thread;
-/// asking for the partitions' end offsets is one such request per leader and changes nothing.
-/// The request wakes the threads as it is queued, so the answer is waited for only briefly;
-/// should there be none, the fetch starts at the thread's next wake-up all the same.
-fn wake_fetchers(consumer: &BaseGroupConsumer, partitions: &[TopicPartition]) {
-    if partitions.is_empty() {
-        return;
-    }
-    let mut latest = TopicPartitionList::new();
-    for partition in partitions {
-        latest
-            .add_partition_offset(&partition.topic, partition.partition, Offset::End)
-            .expect("the end is a valid position");
-    }
-    let _ = consumer.offsets_for_times(latest, WAKE_FETCHERS_WAIT);
 }
 
 /// An rdkafka list of positions to commit: each partition at its offset, with its metadata.
