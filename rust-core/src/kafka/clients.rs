@@ -3,7 +3,6 @@
 //! [`StreamsProducer`] and its [`RestoreConsumer`]; the engine knows them only through these
 //! traits, which the rdkafka clients of this module's siblings implement.
 
-use std::any::Any;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -85,20 +84,17 @@ pub trait RebalanceListener: Send + Sync {
     fn partitions_assigned(&self, consumer: &dyn GroupConsumer, partitions: &[TopicPartition]);
 }
 
-/// The group generation a consumer is a member of, for a transaction to commit the consumed
-/// offsets under. Opaque: only a producer of the same client library reads it.
-pub struct GroupMetadata(Box<dyn Any + Send>);
-
-impl GroupMetadata {
-    /// Wraps a client library's own group metadata.
-    pub fn new(metadata: impl Any + Send) -> Self {
-        GroupMetadata(Box::new(metadata))
-    }
-
-    /// The client library's metadata, when it is of type `T`.
-    pub fn get<T: Any>(&self) -> Option<&T> {
-        self.0.downcast_ref()
-    }
+/// The group generation a member belongs to, which a transaction commits the consumed offsets
+/// under: the coordinator refuses them from a member of an older generation, which fences a
+/// member that lost its partitions without knowing it (KIP-447).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupMetadata {
+    pub group_id: String,
+    pub member_id: String,
+    /// The generation (classic protocol) or member epoch the member joined with.
+    pub generation: i32,
+    /// `group.instance.id` of a static member.
+    pub instance_id: Option<String>,
 }
 
 /// A member of the application's consumer group, as an engine thread uses it.

@@ -4,10 +4,13 @@
 //! rejoin); an abortable transaction error means abort, roll back and resume from the
 //! committed offsets; anything else is fatal for the thread.
 
+use std::ffi::CStr;
 use std::fmt;
+use std::ptr::NonNull;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use rdkafka::bindings as native;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 
 /// A Kafka client's error: what the client said, and the Kafka protocol error code that
@@ -48,17 +51,20 @@ impl ClientError {
 /// `UNKNOWN_SERVER_ERROR`.
 impl From<KafkaError> for ClientError {
     fn from(error: KafkaError) -> Self {
-        let protocol_code = match error.rdkafka_error_code() {
-            Some(RDKafkaErrorCode::MessageTimedOut | RDKafkaErrorCode::OperationTimedOut) => {
-                ClientError::REQUEST_TIMED_OUT
-            }
-            Some(RDKafkaErrorCode::UnknownTopic | RDKafkaErrorCode::UnknownPartition) => {
-                ClientError::UNKNOWN_TOPIC_OR_PARTITION
-            }
-            Some(code) if (code as i32) > 0 && (code as i32) <= i16::MAX as i32 => code as i16,
-            _ => ClientError::UNKNOWN_SERVER_ERROR,
-        };
-        ClientError::new(protocol_code, error.to_string())
+        ClientError::new(protocol_code(error.rdkafka_error_code()), error.to_string())
+    }
+}
+
+fn protocol_code(code: Option<RDKafkaErrorCode>) -> i16 {
+    match code {
+        Some(RDKafkaErrorCode::MessageTimedOut | RDKafkaErrorCode::OperationTimedOut) => {
+            ClientError::REQUEST_TIMED_OUT
+        }
+        Some(RDKafkaErrorCode::UnknownTopic | RDKafkaErrorCode::UnknownPartition) => {
+            ClientError::UNKNOWN_TOPIC_OR_PARTITION
+        }
+        Some(code) if (code as i32) > 0 && (code as i32) <= i16::MAX as i32 => code as i16,
+        _ => ClientError::UNKNOWN_SERVER_ERROR,
     }
 }
 
@@ -89,6 +95,46 @@ impl TransactionFailure {
     /// mean the producer must be replaced and the tasks given up.
     pub(crate) fn classify(error: KafkaError) -> Self {
         let code = error.rdkafka_error_code();
+        let kind = match &error {
+            KafkaError::Transaction(e) if e.is_fatal() => Severity::Fatal,
+            KafkaError::Transaction(e) if e.txn_requires_abort() || e.is_retriable() => {
+                Severity::Abortable
+            }
+            // Delivery failures and flush timeouts leave the transaction incomplete: it
+            // must be aborted, after which the producer can be used again.
+            KafkaError::MessageProduction(_) | KafkaError::Flush(_) => Severity::Abortable,
+            _ => Severity::Other,
+        };
+        Self::of(code, kind, error.into())
+    }
+
+    /// Classifies, and destroys, the error a transactional call of librdkafka's returned
+    /// where rdkafka has no call of its own to make.
+    ///
+    /// # Safety
+    /// `error` came from librdkafka and nothing else holds it.
+    pub(crate) unsafe fn classify_native(error: NonNull<native::rd_kafka_error_t>) -> Self {
+        let error = error.as_ptr();
+        let code = RDKafkaErrorCode::from(native::rd_kafka_error_code(error));
+        let kind = if native::rd_kafka_error_is_fatal(error) != 0 {
+            Severity::Fatal
+        } else if native::rd_kafka_error_txn_requires_abort(error) != 0
+            || native::rd_kafka_error_is_retriable(error) != 0
+        {
+            Severity::Abortable
+        } else {
+            Severity::Other
+        };
+        let text = CStr::from_ptr(native::rd_kafka_error_string(error)).to_string_lossy();
+        let client_error = ClientError::new(
+            protocol_code(Some(code)),
+            format!("Transaction error: {text}"),
+        );
+        native::rd_kafka_error_destroy(error);
+        Self::of(Some(code), kind, client_error)
+    }
+
+    fn of(code: Option<RDKafkaErrorCode>, kind: Severity, error: ClientError) -> Self {
         let fenced = matches!(
             code,
             Some(RDKafkaErrorCode::ProducerFenced)
@@ -100,22 +146,19 @@ impl TransactionFailure {
                 | Some(RDKafkaErrorCode::FencedInstanceId)
                 | Some(RDKafkaErrorCode::RebalanceInProgress)
         );
-        if fenced {
-            return TransactionFailure::Fenced(error.into());
-        }
-        match &error {
-            KafkaError::Transaction(e) if e.is_fatal() => TransactionFailure::Fatal(error.into()),
-            KafkaError::Transaction(e) if e.txn_requires_abort() || e.is_retriable() => {
-                TransactionFailure::Abortable(error.into())
-            }
-            // Delivery failures and flush timeouts leave the transaction incomplete: it
-            // must be aborted, after which the producer can be used again.
-            KafkaError::MessageProduction(_) | KafkaError::Flush(_) => {
-                TransactionFailure::Abortable(error.into())
-            }
-            _ => TransactionFailure::Fatal(error.into()),
+        match kind {
+            _ if fenced => TransactionFailure::Fenced(error),
+            Severity::Abortable => TransactionFailure::Abortable(error),
+            Severity::Fatal | Severity::Other => TransactionFailure::Fatal(error),
         }
     }
+}
+
+/// What librdkafka says an error leaves the producer fit for, apart from its code.
+enum Severity {
+    Fatal,
+    Abortable,
+    Other,
 }
 
 impl fmt::Display for TransactionFailure {

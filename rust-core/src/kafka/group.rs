@@ -27,6 +27,7 @@ use crate::kafka::clients::{
     GroupConsumer, GroupMetadata, OffsetReset, RebalanceListener, Subscription,
 };
 use crate::kafka::error::{ClientError, KafkaFailure};
+use crate::kafka::group_metadata::NativeGroupMetadata;
 use crate::kafka::records::{push_to_runs, InputOffset, RecordRun};
 use crate::store::TopicPartition;
 
@@ -367,7 +368,8 @@ impl<T: OnRdkafka> GroupConsumer for T {
     }
 
     fn group_metadata(&self) -> Option<GroupMetadata> {
-        Consumer::group_metadata(self.rdkafka()).map(GroupMetadata::new)
+        NativeGroupMetadata::of_consumer(self.rdkafka().client().native_ptr())
+            .map(|metadata| metadata.read())
     }
 
     fn member_id(&self) -> Option<String> {

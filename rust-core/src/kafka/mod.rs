@@ -9,6 +9,8 @@
 //!   consumer, producer, restore consumer) and creates them; the engine names no rdkafka
 //!   type.
 //! - [`group`]: the group consumer on rdkafka and its rebalance callbacks.
+//! - [`group_metadata`]: librdkafka's group metadata, read out of a consumer or made for a
+//!   transaction's offsets.
 //! - [`producer`]: the (transactional) producer on rdkafka, which learns from delivery
 //!   reports where each record landed.
 //! - [`answered`]: which of the records sent under consecutive ids have been answered.
@@ -26,6 +28,7 @@ pub mod client_config;
 pub mod clients;
 pub mod error;
 pub mod group;
+mod group_metadata;
 pub mod producer;
 pub mod records;
 

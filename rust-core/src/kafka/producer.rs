@@ -10,7 +10,6 @@ use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use rdkafka::bindings as native;
-use rdkafka::consumer::ConsumerGroupMetadata;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::Message;
 use rdkafka::producer::{BaseProducer, DeliveryResult, Producer, ProducerContext};
@@ -22,6 +21,7 @@ use crate::kafka::clients::{
 };
 use crate::kafka::error::{ClientError, TransactionFailure};
 use crate::kafka::group::commit_list;
+use crate::kafka::group_metadata::NativeGroupMetadata;
 use crate::kafka::records::{copied_headers, InputOffset, ProducedRecord, ProducedView};
 use crate::store::TopicPartition;
 
@@ -402,6 +402,11 @@ impl KafkaStreamsProducer {
         error == native::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR
     }
 
+    /// The timeout of the producer's blocking calls, as librdkafka takes it.
+    fn timeout_ms(&self) -> i32 {
+        i32::try_from(self.timeout.as_millis()).unwrap_or(i32::MAX)
+    }
+
     fn begin_if_needed(&mut self) -> Result<(), TransactionFailure> {
         if self.transactional && !self.in_transaction {
             self.producer
@@ -410,6 +415,33 @@ impl KafkaStreamsProducer {
             self.in_transaction = true;
         }
         Ok(())
+    }
+
+    /// Adds `consumed` to the open transaction as `group`'s offsets. rdkafka sends offsets
+    /// only with metadata read out of a consumer of its own; the group's member may be
+    /// another client, so the metadata is made from what `group` says.
+    fn send_offsets(
+        &self,
+        consumed: &BTreeMap<TopicPartition, InputOffset>,
+        group: &GroupMetadata,
+    ) -> Result<(), TransactionFailure> {
+        let offsets = commit_list(consumed);
+        let metadata = NativeGroupMetadata::new(group);
+        // SAFETY: the producer, the list and the metadata are alive through the call, which
+        // copies what it keeps; a returned error is ours to classify and destroy.
+        let error = unsafe {
+            native::rd_kafka_send_offsets_to_transaction(
+                self.producer.client().native_ptr(),
+                offsets.ptr(),
+                metadata.as_ptr(),
+                self.timeout_ms(),
+            )
+        };
+        match NonNull::new(error) {
+            None => Ok(()),
+            // SAFETY: the error is the call's, handed over to be destroyed once.
+            Some(error) => Err(unsafe { TransactionFailure::classify_native(error) }),
+        }
     }
 }
 
@@ -469,16 +501,12 @@ impl StreamsProducer for KafkaStreamsProducer {
             if !consumed.is_empty() {
                 // Without group metadata the consumer is not a member: the offsets are not
                 // this thread's to commit.
-                let group = group
-                    .and_then(GroupMetadata::get::<ConsumerGroupMetadata>)
-                    .ok_or_else(|| {
-                        TransactionFailure::classify(KafkaError::ConsumerCommit(
-                            RDKafkaErrorCode::UnknownMemberId,
-                        ))
-                    })?;
-                self.producer
-                    .send_offsets_to_transaction(&commit_list(consumed), group, self.timeout)
-                    .map_err(TransactionFailure::classify)?;
+                let group = group.ok_or_else(|| {
+                    TransactionFailure::classify(KafkaError::ConsumerCommit(
+                        RDKafkaErrorCode::UnknownMemberId,
+                    ))
+                })?;
+                self.send_offsets(consumed, group)?;
             }
             self.producer
                 .commit_transaction(self.timeout)
@@ -511,8 +539,7 @@ impl StreamsProducer for KafkaStreamsProducer {
                 message,
             )));
         }
-        let timeout_ms = i32::try_from(self.timeout.as_millis()).unwrap_or(i32::MAX);
-        if self.flush_for(timeout_ms) {
+        if self.flush_for(self.timeout_ms()) {
             Ok(())
         } else {
             Err(TransactionFailure::classify(KafkaError::Flush(

@@ -80,9 +80,6 @@ pub struct GroupCommit {
     pub visible: Vec<String>,
 }
 
-/// The group generation the fake consumer puts into its [`GroupMetadata`].
-struct Generation(u32);
-
 #[derive(Default)]
 struct Cluster {
     /// The values of the input partitions' records, in offset order.
@@ -99,7 +96,7 @@ struct Cluster {
     rejected: BTreeMap<Vec<u8>, ClientError>,
     /// Record values whose next send fails, with the error the producer reports.
     failing_once: BTreeMap<Vec<u8>, ClientError>,
-    generation: u32,
+    generation: i32,
     events: Vec<Event>,
     commits: Vec<GroupCommit>,
     deleted_topics: BTreeSet<String>,
@@ -495,7 +492,12 @@ impl GroupConsumer for FakeConsumer {
 
     fn group_metadata(&self) -> Option<GroupMetadata> {
         let member = !self.state().assignment.is_empty();
-        member.then(|| GroupMetadata::new(Generation(self.kafka.cluster().generation)))
+        member.then(|| GroupMetadata {
+            group_id: "fake-group".into(),
+            member_id: "fake-member".into(),
+            generation: self.kafka.cluster().generation,
+            instance_id: None,
+        })
     }
 
     fn member_id(&self) -> Option<String> {
@@ -614,8 +616,8 @@ impl StreamsProducer for FakeProducer {
         if self.transactional && (self.in_transaction || !consumed.is_empty()) {
             let mut cluster = self.kafka.cluster();
             cluster.fault(&ProducerOp::Commit)?;
-            let generation = group.and_then(GroupMetadata::get::<Generation>);
-            if !consumed.is_empty() && generation.map(|g| g.0) != Some(cluster.generation) {
+            let generation = group.map(|g| g.generation);
+            if !consumed.is_empty() && generation != Some(cluster.generation) {
                 return Err(TransactionFailure::Fenced(ClientError::new(
                     25,
                     "the group generation is not the current one",
