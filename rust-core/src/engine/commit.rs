@@ -26,8 +26,8 @@ use crate::engine::purge::RepartitionPurge;
 use crate::engine::task::{Outputs, Task};
 use crate::engine::topology::TaskId;
 use crate::kafka::{
-    Admin, ClientError, GroupConsumer, InputOffset, StreamsProducer, ThreadClients,
-    TransactionFailure,
+    Admin, ClientError, GroupConsumer, InputOffset, PartitionFetcher, StreamsProducer,
+    ThreadClients, TransactionFailure,
 };
 use crate::store::TopicPartition;
 
@@ -437,7 +437,7 @@ impl CommitBarrier {
 /// task processed every record `handed_out` to it, as Kafka Streams commits the consumer's
 /// next offset then: a transactional input's committed offset reaches its end and its lag 0.
 fn skip_trailing_markers(
-    consumer: &dyn GroupConsumer,
+    consumer: &dyn PartitionFetcher,
     handed_out: &BTreeMap<TopicPartition, i64>,
     consumed: &mut BTreeMap<TopicPartition, InputOffset>,
 ) {

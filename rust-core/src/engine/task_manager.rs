@@ -34,7 +34,9 @@ use crate::engine::restore::{RestoreListener, Restorer};
 use crate::engine::task::{Outputs, Task};
 use crate::engine::topology::ResolvedTopology;
 use crate::engine::topology::TaskId;
-use crate::kafka::{record_count, Admin, GroupConsumer, OffsetReset, RecordRun, ThreadClients};
+use crate::kafka::{
+    record_count, Admin, GroupConsumer, OffsetReset, PartitionFetcher, RecordRun, ThreadClients,
+};
 use crate::store::TopicPartition;
 
 /// Longest a restore step may block the loop.
@@ -193,7 +195,7 @@ impl TaskManager {
     /// Kafka Streams' assignor fails every member at a rebalance that finds them missing. The
     /// repartition topics are the runtime's own and are not asked about, nor are the topics a
     /// pattern matched: one that is gone is simply no longer matched.
-    pub fn check_source_topics(&self, consumer: &dyn GroupConsumer) -> Result<()> {
+    pub fn check_source_topics(&self, consumer: &dyn PartitionFetcher) -> Result<()> {
         let topology = self.shared.topology();
         let sources: Vec<String> = topology
             .source_topics()
@@ -278,7 +280,7 @@ impl TaskManager {
     /// that age on the application's clock, or the log's end.
     fn start_by_duration(
         &self,
-        consumer: &dyn GroupConsumer,
+        consumer: &dyn PartitionFetcher,
         partition: &TopicPartition,
     ) -> Result<()> {
         let topology = self.shared.topology();
@@ -381,13 +383,13 @@ impl TaskManager {
         }
     }
 
-    fn pause(&mut self, consumer: &dyn GroupConsumer, id: TaskId) -> Result<()> {
+    fn pause(&mut self, consumer: &dyn PartitionFetcher, id: TaskId) -> Result<()> {
         consumer.pause_partitions(&self.inputs[&id])?;
         self.paused.insert(id);
         Ok(())
     }
 
-    fn resume(&mut self, consumer: &dyn GroupConsumer, id: TaskId) -> Result<()> {
+    fn resume(&mut self, consumer: &dyn PartitionFetcher, id: TaskId) -> Result<()> {
         let with_room: Vec<TopicPartition> = self.inputs[&id]
             .iter()
             .filter(|p| !self.full.contains(*p))
@@ -400,7 +402,7 @@ impl TaskManager {
 
     /// Stops fetching the inputs of task `id` whose buffer its processor says is full, and
     /// fetches again those that have room now (unless the whole task is paused).
-    fn follow_full_inputs(&mut self, consumer: &dyn GroupConsumer, id: TaskId) -> Result<()> {
+    fn follow_full_inputs(&mut self, consumer: &dyn PartitionFetcher, id: TaskId) -> Result<()> {
         let Some(task) = self.tasks.get_mut(&id) else {
             return Ok(());
         };
@@ -472,7 +474,7 @@ impl TaskManager {
 
     /// Pauses the inputs of the tasks that cannot process and resumes those of the tasks
     /// that can again (restored, or processing resumed).
-    pub fn update_paused_inputs(&mut self, consumer: &dyn GroupConsumer) -> Result<()> {
+    pub fn update_paused_inputs(&mut self, consumer: &dyn PartitionFetcher) -> Result<()> {
         let (to_resume, to_pause): (Vec<TaskId>, Vec<TaskId>) = self
             .tasks
             .iter()
@@ -691,7 +693,7 @@ impl TaskManager {
 /// while unknown (nothing fetched yet). Answered from what the consumer already knows, without
 /// asking the broker.
 fn lags(
-    consumer: &dyn GroupConsumer,
+    consumer: &dyn PartitionFetcher,
     partitions: &[TopicPartition],
     starts: &BTreeMap<TopicPartition, i64>,
     resets: &BTreeMap<String, OffsetReset>,
@@ -717,7 +719,7 @@ fn lags(
 }
 
 /// Rewinds each partition of `batch` to its first record, to read the batch again.
-fn rewind_to_first(consumer: &dyn GroupConsumer, batch: &[RecordRun]) -> Result<()> {
+fn rewind_to_first(consumer: &dyn PartitionFetcher, batch: &[RecordRun]) -> Result<()> {
     for run in batch {
         if let Some(first) = run.first_offset() {
             consumer.seek_to(&run.partition, Some(first))?;

@@ -18,7 +18,8 @@ use crate::engine::processor::LoopTurn;
 use crate::engine::task_manager::{TaskManager, ThreadShared};
 use crate::engine::topology::ResolvedTopology;
 use crate::kafka::{
-    record_count, ClientError, GroupConsumer, KafkaFailure, RebalanceListener, Subscription,
+    record_count, ClientError, GroupConsumer, GroupMember, KafkaFailure, RebalanceListener,
+    Subscription,
 };
 use crate::store::TopicPartition;
 
@@ -70,7 +71,7 @@ pub(crate) fn run(shared: Arc<ThreadShared>, index: usize, stop: Arc<AtomicBool>
 
 /// `error` with the cause of the consumer's fatal error in place of librdkafka's "Local:
 /// Fatal error", which says nothing of what happened.
-fn with_fatal_cause(error: Error, consumer: &dyn GroupConsumer) -> Error {
+fn with_fatal_cause(error: Error, consumer: &dyn GroupMember) -> Error {
     match (error, consumer.fatal_error()) {
         (Error::Kafka(failure), Some(cause)) => {
             Error::Kafka(KafkaFailure::new(failure.context, cause))

@@ -97,21 +97,20 @@ pub struct GroupMetadata {
     pub instance_id: Option<String>,
 }
 
-/// A member of the application's consumer group, as an engine thread uses it.
-pub trait GroupConsumer {
+/// What an engine thread reads its input with: a member of the application's group (which
+/// gives it its partitions) and a fetcher of those partitions. librdkafka's group consumer is
+/// both today; the halves are apart so that the membership can move to a client that speaks
+/// Kafka Streams' group protocols while librdkafka keeps fetching (DESIGN §10).
+pub trait GroupConsumer: GroupMember + PartitionFetcher {}
+
+impl<T: GroupMember + PartitionFetcher + ?Sized> GroupConsumer for T {}
+
+/// Reads the partitions the group assigned to the thread.
+pub trait PartitionFetcher {
     /// Up to `max` records, by partition: waits up to `wait` for the first, then takes what
-    /// is already fetched. Rebalances happen in here.
+    /// is already fetched. Rebalances happen in here while librdkafka's consumer is also the
+    /// group member.
     fn poll_records(&self, max: usize, wait: Duration) -> Result<Vec<RecordRun>, KafkaFailure>;
-
-    /// Leaves the group and joins it again, subscribed to the same topics.
-    fn rejoin(&self) -> Result<(), KafkaFailure>;
-
-    /// Subscribes to `subscription` instead of what it was subscribed to: the group
-    /// rebalances.
-    fn resubscribe(&self, subscription: &Subscription) -> Result<(), KafkaFailure>;
-
-    /// The partitions assigned to this member.
-    fn assigned_partitions(&self) -> Result<Vec<TopicPartition>, KafkaFailure>;
 
     /// Stops fetching `partitions` until they are resumed.
     fn pause_partitions(&self, partitions: &[TopicPartition]) -> Result<(), KafkaFailure>;
@@ -121,6 +120,40 @@ pub trait GroupConsumer {
 
     /// Reads `partition` from `offset` on (`None`: from the log's start).
     fn seek_to(&self, partition: &TopicPartition, offset: Option<i64>) -> Result<(), KafkaFailure>;
+
+    /// The next offset the consumer hands out of each of `partitions` that is assigned and
+    /// has a position: past the last record it handed out, and past the transaction markers
+    /// after it. Asked every loop turn, so it must not wait for the client's own threads.
+    fn next_offsets(&self, partitions: &[TopicPartition]) -> BTreeMap<TopicPartition, i64>;
+
+    /// The low and high watermarks of `partition` as the consumer's last fetch saw them,
+    /// without asking the broker; `None` before it fetched any.
+    fn fetched_watermarks(&self, partition: &TopicPartition) -> Option<(i64, i64)>;
+
+    /// The offset of the first record of `partition` whose timestamp is at least
+    /// `timestamp_ms`, or the log's end when there is none, asked of the broker.
+    fn offset_for_time(
+        &self,
+        partition: &TopicPartition,
+        timestamp_ms: i64,
+    ) -> Result<i64, KafkaFailure>;
+
+    /// Those of `topics` the cluster does not have, asked of the broker.
+    fn missing_topics(&self, topics: &[String]) -> Result<Vec<String>, KafkaFailure>;
+}
+
+/// The thread's membership of the application's group: which partitions it owns, under which
+/// generation, and the group's committed offsets.
+pub trait GroupMember {
+    /// Leaves the group and joins it again, subscribed to the same topics.
+    fn rejoin(&self) -> Result<(), KafkaFailure>;
+
+    /// Subscribes to `subscription` instead of what it was subscribed to: the group
+    /// rebalances.
+    fn resubscribe(&self, subscription: &Subscription) -> Result<(), KafkaFailure>;
+
+    /// The partitions assigned to this member.
+    fn assigned_partitions(&self) -> Result<Vec<TopicPartition>, KafkaFailure>;
 
     /// The group's committed position of each of `partitions`, `None` for one without.
     fn committed_offsets(
@@ -134,35 +167,16 @@ pub trait GroupConsumer {
         consumed: &BTreeMap<TopicPartition, InputOffset>,
     ) -> Result<(), KafkaFailure>;
 
-    /// The next offset the consumer hands out of each of `partitions` that is assigned and
-    /// has a position: past the last record it handed out, and past the transaction markers
-    /// after it. Asked every loop turn, so it must not wait for the client's own threads.
-    fn next_offsets(&self, partitions: &[TopicPartition]) -> BTreeMap<TopicPartition, i64>;
-
-    /// The low and high watermarks of `partition` as the consumer's last fetch saw them,
-    /// without asking the broker; `None` before it fetched any.
-    fn fetched_watermarks(&self, partition: &TopicPartition) -> Option<(i64, i64)>;
-
     /// The group generation this member belongs to; `None` while it is not a member.
     fn group_metadata(&self) -> Option<GroupMetadata>;
 
-    /// The member id the group coordinator gave the consumer, once it joined the group.
+    /// The member id the group coordinator gave the member, once it joined the group.
     fn member_id(&self) -> Option<String>;
 
-    /// The error that put the consumer out of use for good, once one did: every later
-    /// operation fails without saying more than that.
+    /// The error that put the member out of use for good, once one did (a static member
+    /// fenced by another with its instance id): every later operation fails without saying
+    /// more than that.
     fn fatal_error(&self) -> Option<ClientError>;
-
-    /// The offset of the first record of `partition` whose timestamp is at least
-    /// `timestamp_ms`, or the log's end when there is none, asked of the broker.
-    fn offset_for_time(
-        &self,
-        partition: &TopicPartition,
-        timestamp_ms: i64,
-    ) -> Result<i64, KafkaFailure>;
-
-    /// Those of `topics` the cluster does not have, asked of the broker.
-    fn missing_topics(&self, topics: &[String]) -> Result<Vec<String>, KafkaFailure>;
 }
 
 /// A record the producer could not write.

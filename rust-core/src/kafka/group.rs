@@ -24,7 +24,7 @@ use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::{ClientConfig, ClientContext};
 
 use crate::kafka::clients::{
-    GroupConsumer, GroupMetadata, OffsetReset, RebalanceListener, Subscription,
+    GroupMember, GroupMetadata, OffsetReset, PartitionFetcher, RebalanceListener, Subscription,
 };
 use crate::kafka::error::{ClientError, KafkaFailure};
 use crate::kafka::group_metadata::NativeGroupMetadata;
@@ -209,7 +209,7 @@ impl Drop for ResetTopic {
     }
 }
 
-impl<T: OnRdkafka> GroupConsumer for T {
+impl<T: OnRdkafka> PartitionFetcher for T {
     fn poll_records(&self, max: usize, wait: Duration) -> Result<Vec<RecordRun>, KafkaFailure> {
         let mut runs = Vec::new();
         let mut timeout = wait;
@@ -225,40 +225,6 @@ impl<T: OnRdkafka> GroupConsumer for T {
             timeout = Duration::ZERO;
         }
         Ok(runs)
-    }
-
-    fn rejoin(&self) -> Result<(), KafkaFailure> {
-        let consumer = self.rdkafka();
-        consumer.unsubscribe();
-        consumer
-            .subscribe(&topic_names(&consumer.context().subscribed().topics))
-            .map_err(|e| KafkaFailure::new("rejoining the group", e))
-    }
-
-    fn resubscribe(&self, subscription: &Subscription) -> Result<(), KafkaFailure> {
-        let consumer = self.rdkafka();
-        let mut subscribed = consumer.context().subscribed();
-        // A topic's handle must exist before the consumer first reads the topic.
-        for (topic, reset) in &subscription.offset_resets {
-            if !subscribed.reset_topics.contains_key(topic) {
-                let handle = ResetTopic::new(consumer, topic, *reset)?;
-                subscribed.reset_topics.insert(topic.clone(), handle);
-            }
-        }
-        let topics = &subscription.topics;
-        consumer
-            .subscribe(&topic_names(topics))
-            .map_err(|e| KafkaFailure::new(format!("subscribing to {topics:?}"), e))?;
-        subscribed.topics = topics.clone();
-        Ok(())
-    }
-
-    fn assigned_partitions(&self) -> Result<Vec<TopicPartition>, KafkaFailure> {
-        let list = self
-            .rdkafka()
-            .assignment()
-            .map_err(|e| KafkaFailure::new("reading the assignment", e))?;
-        Ok(partitions_of(&list))
     }
 
     fn pause_partitions(&self, partitions: &[TopicPartition]) -> Result<(), KafkaFailure> {
@@ -284,43 +250,6 @@ impl<T: OnRdkafka> GroupConsumer for T {
                 consumer.context().timeout,
             )
             .map_err(|e| KafkaFailure::new(format!("rewinding {partition}"), e))
-    }
-
-    fn committed_offsets(
-        &self,
-        partitions: &[TopicPartition],
-    ) -> Result<Vec<(TopicPartition, Option<InputOffset>)>, KafkaFailure> {
-        let consumer = self.rdkafka();
-        let list = partition_list(partitions.iter().map(|p| (p, None)));
-        let committed = Consumer::committed_offsets(consumer, list, consumer.context().timeout)
-            .map_err(|e| KafkaFailure::new("reading committed offsets", e))?;
-        Ok(committed
-            .elements()
-            .iter()
-            .map(|element| {
-                let partition = TopicPartition::new(element.topic(), element.partition());
-                let position = match element.offset() {
-                    Offset::Offset(offset) => {
-                        let metadata = Some(element.metadata()).filter(|m| !m.is_empty());
-                        Some(InputOffset {
-                            offset,
-                            metadata: metadata.map(str::to_string),
-                        })
-                    }
-                    _ => None,
-                };
-                (partition, position)
-            })
-            .collect())
-    }
-
-    fn commit_offsets(
-        &self,
-        consumed: &BTreeMap<TopicPartition, InputOffset>,
-    ) -> Result<(), KafkaFailure> {
-        self.rdkafka()
-            .commit(&commit_list(consumed), CommitMode::Sync)
-            .map_err(|e| KafkaFailure::new("committing consumed offsets", e))
     }
 
     fn next_offsets(&self, partitions: &[TopicPartition]) -> BTreeMap<TopicPartition, i64> {
@@ -367,33 +296,6 @@ impl<T: OnRdkafka> GroupConsumer for T {
             .then_some((low, high))
     }
 
-    fn group_metadata(&self) -> Option<GroupMetadata> {
-        NativeGroupMetadata::of_consumer(self.rdkafka().client().native_ptr())
-            .map(|metadata| metadata.read())
-    }
-
-    fn member_id(&self) -> Option<String> {
-        let client = self.rdkafka().client().native_ptr();
-        // SAFETY: the client pointer is live for as long as `self`; librdkafka returns its
-        // own copy of the member id (or null), which the caller frees with rd_kafka_mem_free.
-        unsafe {
-            let id = rdkafka::bindings::rd_kafka_memberid(client);
-            if id.is_null() {
-                return None;
-            }
-            let member = std::ffi::CStr::from_ptr(id).to_string_lossy().into_owned();
-            rdkafka::bindings::rd_kafka_mem_free(client, id.cast());
-            Some(member).filter(|m| !m.is_empty())
-        }
-    }
-
-    fn fatal_error(&self) -> Option<ClientError> {
-        self.rdkafka()
-            .client()
-            .fatal_error()
-            .map(|(code, message)| ClientError::new(code as i16, message))
-    }
-
     fn offset_for_time(
         &self,
         partition: &TopicPartition,
@@ -436,6 +338,106 @@ impl<T: OnRdkafka> GroupConsumer for T {
             }
         }
         Ok(missing)
+    }
+}
+
+impl<T: OnRdkafka> GroupMember for T {
+    fn rejoin(&self) -> Result<(), KafkaFailure> {
+        let consumer = self.rdkafka();
+        consumer.unsubscribe();
+        consumer
+            .subscribe(&topic_names(&consumer.context().subscribed().topics))
+            .map_err(|e| KafkaFailure::new("rejoining the group", e))
+    }
+
+    fn resubscribe(&self, subscription: &Subscription) -> Result<(), KafkaFailure> {
+        let consumer = self.rdkafka();
+        let mut subscribed = consumer.context().subscribed();
+        // A topic's handle must exist before the consumer first reads the topic.
+        for (topic, reset) in &subscription.offset_resets {
+            if !subscribed.reset_topics.contains_key(topic) {
+                let handle = ResetTopic::new(consumer, topic, *reset)?;
+                subscribed.reset_topics.insert(topic.clone(), handle);
+            }
+        }
+        let topics = &subscription.topics;
+        consumer
+            .subscribe(&topic_names(topics))
+            .map_err(|e| KafkaFailure::new(format!("subscribing to {topics:?}"), e))?;
+        subscribed.topics = topics.clone();
+        Ok(())
+    }
+
+    fn assigned_partitions(&self) -> Result<Vec<TopicPartition>, KafkaFailure> {
+        let list = self
+            .rdkafka()
+            .assignment()
+            .map_err(|e| KafkaFailure::new("reading the assignment", e))?;
+        Ok(partitions_of(&list))
+    }
+
+    fn committed_offsets(
+        &self,
+        partitions: &[TopicPartition],
+    ) -> Result<Vec<(TopicPartition, Option<InputOffset>)>, KafkaFailure> {
+        let consumer = self.rdkafka();
+        let list = partition_list(partitions.iter().map(|p| (p, None)));
+        let committed = Consumer::committed_offsets(consumer, list, consumer.context().timeout)
+            .map_err(|e| KafkaFailure::new("reading committed offsets", e))?;
+        Ok(committed
+            .elements()
+            .iter()
+            .map(|element| {
+                let partition = TopicPartition::new(element.topic(), element.partition());
+                let position = match element.offset() {
+                    Offset::Offset(offset) => {
+                        let metadata = Some(element.metadata()).filter(|m| !m.is_empty());
+                        Some(InputOffset {
+                            offset,
+                            metadata: metadata.map(str::to_string),
+                        })
+                    }
+                    _ => None,
+                };
+                (partition, position)
+            })
+            .collect())
+    }
+
+    fn commit_offsets(
+        &self,
+        consumed: &BTreeMap<TopicPartition, InputOffset>,
+    ) -> Result<(), KafkaFailure> {
+        self.rdkafka()
+            .commit(&commit_list(consumed), CommitMode::Sync)
+            .map_err(|e| KafkaFailure::new("committing consumed offsets", e))
+    }
+
+    fn group_metadata(&self) -> Option<GroupMetadata> {
+        NativeGroupMetadata::of_consumer(self.rdkafka().client().native_ptr())
+            .map(|metadata| metadata.read())
+    }
+
+    fn member_id(&self) -> Option<String> {
+        let client = self.rdkafka().client().native_ptr();
+        // SAFETY: the client pointer is live for as long as `self`; librdkafka returns its
+        // own copy of the member id (or null), which the caller frees with rd_kafka_mem_free.
+        unsafe {
+            let id = rdkafka::bindings::rd_kafka_memberid(client);
+            if id.is_null() {
+                return None;
+            }
+            let member = std::ffi::CStr::from_ptr(id).to_string_lossy().into_owned();
+            rdkafka::bindings::rd_kafka_mem_free(client, id.cast());
+            Some(member).filter(|m| !m.is_empty())
+        }
+    }
+
+    fn fatal_error(&self) -> Option<ClientError> {
+        self.rdkafka()
+            .client()
+            .fatal_error()
+            .map(|(code, message)| ClientError::new(code as i16, message))
     }
 }
 

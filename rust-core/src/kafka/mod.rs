@@ -37,8 +37,9 @@ pub use assigned::AssignedConsumer;
 pub use changelog::{ChangelogEvent, ChangelogReader};
 pub use client_config::{ClientProperties, ClientRole};
 pub use clients::{
-    DeliveredOffsets, FailedSend, GroupConsumer, GroupMetadata, OffsetReset, RebalanceListener,
-    RestoreConsumer, SendReports, StreamsProducer, Subscription, ThreadClients,
+    DeliveredOffsets, FailedSend, GroupConsumer, GroupMember, GroupMetadata, OffsetReset,
+    PartitionFetcher, RebalanceListener, RestoreConsumer, SendReports, StreamsProducer,
+    Subscription, ThreadClients,
 };
 pub use error::{ClientError, KafkaFailure, TransactionFailure};
 pub use group::KafkaGroupConsumer;

@@ -13,9 +13,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::kafka::{
-    ChangelogEvent, ClientError, DeliveredOffsets, FailedSend, GroupConsumer, GroupMetadata,
-    InputOffset, KafkaFailure, ProducedRecord, ProducedView, RebalanceListener, RecordRun,
-    RestoreConsumer, SendReports, StreamsProducer, Subscription, ThreadClients, TransactionFailure,
+    ChangelogEvent, ClientError, DeliveredOffsets, FailedSend, GroupConsumer, GroupMember,
+    GroupMetadata, InputOffset, KafkaFailure, PartitionFetcher, ProducedRecord, ProducedView,
+    RebalanceListener, RecordRun, RestoreConsumer, SendReports, StreamsProducer, Subscription,
+    ThreadClients, TransactionFailure,
 };
 use crate::store::TopicPartition;
 
@@ -331,7 +332,7 @@ impl FakeConsumer {
     }
 }
 
-impl GroupConsumer for FakeConsumer {
+impl PartitionFetcher for FakeConsumer {
     fn poll_records(&self, max: usize, _wait: Duration) -> Result<Vec<RecordRun>, KafkaFailure> {
         self.check_usable("polling the source topics")?;
         let next = self.kafka.cluster().polls.pop_front();
@@ -398,28 +399,6 @@ impl GroupConsumer for FakeConsumer {
         }
     }
 
-    fn resubscribe(&self, _subscription: &Subscription) -> Result<(), KafkaFailure> {
-        // The partitions assigned come from the script; a new subscription rebalances.
-        self.rejoin()
-    }
-
-    fn rejoin(&self) -> Result<(), KafkaFailure> {
-        self.check_usable("rejoining the group")?;
-        let assignment = self.state().assignment.clone();
-        let mut cluster = self.kafka.cluster();
-        cluster.events.push(Event::Rejoined);
-        cluster.polls.push_front(Poll::Assign(assignment.clone()));
-        cluster.polls.push_front(Poll::Revoke {
-            partitions: assignment,
-            lost: false,
-        });
-        Ok(())
-    }
-
-    fn assigned_partitions(&self) -> Result<Vec<TopicPartition>, KafkaFailure> {
-        Ok(self.state().assignment.clone())
-    }
-
     fn pause_partitions(&self, partitions: &[TopicPartition]) -> Result<(), KafkaFailure> {
         let newly: Vec<TopicPartition> = {
             let mut state = self.state();
@@ -457,25 +436,6 @@ impl GroupConsumer for FakeConsumer {
         Ok(())
     }
 
-    fn committed_offsets(
-        &self,
-        partitions: &[TopicPartition],
-    ) -> Result<Vec<(TopicPartition, Option<InputOffset>)>, KafkaFailure> {
-        let cluster = self.kafka.cluster();
-        Ok(partitions
-            .iter()
-            .map(|p| (p.clone(), cluster.committed.get(p).cloned()))
-            .collect())
-    }
-
-    fn commit_offsets(
-        &self,
-        consumed: &BTreeMap<TopicPartition, InputOffset>,
-    ) -> Result<(), KafkaFailure> {
-        self.kafka.cluster().commit_offsets(consumed);
-        Ok(())
-    }
-
     fn next_offsets(&self, partitions: &[TopicPartition]) -> BTreeMap<TopicPartition, i64> {
         let state = self.state();
         partitions
@@ -488,24 +448,6 @@ impl GroupConsumer for FakeConsumer {
         let cluster = self.kafka.cluster();
         let end = cluster.inputs.get(partition).map_or(0, Vec::len);
         Some((0, end as i64))
-    }
-
-    fn group_metadata(&self) -> Option<GroupMetadata> {
-        let member = !self.state().assignment.is_empty();
-        member.then(|| GroupMetadata {
-            group_id: "fake-group".into(),
-            member_id: "fake-member".into(),
-            generation: self.kafka.cluster().generation,
-            instance_id: None,
-        })
-    }
-
-    fn member_id(&self) -> Option<String> {
-        Some("fake-member".into())
-    }
-
-    fn fatal_error(&self) -> Option<ClientError> {
-        self.state().fatal.clone()
     }
 
     fn offset_for_time(
@@ -530,6 +472,67 @@ impl GroupConsumer for FakeConsumer {
             .filter(|topic| cluster.deleted_topics.contains(*topic))
             .cloned()
             .collect())
+    }
+}
+
+impl GroupMember for FakeConsumer {
+    fn resubscribe(&self, _subscription: &Subscription) -> Result<(), KafkaFailure> {
+        // The partitions assigned come from the script; a new subscription rebalances.
+        self.rejoin()
+    }
+
+    fn rejoin(&self) -> Result<(), KafkaFailure> {
+        self.check_usable("rejoining the group")?;
+        let assignment = self.state().assignment.clone();
+        let mut cluster = self.kafka.cluster();
+        cluster.events.push(Event::Rejoined);
+        cluster.polls.push_front(Poll::Assign(assignment.clone()));
+        cluster.polls.push_front(Poll::Revoke {
+            partitions: assignment,
+            lost: false,
+        });
+        Ok(())
+    }
+
+    fn assigned_partitions(&self) -> Result<Vec<TopicPartition>, KafkaFailure> {
+        Ok(self.state().assignment.clone())
+    }
+
+    fn committed_offsets(
+        &self,
+        partitions: &[TopicPartition],
+    ) -> Result<Vec<(TopicPartition, Option<InputOffset>)>, KafkaFailure> {
+        let cluster = self.kafka.cluster();
+        Ok(partitions
+            .iter()
+            .map(|p| (p.clone(), cluster.committed.get(p).cloned()))
+            .collect())
+    }
+
+    fn commit_offsets(
+        &self,
+        consumed: &BTreeMap<TopicPartition, InputOffset>,
+    ) -> Result<(), KafkaFailure> {
+        self.kafka.cluster().commit_offsets(consumed);
+        Ok(())
+    }
+
+    fn group_metadata(&self) -> Option<GroupMetadata> {
+        let member = !self.state().assignment.is_empty();
+        member.then(|| GroupMetadata {
+            group_id: "fake-group".into(),
+            member_id: "fake-member".into(),
+            generation: self.kafka.cluster().generation,
+            instance_id: None,
+        })
+    }
+
+    fn member_id(&self) -> Option<String> {
+        Some("fake-member".into())
+    }
+
+    fn fatal_error(&self) -> Option<ClientError> {
+        self.state().fatal.clone()
     }
 }
 
