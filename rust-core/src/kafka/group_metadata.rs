@@ -63,6 +63,10 @@ impl NativeGroupMetadata {
     }
 }
 
+// SAFETY: librdkafka never changes the metadata after making it and reads it from any thread;
+// whoever owns it may hand it to another thread.
+unsafe impl Send for NativeGroupMetadata {}
+
 impl Drop for NativeGroupMetadata {
     fn drop(&mut self) {
         // SAFETY: the object came from librdkafka and is destroyed once, here.

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::ffi::{c_void, CString};
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
@@ -28,6 +28,9 @@ use crate::store::TopicPartition;
 /// How long the delivery thread waits for reports before it looks whether it should stop: the
 /// longest a producer's drop waits for it.
 const DELIVERY_POLL: Duration = Duration::from_millis(20);
+/// How long past its own timeout librdkafka is given to answer for a transaction's offsets
+/// before the call counts as lost.
+const OFFSETS_GRACE: Duration = Duration::from_secs(5);
 /// How long a send whose record librdkafka's full queue refused waits, with every batch made
 /// sendable at once, before it tries again.
 const QUEUE_FULL_WAIT_MS: i32 = 10;
@@ -420,6 +423,15 @@ impl KafkaStreamsProducer {
     /// Adds `consumed` to the open transaction as `group`'s offsets. rdkafka sends offsets
     /// only with metadata read out of a consumer of its own; the group's member may be
     /// another client, so the metadata is made from what `group` says.
+    ///
+    /// librdkafka's timeout does not cover the whole call: when its lookup of the group
+    /// coordinator fails in a way it leaves to a broker's next change of state, and no broker
+    /// changes state (they are all up), the call waits for good (seen once the broker came back
+    /// from an outage). The call therefore runs on a thread of its own, and one that has not
+    /// answered within the producer's timeout counts as fenced: the thread's producer is
+    /// replaced, which fences this one and aborts its transaction, and the tasks start again
+    /// from their last commit, as after any lost transaction. A call that never returns keeps
+    /// its producer alive, idle, with the waiting thread.
     fn send_offsets(
         &self,
         consumed: &BTreeMap<TopicPartition, InputOffset>,
@@ -427,20 +439,41 @@ impl KafkaStreamsProducer {
     ) -> Result<(), TransactionFailure> {
         let offsets = commit_list(consumed);
         let metadata = NativeGroupMetadata::new(group);
-        // SAFETY: the producer, the list and the metadata are alive through the call, which
-        // copies what it keeps; a returned error is ours to classify and destroy.
-        let error = unsafe {
-            native::rd_kafka_send_offsets_to_transaction(
-                self.producer.client().native_ptr(),
-                offsets.ptr(),
-                metadata.as_ptr(),
-                self.timeout_ms(),
-            )
+        let producer = Arc::clone(&self.producer);
+        let timeout_ms = self.timeout_ms();
+        let call = move || {
+            // SAFETY: the producer, the list and the metadata are owned by this closure through
+            // the call, which copies what it keeps; a returned error is ours to classify and
+            // destroy.
+            let error = unsafe {
+                native::rd_kafka_send_offsets_to_transaction(
+                    producer.client().native_ptr(),
+                    offsets.ptr(),
+                    metadata.as_ptr(),
+                    timeout_ms,
+                )
+            };
+            match NonNull::new(error) {
+                None => Ok(()),
+                // SAFETY: the error is the call's, handed over to be destroyed once.
+                Some(error) => Err(unsafe { TransactionFailure::classify_native(error) }),
+            }
         };
-        match NonNull::new(error) {
-            None => Ok(()),
-            // SAFETY: the error is the call's, handed over to be destroyed once.
-            Some(error) => Err(unsafe { TransactionFailure::classify_native(error) }),
+        let limit = self.timeout + OFFSETS_GRACE;
+        match answer_within("sluice-txn-offsets", limit, call) {
+            Ok(Some(answer)) => answer,
+            Ok(None) => Err(TransactionFailure::Fenced(ClientError::new(
+                ClientError::REQUEST_TIMED_OUT,
+                format!(
+                    "adding the consumed offsets to the transaction got no answer within {} ms; \
+                     the producer is replaced",
+                    limit.as_millis()
+                ),
+            ))),
+            Err(error) => Err(TransactionFailure::Fatal(ClientError::new(
+                ClientError::UNKNOWN_SERVER_ERROR,
+                format!("no thread to add the consumed offsets to the transaction: {error}"),
+            ))),
         }
     }
 }
@@ -546,5 +579,53 @@ impl StreamsProducer for KafkaStreamsProducer {
                 RDKafkaErrorCode::OperationTimedOut,
             )))
         }
+    }
+}
+
+/// Runs `call` on a thread named `name` and waits at most `limit` for what it returns: `None`
+/// when it has not returned by then (it goes on, and what it returns is dropped) or ended
+/// without returning; an error when no thread could be started.
+fn answer_within<T: Send + 'static>(
+    name: &str,
+    limit: Duration,
+    call: impl FnOnce() -> T + Send + 'static,
+) -> std::io::Result<Option<T>> {
+    let (answer, answered) = mpsc::sync_channel(1);
+    thread::Builder::new().name(name.into()).spawn(move || {
+        // The receiver is gone when the answer came too late: nobody waits for it any more.
+        let _ = answer.send(call());
+    })?;
+    Ok(answered.recv_timeout(limit).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_that_answers_in_time_gives_its_answer() {
+        let answer = answer_within("quick", Duration::from_secs(30), || 7).unwrap();
+        assert_eq!(answer, Some(7));
+    }
+
+    #[test]
+    fn a_call_that_does_not_answer_in_time_is_left_behind() {
+        let (release, released) = mpsc::channel::<()>();
+        let answer = answer_within("stuck", Duration::from_millis(50), move || {
+            let _ = released.recv();
+            7
+        })
+        .unwrap();
+        assert_eq!(answer, None);
+        release.send(()).unwrap();
+    }
+
+    #[test]
+    fn a_call_that_panics_gives_no_answer() {
+        let answer = answer_within("panicking", Duration::from_secs(30), || -> i32 {
+            panic!("no answer")
+        })
+        .unwrap();
+        assert_eq!(answer, None);
     }
 }
