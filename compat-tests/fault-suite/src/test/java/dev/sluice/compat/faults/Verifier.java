@@ -40,6 +40,13 @@ final class Verifier {
             topics.max(), running(input, Math::max),
             topics.cnt(), running(input, (count, value) -> count + 1, value -> 1L));
         final List<String> mismatches = new ArrayList<>();
+        final long shortest = outputs.values().stream().mapToLong(Verifier::total).min().orElse(0);
+        if (shortest < inputRecords) {
+            // Said first: an output that stopped growing (an application that no longer
+            // processes) would otherwise read as records lost.
+            mismatches.add("the committed output had not caught up when the wait ended after " + timeout.toSeconds() + " s: "
+                + shortest + " of " + inputRecords + " records in the shortest output topic");
+        }
         for (final String topic : topics.outputs()) {
             mismatches.addAll(compare(topic, expected.get(topic), outputs.get(topic)));
         }
