@@ -35,6 +35,8 @@ pub(crate) enum CommitTrigger {
     Budget,
     /// Tasks are leaving the thread: revoked partitions or a clean close.
     TaskHandover,
+    /// A task asked for it (`ProcessorContext#commit`).
+    Requested,
 }
 
 /// A snapshot of [`EngineMetrics`].
@@ -83,7 +85,7 @@ impl EngineMetrics {
         let by_trigger = match trigger {
             CommitTrigger::Interval => Some(&self.interval_commits),
             CommitTrigger::Budget => Some(&self.early_commits),
-            CommitTrigger::TaskHandover => None,
+            CommitTrigger::TaskHandover | CommitTrigger::Requested => None,
         };
         if let Some(counter) = by_trigger {
             counter.fetch_add(1, Ordering::Relaxed);

@@ -89,6 +89,14 @@ pub trait TaskProcessor: Send {
         Ok(Vec::new())
     }
 
+    /// After each [`process`](Self::process) and [`punctuate`](Self::punctuate): whether the
+    /// task asked for a commit (Kafka Streams' `ProcessorContext#commit`) and has work to
+    /// commit. The thread then commits all its tasks without waiting for the commit interval,
+    /// as a Kafka Streams thread does.
+    fn commit_requested(&mut self) -> Result<bool, ProcessorError> {
+        Ok(false)
+    }
+
     /// Called on every turn of the loop while the task runs: wall-clock punctuation.
     fn punctuate(&mut self) -> Result<ProducedRecords, ProcessorError> {
         Ok(ProducedRecords::new())

@@ -105,6 +105,12 @@ impl Task {
         Ok(self.processor_outcome(full)?.into_iter().collect())
     }
 
+    /// Whether the processor asked for a commit since the last one.
+    pub fn commit_requested(&mut self) -> Result<bool> {
+        let requested = self.processor.commit_requested();
+        self.processor_outcome(requested)
+    }
+
     /// Wall-clock punctuation, when due: what it produced.
     pub fn punctuate(&mut self) -> Result<Outputs> {
         let outputs = self.processor.punctuate();

@@ -98,6 +98,8 @@ pub(crate) struct TaskManager {
     pub failure: Option<Error>,
     /// Set when fenced: the loop leaves and rejoins the group.
     pub rejoin: bool,
+    /// A task asked for a commit since the last one.
+    commit_requested: bool,
 }
 
 impl TaskManager {
@@ -145,6 +147,7 @@ impl TaskManager {
             barrier,
             failure: None,
             rejoin: false,
+            commit_requested: false,
         })
     }
 
@@ -400,6 +403,16 @@ impl TaskManager {
         Ok(())
     }
 
+    /// Follows what task `id` asks for after it processed or punctuated: fetching stopped or
+    /// started again by how full its buffers are, and a commit.
+    fn follow_step(&mut self, consumer: &dyn PartitionFetcher, id: TaskId) -> Result<()> {
+        self.follow_full_inputs(consumer, id)?;
+        if let Some(task) = self.tasks.get_mut(&id) {
+            self.commit_requested |= task.commit_requested()?;
+        }
+        Ok(())
+    }
+
     /// Stops fetching the inputs of task `id` whose buffer its processor says is full, and
     /// fetches again those that have room now (unless the whole task is paused).
     fn follow_full_inputs(&mut self, consumer: &dyn PartitionFetcher, id: TaskId) -> Result<()> {
@@ -537,7 +550,7 @@ impl TaskManager {
             if !self.send(consumer, id, outputs)? {
                 return Ok(());
             }
-            self.follow_full_inputs(consumer, id)?;
+            self.follow_step(consumer, id)?;
         }
         Ok(())
     }
@@ -580,7 +593,7 @@ impl TaskManager {
             if !self.send(consumer, *id, outputs)? {
                 return Ok(());
             }
-            self.follow_full_inputs(consumer, *id)?;
+            self.follow_step(consumer, *id)?;
         }
         self.shared.metrics.lags_found(self.index, known_lags);
         Ok(())
@@ -617,7 +630,7 @@ impl TaskManager {
     }
 
     /// Commits when the commit interval is over, or early when the tasks hold more
-    /// uncommitted bytes than the thread's share of the budget.
+    /// uncommitted bytes than the thread's share of the budget or a task asked for it.
     pub fn maybe_commit(&mut self, consumer: &dyn GroupConsumer) -> Result<()> {
         let due = self.time_to_commit().is_zero();
         let over_budget = self.shared.uncommitted_bytes.share().is_some_and(|share| {
@@ -631,6 +644,8 @@ impl TaskManager {
             self.commit(consumer, CommitTrigger::Interval)?
         } else if over_budget {
             self.commit(consumer, CommitTrigger::Budget)?
+        } else if self.commit_requested {
+            self.commit(consumer, CommitTrigger::Requested)?
         } else {
             false
         };
@@ -648,6 +663,8 @@ impl TaskManager {
     /// Commits the running tasks. Returns false when the work was rolled back (or the tasks
     /// were given up) instead.
     fn commit(&mut self, consumer: &dyn GroupConsumer, trigger: CommitTrigger) -> Result<bool> {
+        // Committed or rolled back, no task's request is left open.
+        self.commit_requested = false;
         let running = self.running_tasks();
         let flow = self.barrier.commit(
             consumer,

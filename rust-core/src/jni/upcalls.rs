@@ -340,6 +340,20 @@ impl TaskProcessor for JvmTaskProcessor {
         Ok(framing::offsets(&bytes)?.into_keys().collect())
     }
 
+    fn commit_requested(&mut self) -> Result<bool, ProcessorError> {
+        let runner = &self.0;
+        upcall(&runner.vm, |env| {
+            Ok(env
+                .call_method(
+                    &*runner.runner,
+                    jni_str!("commitRequested"),
+                    jni_sig!("()Z"),
+                    &[],
+                )?
+                .z()?)
+        })
+    }
+
     fn punctuate(&mut self) -> Result<ProducedRecords, ProcessorError> {
         let sig = jni_sig!("()Ljava/nio/ByteBuffer;");
         self.0.call_for_produced(jni_str!("punctuate"), &sig)

@@ -26,7 +26,8 @@ use crate::engine::thread;
 use crate::engine::topology::TaskId;
 use crate::engine::topology::{ResolvedSubtopology, ResolvedTopology};
 use crate::kafka::{
-    Admin, ClientError, OffsetReset, ProducedRecord, ProducedRecords, RecordRun, TransactionFailure,
+    Admin, ClientError, DeliveredOffsets, OffsetReset, ProducedRecord, ProducedRecords, RecordRun,
+    TransactionFailure,
 };
 use crate::store::TopicPartition;
 
@@ -97,6 +98,10 @@ struct EchoProcessor {
     poison: Option<&'static str>,
     /// What it produced in a batch that failed.
     produced_before_failure: ProducedRecords,
+    /// The input value after which it asks for a commit, as `ProcessorContext#commit` does.
+    commit_after: Option<&'static str>,
+    /// It asked for a commit that has not been made yet.
+    commit_asked: bool,
     /// How many times it answers that its inputs are full once it processed its first
     /// record; `None` before then.
     full_answers_left: Option<usize>,
@@ -131,6 +136,9 @@ impl TaskProcessor for EchoProcessor {
                     return Err(
                         format!("cannot process {}", self.poison.unwrap_or_default()).into(),
                     );
+                }
+                if value.as_deref() == self.commit_after.map(str::as_bytes) {
+                    self.commit_asked = true;
                 }
                 let partition = Some(run.partition.partition);
                 produced.push(&ProducedRecord::new(
@@ -208,6 +216,18 @@ impl TaskProcessor for EchoProcessor {
         })
     }
 
+    fn commit_requested(&mut self) -> std::result::Result<bool, ProcessorError> {
+        Ok(self.commit_asked)
+    }
+
+    fn committed(
+        &mut self,
+        _delivered: &DeliveredOffsets,
+    ) -> std::result::Result<(), ProcessorError> {
+        self.commit_asked = false;
+        Ok(())
+    }
+
     fn rolled_back(&mut self, _cause: &str) -> std::result::Result<(), ProcessorError> {
         self.journal.calls().push(Call::RolledBack(self.task));
         Ok(())
@@ -226,6 +246,7 @@ struct EchoFactory {
     journal: Arc<Journal>,
     on_send_failed: OnSendFailed,
     poison: Arc<Mutex<Option<&'static str>>>,
+    commit_after: Arc<Mutex<Option<&'static str>>>,
     /// How many times each processor created from now on says its input is full after it
     /// processed its first record.
     full_answers: Arc<AtomicUsize>,
@@ -243,6 +264,8 @@ impl ProcessorFactory for EchoFactory {
             on_send_failed: self.on_send_failed,
             poison: *self.poison.lock().unwrap(),
             produced_before_failure: ProducedRecords::new(),
+            commit_after: *self.commit_after.lock().unwrap(),
+            commit_asked: false,
             full_answers_left: None,
             full_answers: self.full_answers.load(Ordering::Relaxed),
         }))
@@ -267,6 +290,8 @@ struct Harness {
     full_answers: Arc<AtomicUsize>,
     /// The input value every processor created from now on fails on.
     poison: Arc<Mutex<Option<&'static str>>>,
+    /// The input value after which every processor created from now on asks for a commit.
+    commit_after: Arc<Mutex<Option<&'static str>>>,
     metrics: Arc<EngineMetrics>,
     shared: Arc<ThreadShared>,
     stop: Arc<AtomicBool>,
@@ -310,6 +335,7 @@ impl Harness {
         let journal = Arc::new(Journal::default());
         let full_answers = Arc::new(AtomicUsize::new(0));
         let poison = Arc::new(Mutex::new(None));
+        let commit_after = Arc::new(Mutex::new(None));
         let metrics = Arc::new(EngineMetrics::default());
         let topology = ResolvedTopology {
             subtopologies: vec![ResolvedSubtopology {
@@ -332,6 +358,7 @@ impl Harness {
                 journal: Arc::clone(&journal),
                 on_send_failed,
                 poison: Arc::clone(&poison),
+                commit_after: Arc::clone(&commit_after),
                 full_answers: Arc::clone(&full_answers),
             }),
             restore_listener: None,
@@ -345,6 +372,7 @@ impl Harness {
             journal,
             full_answers,
             poison,
+            commit_after,
             metrics,
             shared,
             stop,
@@ -430,6 +458,29 @@ fn everything_polled_is_written_and_committed_once() {
     assert_eq!(harness.output(), every_input());
     assert_eq!(harness.kafka.committed(), every_input_committed());
     assert_eq!(harness.dirty_closes(), 0);
+}
+
+#[test]
+fn a_commit_a_task_asks_for_is_made_without_waiting_for_the_commit_interval() {
+    let harness = Harness::new(
+        "exactly_once_v2",
+        OnSendFailed::Fail,
+        &[("commit.interval.ms", "3600000")],
+    );
+    *harness.commit_after.lock().unwrap() = Some("a1");
+    harness.kafka.script([
+        both_inputs(),
+        Poll::FetchFrom(input(0)),
+        Poll::FetchFrom(input(1)),
+    ]);
+    harness.run().unwrap();
+    let commits = harness.kafka.commits();
+    // The first commit is the one asked for, right after the batch that asked; the thread's
+    // clean close makes the second.
+    assert_eq!(commits.len(), 2, "{commits:?}");
+    assert_eq!(commits[0].offsets, BTreeMap::from([(input(0), 3)]));
+    assert_eq!(sorted(commits[0].visible.clone()), ["a0", "a1", "a2"]);
+    assert_eq!(harness.output(), every_input());
 }
 
 #[test]

@@ -523,6 +523,47 @@ class KafkaStreamsOnEngineTest {
     }
 
     @Test
+    void aCommitAProcessorAsksForIsMadeWithoutWaitingForTheCommitInterval() throws Exception {
+        BROKER.createTopic("asked-input", 1);
+        BROKER.createTopic("asked-output", 1);
+        final Properties props = props("asked-app");
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        // Longer than the test waits: only the commit the processor asks for makes the output visible.
+        props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, Duration.ofMinutes(10).toMillis());
+        props.put(StreamsConfig.producerPrefix(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG), (int) Duration.ofMinutes(10).toMillis());
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream("asked-input", Consumed.with(Serdes.String(), Serdes.String()))
+            .process(() -> new Processor<String, String, String, String>() {
+                private ProcessorContext<String, String> context;
+
+                @Override
+                public void init(final ProcessorContext<String, String> context) {
+                    this.context = context;
+                }
+
+                @Override
+                public void process(final Record<String, String> record) {
+                    context.forward(record);
+                    if ("commit".equals(record.value())) {
+                        context.commit();
+                    }
+                }
+            })
+            .to("asked-output", Produced.with(Serdes.String(), Serdes.String()));
+        final KafkaStreams streams = new KafkaStreams(builder.build(), props);
+        started.add(streams);
+        streams.start();
+        waitFor(() -> streams.state() == KafkaStreams.State.RUNNING, "the client to be RUNNING");
+        produce("asked-input", List.of("first", "commit"));
+        final List<String> output = new ArrayList<>();
+        try (KafkaConsumer<String, String> consumer = consumer(StringDeserializer.class)) {
+            consumer.subscribe(List.of("asked-output"));
+            consumeUntil(consumer, output, 2);
+        }
+        assertEquals(List.of("first", "commit"), output);
+    }
+
+    @Test
     void closeFromTheStateListenerAndCloseWithZeroTimeout() throws Exception {
         BROKER.createTopic("close-input", 1);
         final StreamsBuilder builder = new StreamsBuilder();

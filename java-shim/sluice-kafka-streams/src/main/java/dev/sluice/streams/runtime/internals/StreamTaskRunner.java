@@ -198,6 +198,11 @@ final class StreamTaskRunner implements TaskRunner {
     }
 
     @Override
+    public boolean commitRequested() {
+        return guarded(() -> running && task.commitRequested() && task.commitNeeded());
+    }
+
+    @Override
     public void updateLags(final byte[] lags) {
         guarded(() -> {
             consumer.lags(OffsetFraming.read(lags));

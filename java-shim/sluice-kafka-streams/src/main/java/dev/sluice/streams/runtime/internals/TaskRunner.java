@@ -42,6 +42,13 @@ public interface TaskRunner {
      */
     byte[] fullInputs();
 
+    /**
+     * After each {@link #process} and {@link #punctuate}: whether the task asked for a commit
+     * ({@code ProcessorContext#commit}) and has work to commit; the engine then commits the thread's tasks
+     * without waiting for {@code commit.interval.ms}, as a Kafka Streams thread does.
+     */
+    boolean commitRequested();
+
     /** Called on every loop iteration while the task runs: wall-clock punctuation when due; returns framed produced records. */
     ByteBuffer punctuate();
 

@@ -433,6 +433,47 @@ class StreamTaskRunnerTest {
     }
 
     @Test
+    void aCommitTheProcessorAsksForIsReportedUntilTheTaskCommitted() throws Exception {
+        try (TaskRunnerFixture fixture = new TaskRunnerFixture(StreamTaskRunnerTest::committingOnRequest, new Properties())) {
+            final TaskRunner task = fixture.running(0, 0);
+            assertFalse(task.commitRequested(), "nothing asked yet");
+            task.process(batch(List.of(record("events", 0, 0L, 1_000L, bytes("a"), bytes("a")))));
+            assertFalse(task.commitRequested(), "processing alone asks for no commit");
+            task.process(batch(List.of(record("events", 0, 1L, 2_000L, bytes("commit"), bytes("b")))));
+            assertTrue(task.commitRequested(), "the processor called ProcessorContext#commit");
+            task.flush();
+            task.committableOffsets();
+            task.committed(deliveredOffsets(Map.of()));
+            assertFalse(task.commitRequested(), "the commit answered the request");
+            task.close(true);
+        }
+    }
+
+    /** Passes records on; one keyed "commit" asks for a commit. */
+    static Topology committingOnRequest() {
+        final Topology topology = new Topology();
+        topology.addSource("source", new ByteArrayDeserializer(), new ByteArrayDeserializer(), "events");
+        topology.addProcessor("committing", () -> new Processor<byte[], byte[], byte[], byte[]>() {
+            private ProcessorContext<byte[], byte[]> context;
+
+            @Override
+            public void init(final ProcessorContext<byte[], byte[]> context) {
+                this.context = context;
+            }
+
+            @Override
+            public void process(final Record<byte[], byte[]> record) {
+                if ("commit".equals(new String(record.key(), StandardCharsets.UTF_8))) {
+                    context.commit();
+                }
+                context.forward(record);
+            }
+        }, "source");
+        topology.addSink("sink", "passed", new ByteArraySerializer(), new ByteArraySerializer(), "committing");
+        return topology;
+    }
+
+    @Test
     void punctuatesOnStreamTimeAfterProcessingAndOnWallClockTimeWhenDue() throws Exception {
         try (TaskRunnerFixture fixture = new TaskRunnerFixture(StreamTaskRunnerTest::punctuating, new Properties())) {
             final TaskRunner task = fixture.running(0, 0);
