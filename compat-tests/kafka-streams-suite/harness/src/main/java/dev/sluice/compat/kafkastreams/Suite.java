@@ -34,7 +34,7 @@ record Suite(String name, String title, String selectionRule, List<String> testJ
      * Fits the slowest integration classes measured on two cores, with room to spare, and keeps a class
      * that hangs from taking the rest of the run's time.
      */
-    private static final Duration INTEGRATION_CLASS_TIMEOUT = Duration.ofMinutes(10);
+    private static final Duration INTEGRATION_CLASS_TIMEOUT = Duration.ofMinutes(15);
     /**
      * The invocations that repeat a test under the streams rebalance protocol (KIP-1071), by their display
      * names, which name it by the parameter that picks it (a group protocol, or a flag under one of three
