@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * One test's result in one run. {@code id} is JUnit's unique id, the same in every run of the same
@@ -15,6 +17,29 @@ record TestOutcome(String id, String name, Status status, String message) {
 
     /** Ends the name of an outcome of a whole class rather than of one of its tests. */
     static final String WHOLE_CLASS = " (whole class)";
+    /** The number JUnit gives an invocation of a parameterized test, at the end of its id. */
+    private static final Pattern NUMBERED_INVOCATION = Pattern.compile("/\\[test-template-invocation:#\\d+]$");
+    /** A display name that spells an invocation's parameters after its number. */
+    private static final Pattern NUMBERED_NAME = Pattern.compile("^.*? \\[\\d+] (.+)$");
+
+    /**
+     * What identifies the test across runs: its id, except that an invocation of a parameterized test whose
+     * name spells its parameters is known by them rather than by its number, since some tests draw their
+     * parameters at random and number the invocations in the order drawn.
+     */
+    String key() {
+        final Matcher invocation = NUMBERED_INVOCATION.matcher(id);
+        final Matcher parameters = NUMBERED_NAME.matcher(name);
+        if (invocation.find() && parameters.matches()) {
+            return id.substring(0, invocation.start()) + " " + parameters.group(1);
+        }
+        return id;
+    }
+
+    /** Whether this outcome's key spells the invocation's parameters: another run may not have drawn them. */
+    boolean keyedByParameters() {
+        return !key().equals(id);
+    }
 
     /** One line of a results file. */
     String line() {

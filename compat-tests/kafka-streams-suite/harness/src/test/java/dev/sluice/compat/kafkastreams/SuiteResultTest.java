@@ -77,6 +77,38 @@ class SuiteResultTest {
             List.copyOf(result.notRunnableByReason().keySet()));
     }
 
+    @Test
+    void invocationsThatSpellTheirParametersAreMatchedByThemNotByTheirNumber() {
+        final List<TestOutcome> apache = List.of(
+            drawn("IQv2StoreIntegrationTest", 1, "cache=true, store=ROCKS_KV", TestOutcome.Status.PASSED),
+            drawn("IQv2StoreIntegrationTest", 2, "cache=false, store=ROCKS_KV", TestOutcome.Status.PASSED),
+            drawn("IQv2StoreIntegrationTest", 3, "cache=false, store=IN_MEMORY_KV", TestOutcome.Status.PASSED),
+            drawn("EosIntegrationTest", 1, "groupProtocol=classic", TestOutcome.Status.PASSED));
+        final List<TestOutcome> sluice = List.of(
+            // The same parameters drawn in another order; IN_MEMORY_KV not drawn at all.
+            drawn("IQv2StoreIntegrationTest", 1, "cache=false, store=ROCKS_KV", TestOutcome.Status.FAILED),
+            drawn("IQv2StoreIntegrationTest", 2, "cache=true, store=ROCKS_KV", TestOutcome.Status.PASSED),
+            new TestOutcome(CLASS + "EosIntegrationTest]", "EosIntegrationTest" + TestOutcome.WHOLE_CLASS,
+                TestOutcome.Status.FAILED, "timed out after 900 s and was ended, 0 tests finished"));
+
+        final SuiteResult result = result(apache, sluice).rows().get(0);
+
+        assertEquals(List.of(
+                "IQv2StoreIntegrationTest.verifyStore [1] cache=false, store=ROCKS_KV: FAILED",
+                "EosIntegrationTest.verifyStore [1] groupProtocol=classic: did not run on Sluice"),
+            result.regressions().stream().map(test -> test.name() + ": "
+                + (test.message().isEmpty() ? test.status() : test.message())).toList(),
+            "an invocation missing from a class that ended early is missing; one its run went through was not drawn");
+    }
+
+    /** Invocation {@code number} of a parameterized test of {@code testClass}, its parameters spelled out. */
+    private static TestOutcome drawn(final String testClass, final int number, final String parameters,
+                                     final TestOutcome.Status status) {
+        return new TestOutcome(
+            CLASS + testClass + "]/[test-template:verifyStore()]/[test-template-invocation:#" + number + "]",
+            testClass + ".verifyStore [" + number + "] " + parameters, status, "");
+    }
+
     private static SuiteResult result(final List<TestOutcome> apache, final List<TestOutcome> sluice) {
         return new SuiteResult(Suite.integration(IntegrationParts.ALL), List.of(), Map.of(), Set.of(),
             new SuiteResult.Run(apache, 1, Map.of()), new SuiteResult.Run(sluice, 1, Map.of()));
