@@ -30,6 +30,9 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
@@ -729,6 +732,49 @@ class KafkaStreamsOnEngineTest {
         assertEquals(2, aliveStreamThreads(streams));
         waitFor(() -> streams.state() == KafkaStreams.State.RUNNING && threadNames(streams).size() == 2,
             "the client to run with two threads");
+    }
+
+    @Test
+    void threadsAddedAndRemovedConcurrentlyLeaveTheThreadsThereWereEachListed() throws Exception {
+        BROKER.createTopic("concurrent-threads-input", 2);
+        BROKER.createTopic("concurrent-threads-output", 2);
+        final Properties props = props("concurrent-threads-app");
+        props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 2);
+        final KafkaStreams streams =
+            new KafkaStreams(wordCount("concurrent-threads-input", "concurrent-threads-output"), props);
+        started.add(streams);
+        streams.start();
+        waitFor(() -> streams.state() == KafkaStreams.State.RUNNING && threadNames(streams).size() == 2,
+            "the client to run with two threads");
+        final String added = streams.addStreamThread().orElseThrow();
+        assertEquals(Set.of("concurrent-threads-app-StreamThread-1", "concurrent-threads-app-StreamThread-2", added),
+            threadNames(streams), "a thread is listed as soon as it is added");
+        assertEquals(Optional.of("concurrent-threads-app-StreamThread-1"), streams.removeStreamThread());
+
+        // Each removal stops the oldest thread, so threads just added are soon all there is, some before they
+        // have had an assignment; a number one removal frees and the next addition takes must never be
+        // forgotten under its new owner.
+        final ExecutorService changers = Executors.newFixedThreadPool(5);
+        final List<Future<?>> changes = new ArrayList<>();
+        for (int changer = 0; changer < 5; changer++) {
+            changes.add(changers.submit(() -> {
+                for (int round = 0; round < 4; round++) {
+                    assertTrue(streams.addStreamThread().isPresent(), "a thread added");
+                    streams.metadataForLocalThreads();
+                    assertTrue(streams.removeStreamThread().isPresent(), "a thread removed");
+                }
+                return null;
+            }));
+        }
+        changers.shutdown();
+        assertTrue(changers.awaitTermination(120, TimeUnit.SECONDS), "the changes to end");
+        for (final Future<?> change : changes) {
+            change.get();
+        }
+        assertEquals(2, aliveStreamThreads(streams));
+        assertEquals(2, streams.metadataForLocalThreads().size(), threadNames(streams).toString());
+        waitFor(() -> streams.state() == KafkaStreams.State.RUNNING && threadNames(streams).size() == 2,
+            "the client to run with two threads again: " + threadNames(streams));
     }
 
     private static Set<String> threadNames(final KafkaStreams streams) {

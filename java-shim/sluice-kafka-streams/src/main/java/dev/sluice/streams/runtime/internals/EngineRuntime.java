@@ -70,6 +70,12 @@ public final class EngineRuntime implements AutoCloseable {
     private volatile boolean closed;
     /** Held while the engine is told whether the topology is paused, so that the latest state is the one it keeps. */
     private final Object pauseLock = new Object();
+    /**
+     * Held while an engine thread is added, removed, reaped or taken out, from the engine's change to the
+     * bookkeeping of it: a number freed by one is given to the next, and what the thread that had it
+     * reported must be forgotten before its successor reports under the same name.
+     */
+    private final Object threadChanges = new Object();
 
     public EngineRuntime(final TopologyMetadata topologyMetadata,
                          final StreamsConfig config,
@@ -239,9 +245,11 @@ public final class EngineRuntime implements AutoCloseable {
      * thread's share of the record cache and of the uncommitted-bytes budget shrinks, as in Kafka Streams.
      */
     public String addThread() {
-        final String name = NativeEngine.addThread(runningHandle());
-        environment.threadAdded();
-        return name;
+        synchronized (threadChanges) {
+            final String name = NativeEngine.addThread(runningHandle());
+            environment.threadAdded(name);
+            return name;
+        }
     }
 
     /**
@@ -253,21 +261,23 @@ public final class EngineRuntime implements AutoCloseable {
      * @throws org.apache.kafka.common.errors.TimeoutException when it has not stopped within {@code timeout}
      */
     public Optional<String> removeThread(final Duration timeout) {
-        final long running = runningHandle();
-        environment.threadStopping();
-        final Optional<String> name;
-        try {
-            name = Optional.ofNullable(NativeEngine.removeThread(running, timeout.toMillis()));
-        } catch (final RuntimeException e) {
-            // A thread that did not stop in time goes on stopping, and is reaped once it has ended; any
-            // other failure stopped none.
-            if (!(e instanceof TimeoutException)) {
-                environment.threadAdded();
+        synchronized (threadChanges) {
+            final long running = runningHandle();
+            environment.threadStopping();
+            final Optional<String> name;
+            try {
+                name = Optional.ofNullable(NativeEngine.removeThread(running, timeout.toMillis()));
+            } catch (final RuntimeException e) {
+                // A thread that did not stop in time goes on stopping, and is reaped once it has ended; any
+                // other failure stopped none.
+                if (!(e instanceof TimeoutException)) {
+                    environment.threadKept();
+                }
+                throw e;
             }
-            throw e;
+            name.ifPresentOrElse(environment::threadGone, environment::threadKept);
+            return name;
         }
-        name.ifPresentOrElse(environment::threadGone, environment::threadAdded);
-        return name;
     }
 
     /**
@@ -280,9 +290,11 @@ public final class EngineRuntime implements AutoCloseable {
             return;
         }
         try {
-            for (String name = NativeEngine.reapRetiredThread(running); name != null;
-                 name = NativeEngine.reapRetiredThread(running)) {
-                environment.threadGone(name);
+            synchronized (threadChanges) {
+                for (String name = NativeEngine.reapRetiredThread(running); name != null;
+                     name = NativeEngine.reapRetiredThread(running)) {
+                    environment.threadGone(name);
+                }
             }
         } catch (final RuntimeException e) {
             if (!closed) {
@@ -316,11 +328,13 @@ public final class EngineRuntime implements AutoCloseable {
      * @throws org.apache.kafka.streams.errors.StreamsException carrying the error it stopped with
      */
     public void takeStoppedThread(final String name) {
-        try {
-            NativeEngine.takeStoppedThread(runningHandle(), name);
-        } finally {
-            environment.threadStopping();
-            environment.threadGone(name);
+        synchronized (threadChanges) {
+            try {
+                NativeEngine.takeStoppedThread(runningHandle(), name);
+            } finally {
+                environment.threadStopping();
+                environment.threadGone(name);
+            }
         }
     }
 

@@ -11,8 +11,8 @@ import org.apache.kafka.streams.processor.TaskId;
  * rebalance began (PARTITIONS_REVOKED), the thread has its assignment and tasks of it still restore
  * (PARTITIONS_ASSIGNED), or every task it was assigned has run (RUNNING, until its next rebalance: a task
  * restoring again later, revived after a corrupt store, does not take the thread back). A thread that has
- * not had its first assignment yet counts as in a rebalance. Threads come and go as they are added,
- * removed or replaced. Thread-safe.
+ * not had its first assignment yet counts as in a rebalance. A thread added while the client runs is
+ * STARTING until it reports. Threads come and go as they are added, removed or replaced. Thread-safe.
  */
 final class EngineThreadAssignments {
 
@@ -22,6 +22,8 @@ final class EngineThreadAssignments {
     private final Set<String> running = new HashSet<>();
     /** Every thread that reported a rebalance, in a rebalance since its last one began. */
     private final Set<String> rebalancing = new HashSet<>();
+    /** Threads added while the client runs that have not reported yet. */
+    private final Set<String> starting = new HashSet<>();
     private long rebalancesStarted;
 
     EngineThreadAssignments(final int threadCount) {
@@ -32,8 +34,14 @@ final class EngineThreadAssignments {
         return threadCount;
     }
 
-    /** One more engine thread runs; it is in a rebalance until its first assignment. */
-    synchronized void threadAdded() {
+    /** One more engine thread runs, {@code thread}; it is STARTING until it reports a rebalance. */
+    synchronized void threadAdded(final String thread) {
+        threadCount++;
+        starting.add(thread);
+    }
+
+    /** A thread that was to stop did not: it counts again. */
+    synchronized void threadKept() {
         threadCount++;
     }
 
@@ -44,6 +52,7 @@ final class EngineThreadAssignments {
 
     /** {@code thread} has ended: what it reported goes. */
     synchronized void threadGone(final String thread) {
+        starting.remove(thread);
         restoring.remove(thread);
         running.remove(thread);
         rebalancing.remove(thread);
@@ -51,6 +60,7 @@ final class EngineThreadAssignments {
 
     /** A rebalance began on {@code thread}. */
     synchronized void started(final String thread) {
+        starting.remove(thread);
         restoring.remove(thread);
         running.remove(thread);
         rebalancing.add(thread);
@@ -59,6 +69,7 @@ final class EngineThreadAssignments {
 
     /** {@code thread} owns {@code tasks} now, of which {@code alreadyRunning} (or more) run. */
     synchronized void assigned(final String thread, final Set<TaskId> tasks, final Set<TaskId> alreadyRunning) {
+        starting.remove(thread);
         rebalancing.remove(thread);
         final Set<TaskId> waiting = new HashSet<>(tasks);
         waiting.removeAll(alreadyRunning);
@@ -83,12 +94,13 @@ final class EngineThreadAssignments {
     }
 
     /**
-     * The state of each thread that has reported a rebalance, as Kafka Streams names stream thread
-     * states: PARTITIONS_REVOKED in a rebalance, PARTITIONS_ASSIGNED while tasks of its assignment
-     * restore, RUNNING once every one runs.
+     * The state of each thread that was added or has reported a rebalance, as Kafka Streams names stream
+     * thread states: STARTING before it reports, PARTITIONS_REVOKED in a rebalance, PARTITIONS_ASSIGNED
+     * while tasks of its assignment restore, RUNNING once every one runs.
      */
     synchronized Map<String, String> threadStates() {
         final Map<String, String> states = new HashMap<>();
+        starting.forEach(thread -> states.put(thread, "STARTING"));
         rebalancing.forEach(thread -> states.put(thread, "PARTITIONS_REVOKED"));
         restoring.keySet().forEach(thread -> states.put(thread, "PARTITIONS_ASSIGNED"));
         running.forEach(thread -> states.put(thread, "RUNNING"));

@@ -269,9 +269,14 @@ final class TaskEnvironment implements TaskFactory {
         return assignments.threadCount();
     }
 
-    /** One more engine thread runs. */
-    void threadAdded() {
-        assignments.threadAdded();
+    /** One more engine thread runs, {@code name}. */
+    void threadAdded(final String name) {
+        assignments.threadAdded(name);
+    }
+
+    /** An engine thread that was asked to stop did not: it counts again. */
+    void threadKept() {
+        assignments.threadKept();
     }
 
     /**

@@ -58,7 +58,7 @@ class ThreadSharesTest {
         try (TaskRunnerFixture fixture = new TaskRunnerFixture(count(false), cache(120_000, 2))) {
             final TaskEnvironment environment = fixture.environment();
             assertEquals(60_000, environment.cacheBytesPerThread());
-            environment.threadAdded();
+            environment.threadAdded("app-StreamThread-3");
             assertEquals(40_000, environment.cacheBytesPerThread());
             // A thread asked to stop gives its share up at once, before it has ended.
             environment.threadStopping();
@@ -85,7 +85,7 @@ class ThreadSharesTest {
             assertEquals(List.of(), produced(task.process(batch(records))), "60 000 bytes hold every count");
 
             for (int added = 0; added < 18; added++) {
-                environment.threadAdded();
+                environment.threadAdded("app-StreamThread-" + (3 + added));
             }
             assertEquals(6_000, environment.cacheBytesPerThread());
             assertEquals(List.of(), produced(task.punctuate()), "the cache takes its new share at its thread's loop turn");
@@ -110,7 +110,7 @@ class ThreadSharesTest {
             assertEquals(0, global.uncommittedBytes(), "100 000 bytes hold every entry: none reached the store");
 
             for (int added = 0; added < 48; added++) {
-                environment.threadAdded();
+                environment.threadAdded("app-StreamThread-" + (3 + added));
             }
             global.process(batch(List.of(record("global-input", 0, 150, 2_000L, bytes("key-150"), bytes("v")))));
             assertTrue(global.uncommittedBytes() > 0, "the shrunk cache evicted into the store");
