@@ -10,8 +10,10 @@
 //! Batches of produced records come back from Java in a direct `ByteBuffer` the task runner
 //! reuses, so that the seam leaves no garbage on the Java heap per batch; they are read with
 //! `GetDirectBufferAddress` + `GetDirectBufferCapacity`.
+//!
+//! The few `String[]` that cross (names, never per record) go through the `jni` crate.
 
-use jni::objects::{JByteArray, JByteBuffer};
+use jni::objects::{JByteArray, JByteBuffer, JObjectArray, JString};
 use jni::sys::{jbyte, jbyteArray, jsize};
 use jni::Env;
 
@@ -159,6 +161,19 @@ pub(crate) fn new_byte_array<'local>(
         );
         Ok(JByteArray::from_raw(env, array))
     }
+}
+
+/// A new `String[]` holding `texts` in their order.
+pub(crate) fn new_string_array<'local>(
+    env: &mut Env<'local>,
+    texts: impl ExactSizeIterator<Item = String>,
+) -> Result<JObjectArray<'local, JString<'local>>, NativeError> {
+    let array = JObjectArray::<JString>::new(env, texts.len(), JString::null())?;
+    for (i, text) in texts.enumerate() {
+        let text = env.new_string(text)?;
+        array.set_element(env, i, &text)?;
+    }
+    Ok(array)
 }
 
 /// A new `byte[]` holding `bytes`, or null for `None` (a missing value).

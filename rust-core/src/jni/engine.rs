@@ -10,12 +10,12 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use jni::objects::{JByteArray, JClass, JObject, JString};
+use jni::objects::{JByteArray, JClass, JObject, JObjectArray, JString};
 use jni::sys::{jboolean, jlong};
 use jni::{Env, EnvUnowned};
 use once_cell::sync::Lazy;
 
-use super::arrays::{new_byte_array, read_bytes};
+use super::arrays::{new_byte_array, new_string_array, read_bytes};
 use super::errors::{JavaException, NativeError, ThrowJavaException};
 use super::handles::HandleTable;
 use super::record_framing;
@@ -176,6 +176,24 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_ad
     .resolve::<ThrowJavaException>()
 }
 
+/// The names of the engine threads that run, oldest first.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_threadNames<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> JObjectArray<'local, JString<'local>> {
+    env.with_env(
+        |env| -> Result<JObjectArray<'local, JString<'local>>, NativeError> {
+            let names = with_engine(handle, |engine| Ok(engine.thread_names()))?;
+            new_string_array(env, names.into_iter())
+        },
+    )
+    .resolve::<ThrowJavaException>()
+}
+
 /// Stops the oldest engine thread, waiting up to `timeout_ms`; returns its name, or null when
 /// no thread runs.
 #[unsafe(no_mangle)]
@@ -270,12 +288,12 @@ fn java_string_or_null<'local>(
     }
 }
 
-/// Runs `operation` on the engine behind `handle`; a closed engine is an illegal state.
 fn read_topology(env: &Env<'_>, json: &JByteArray<'_>) -> Result<TopologyDescription, NativeError> {
     serde_json::from_slice(&read_bytes(env, json, "topology")?)
         .map_err(|e| NativeError::new(JavaException::IllegalArgument, format!("topology: {e}")))
 }
 
+/// Runs `operation` on the engine behind `handle`; a closed engine is an illegal state.
 fn with_engine<T>(
     handle: jlong,
     operation: impl FnOnce(&mut Engine) -> Result<T, EngineError>,

@@ -13,7 +13,9 @@ use jni::objects::{JByteArray, JClass, JObjectArray, JString};
 use jni::sys::{jboolean, jint, jlong};
 use jni::EnvUnowned;
 
-use super::arrays::{new_optional_byte_array, read_bytes, read_optional_bytes, with_bytes};
+use super::arrays::{
+    new_optional_byte_array, new_string_array, read_bytes, read_optional_bytes, with_bytes,
+};
 use super::errors::{JavaException, NativeError, ThrowJavaException};
 use super::framing;
 use super::reads::{isolation, order, register_scan};
@@ -80,16 +82,11 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeKeyValueSto
                     .iter()
                     .map(|(name, value)| (name.as_str(), value.as_str())),
             );
-            let array = JObjectArray::<JString>::new(env, 2 * refusals.len(), JString::null())?;
-            for (i, text) in refusals
+            let texts: Vec<String> = refusals
                 .into_iter()
                 .flat_map(|(name, reason)| [name, reason])
-                .enumerate()
-            {
-                let text = env.new_string(text)?;
-                array.set_element(env, i, &text)?;
-            }
-            Ok(array)
+                .collect();
+            new_string_array(env, texts.into_iter())
         },
     )
     .resolve::<ThrowJavaException>()

@@ -800,6 +800,29 @@ class KafkaStreamsOnEngineTest {
     private static final Duration SETTLE = Duration.ofSeconds(3);
 
     @Test
+    void aThreadsMetricsAreThereFromTheMomentItStarts() throws Exception {
+        BROKER.createTopic("thread-metrics-input", 1);
+        BROKER.createTopic("thread-metrics-output", 1);
+        final KafkaStreams streams =
+            new KafkaStreams(upperCase("thread-metrics-input", "thread-metrics-output"), props("thread-metrics-app"));
+        started.add(streams);
+        streams.start();
+        assertEquals(Set.of("thread-metrics-app-StreamThread-1"), threadsWithPollTotal(streams),
+            "listed before the thread has joined the group or turned its loop");
+        final String added = streams.addStreamThread().orElseThrow();
+        assertEquals(Set.of("thread-metrics-app-StreamThread-1", added), threadsWithPollTotal(streams));
+        assertEquals(Optional.of("thread-metrics-app-StreamThread-1"), streams.removeStreamThread());
+        assertEquals(Set.of(added), threadsWithPollTotal(streams));
+    }
+
+    private static Set<String> threadsWithPollTotal(final KafkaStreams streams) {
+        return streams.metrics().keySet().stream()
+            .filter(metric -> metric.name().equals("poll-total"))
+            .map(metric -> metric.tags().get("thread-id"))
+            .collect(Collectors.toSet());
+    }
+
+    @Test
     void aPausedClientOutputsNothingStaysRunningInTheGroupAndResumesWhereItStopped() throws Exception {
         BROKER.createTopic("pause-input", 2);
         BROKER.createTopic("pause-output", 2);

@@ -133,6 +133,7 @@ public final class EngineRuntime implements AutoCloseable {
         properties.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, String.valueOf(topologyMetadata.numStreamThreads(config)));
         handle = NativeEngine.start(topology, RuntimeFraming.properties(properties), environment,
             progress, isTopologyPaused());
+        environment.threadsStarted(NativeEngine.threadNames(handle));
     }
 
     /**

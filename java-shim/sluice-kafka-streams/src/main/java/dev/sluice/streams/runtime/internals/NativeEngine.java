@@ -60,6 +60,9 @@ final class NativeEngine {
      */
     static native void updateTopology(long handle, byte[] topologyJson);
 
+    /** The names of the engine threads that run, oldest first. */
+    static native String[] threadNames(long handle);
+
     /** Starts one more engine thread, numbered with the lowest free index; returns its name. */
     static native String addThread(long handle);
 

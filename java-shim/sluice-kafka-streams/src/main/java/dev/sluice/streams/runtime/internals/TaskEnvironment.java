@@ -55,7 +55,7 @@ final class TaskEnvironment implements TaskFactory {
     /** Holders of a share of the record cache besides the engine threads: the global thread, when there is one. */
     private final int globalThreads;
     private final Map<Thread, EngineThreadCache> threadCaches = new ConcurrentHashMap<>();
-    private final Map<Thread, EngineThreadMetrics> threadMetrics = new ConcurrentHashMap<>();
+    private final Map<String, EngineThreadMetrics> threadMetrics = new ConcurrentHashMap<>();
     private final Map<TaskId, StreamTaskRunner> runningTasks = new ConcurrentHashMap<>();
     private final EngineThreadAssignments assignments;
     private final UUID processId;
@@ -257,11 +257,26 @@ final class TaskEnvironment implements TaskFactory {
         return totalCacheBytes / Math.max(1, assignments.threadCount() + globalThreads);
     }
 
-    /** The thread-level metrics of the calling engine thread, registered when it first asks (it creates a task). */
+    /** The thread-level metrics of the calling engine thread. */
     EngineThreadMetrics threadMetrics() {
-        return threadMetrics.computeIfAbsent(Thread.currentThread(), thread ->
-            new EngineThreadMetrics(thread.getName(), metrics, time.milliseconds(), processId.toString(),
-                () -> assignments.threadState(thread.getName())));
+        return threadMetrics(Thread.currentThread().getName());
+    }
+
+    /**
+     * The thread-level metrics of engine thread {@code name}, registered when the thread starts, as Kafka
+     * Streams registers a stream thread's before it runs (or when it first asks, if it is quicker).
+     */
+    private EngineThreadMetrics threadMetrics(final String name) {
+        return threadMetrics.computeIfAbsent(name, thread ->
+            new EngineThreadMetrics(thread, metrics, time.milliseconds(), processId.toString(),
+                () -> assignments.threadState(thread)));
+    }
+
+    /** The engine started with threads {@code names}. */
+    void threadsStarted(final String[] names) {
+        for (final String name : names) {
+            threadMetrics(name);
+        }
     }
 
     /** How many engine threads run. */
@@ -272,6 +287,7 @@ final class TaskEnvironment implements TaskFactory {
     /** One more engine thread runs, {@code name}. */
     void threadAdded(final String name) {
         assignments.threadAdded(name);
+        threadMetrics(name);
     }
 
     /** An engine thread that was asked to stop did not: it counts again. */
@@ -290,13 +306,10 @@ final class TaskEnvironment implements TaskFactory {
     /** Engine thread {@code name} has ended: what it reported, its metrics and its cache go. */
     void threadGone(final String name) {
         assignments.threadGone(name);
-        threadMetrics.entrySet().removeIf(entry -> {
-            if (!entry.getKey().getName().equals(name)) {
-                return false;
-            }
-            entry.getValue().remove();
-            return true;
-        });
+        final EngineThreadMetrics gone = threadMetrics.remove(name);
+        if (gone != null) {
+            gone.remove();
+        }
         threadCaches.keySet().removeIf(thread -> thread.getName().equals(name));
     }
 
