@@ -56,8 +56,7 @@ public final class AppBenchmark {
                 final int size = settings.size(application);
                 final long step = TIMED_STEP_MILLIS.get(application);
                 final Input input = application.input(size, settings.partitions(), hourAgo() - size * step, step);
-                broker.recreateTopics(application.inputTopics(), settings.partitions());
-                inputEnds.put(application, broker.produce(input, application.inputTopics()));
+                inputEnds.put(application, broker.writeInput(input, application.inputTopics(), settings.partitions()));
                 inputs.put(application, input);
                 expected.put(application, application.expected(input));
                 System.out.printf("%s: %,d input records, %,d output keys%n", application.id(), input.size(),
