@@ -165,6 +165,19 @@ impl TaskManager {
         partitions: &[TopicPartition],
     ) -> Result<()> {
         let topology = self.shared.topology();
+        // librdkafka keeps a partition the engine paused paused when the group assigns it again
+        // (it resets only its own pauses): one of a task that is not open here starts fetching,
+        // and its task pauses it again if it must wait.
+        let not_open: Vec<TopicPartition> = partitions
+            .iter()
+            .filter(|partition| {
+                topology
+                    .task_of(partition)
+                    .is_none_or(|id| !self.tasks.contains_key(&id) && !self.held.contains(&id))
+            })
+            .cloned()
+            .collect();
+        consumer.resume_partitions(&not_open)?;
         for partition in partitions {
             let Some(id) = topology.task_of(partition) else {
                 continue;

@@ -360,9 +360,10 @@ impl PartitionFetcher for FakeConsumer {
                 self.kafka.cluster().generation += 1;
                 let mut state = self.state();
                 state.assignment.retain(|p| !partitions.contains(p));
+                // A partition the application paused stays paused when it is assigned again,
+                // as in librdkafka, which resets only its own pauses on assignment.
                 for partition in &partitions {
                     state.positions.remove(partition);
-                    state.paused.remove(partition);
                 }
                 Ok(Vec::new())
             }

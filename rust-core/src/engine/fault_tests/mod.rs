@@ -1063,6 +1063,34 @@ fn a_record_failing_after_its_task_was_lost_stops_the_thread() {
 }
 
 #[test]
+fn an_input_paused_when_the_group_took_it_away_is_fetched_once_it_is_assigned_again() {
+    let harness = Harness::new(
+        "at_least_once",
+        OnSendFailed::Fail,
+        &[("max.poll.records", "1")],
+    );
+    // After its first record the task says twice that `in-0` is full (after processing and
+    // after punctuating): the input is paused when the group takes it away.
+    harness.full_answers.store(2, Ordering::Relaxed);
+    harness.kafka.script([
+        Poll::Assign(vec![input(0)]),
+        Poll::FetchFrom(input(0)),
+        Poll::Revoke {
+            partitions: vec![input(0)],
+            lost: false,
+        },
+        Poll::Assign(vec![input(0)]),
+        Poll::Fetch,
+        Poll::Fetch,
+        Poll::Fetch,
+        Poll::Fetch,
+    ]);
+    harness.run().unwrap();
+    assert_eq!(harness.output(), vec!["a0", "a1", "a2"]);
+    assert_eq!(harness.kafka.committed(), BTreeMap::from([(input(0), 3)]));
+}
+
+#[test]
 fn an_input_whose_task_buffer_is_full_is_not_fetched_and_what_came_meanwhile_is_read_again() {
     let harness = Harness::new(
         "exactly_once_v2",
