@@ -4,7 +4,7 @@ CARGO_TARGET_DIR ?= $(HOME)/.cache/sluice/cargo-target
 export CARGO_TARGET_DIR
 MVN := mvn -B -ntp -Dcargo.target.dir=$(CARGO_TARGET_DIR)
 
-.PHONY: test demo broker build compat soak bench bench-apps bench-engine bench-stores
+.PHONY: test demo broker build compat compat-fallback soak bench bench-apps bench-engine bench-stores
 
 ## test: build everything and run every test, with a summary line
 test:
@@ -30,6 +30,18 @@ compat: build
 	    dev.sluice.compat.kafkastreams.CompatMain $(COMPAT_HARNESS)/target $(COMPAT_HARNESS)/target/classes \
 	    $(COMPAT_HARNESS)/target/compat-run compat-tests/REPORT.md compat-tests/fault-suite/target/eos-crash-report.md \
 	    compat-tests/integration-results "$$(git describe --always --dirty 2>/dev/null || echo unknown)" "$(COMPAT_PARTS)"
+
+## compat-fallback: the same suites with Sluice's native library taken off the class path, as on a platform
+## the jar carries none for, where applications run on Apache Kafka Streams' own runtime (which the drop-in
+## jar carries); writes compat-tests/REPORT-FALLBACK.md. COMPAT_PARTS picks the integration parts as for
+## compat (default: topics-and-metadata); saved apart, in compat-tests/integration-results-fallback
+compat-fallback: COMPAT_PARTS = topics-and-metadata
+compat-fallback: build
+	java -Dcompat.sluice.withoutNativeLibrary=true \
+	    -cp $(COMPAT_HARNESS)/target/classes:$$(cat $(COMPAT_HARNESS)/target/baseline.classpath) \
+	    dev.sluice.compat.kafkastreams.CompatMain $(COMPAT_HARNESS)/target $(COMPAT_HARNESS)/target/classes \
+	    $(COMPAT_HARNESS)/target/compat-run-fallback compat-tests/REPORT-FALLBACK.md /dev/null \
+	    compat-tests/integration-results-fallback "$$(git describe --always --dirty 2>/dev/null || echo unknown)" "$(COMPAT_PARTS)"
 
 ## soak: the fault suite at full size on Sluice and on Apache Kafka Streams: 100 SIGKILLs while input flows,
 ## the broker gone for 30 s and 3 min, damaged and foreign state, two instances of which one dies, poison input and bad

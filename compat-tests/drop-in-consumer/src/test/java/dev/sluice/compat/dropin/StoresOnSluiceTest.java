@@ -12,8 +12,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import org.apache.kafka.streams.DslStoreFormat;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.state.BuiltInDslStoreSuppliers;
+import org.apache.kafka.streams.state.DslKeyValueParams;
 import org.apache.kafka.streams.state.StoreSupplier;
 import org.apache.kafka.streams.state.Stores;
 import org.junit.jupiter.api.Test;
@@ -69,8 +71,9 @@ class StoresOnSluiceTest {
 
     @Test
     void builtInDslSuppliersAreSluices() {
-        assertTrue(BuiltInDslStoreSuppliers.ROCKS_DB instanceof dev.sluice.streams.state.SluiceDslStoreSuppliers);
-        assertTrue(BuiltInDslStoreSuppliers.IN_MEMORY instanceof dev.sluice.streams.state.SluiceDslStoreSuppliers.InMemory);
+        final DslKeyValueParams params = new DslKeyValueParams("dsl", DslStoreFormat.TIMESTAMPED);
+        assertTrue(BuiltInDslStoreSuppliers.ROCKS_DB.keyValueStore(params).getClass().getName().startsWith("dev.sluice."));
+        assertTrue(BuiltInDslStoreSuppliers.IN_MEMORY.keyValueStore(params).getClass().getName().startsWith("dev.sluice."));
         final StoreSupplier<? extends StateStore> lruMap = Stores.lruMap("lru", 3);
         assertEquals("org.apache.kafka.streams.state.internals.MemoryNavigableLRUCache", lruMap.get().getClass().getName());
         assertEquals("in-memory-lru", lruMap.metricsScope());

@@ -5,6 +5,7 @@ import dev.sluice.streams.runtime.ApplicationShutdownRequestedException;
 import dev.sluice.streams.runtime.GroupStreamsMetadata;
 import dev.sluice.streams.runtime.LocalStateStoreProvider;
 import dev.sluice.streams.runtime.internals.EngineRuntime;
+import dev.sluice.streams.runtime.internals.RuntimeChoice;
 import dev.sluice.streams.runtime.internals.RuntimeListener;
 import java.time.Duration;
 import java.util.Collection;
@@ -100,6 +101,11 @@ import org.slf4j.Logger;
  */
 public class KafkaStreams implements AutoCloseable {
 
+    /**
+     * Apache Kafka Streams' own client, to which every call goes where this JVM runs on Apache's runtime
+     * ({@link RuntimeChoice}); null on Sluice's.
+     */
+    private final ApacheKafkaStreams apacheRuntime;
     private final Time time;
     private final Logger log;
     protected final String clientId;
@@ -107,8 +113,8 @@ public class KafkaStreams implements AutoCloseable {
     private final StreamsMetricsImpl streamsMetrics;
     private final LogContext logContext;
     protected final StreamsConfig applicationConfigs;
-    /** Kafka Streams' own stream threads: Sluice runs none (the engine's threads do the work). */
-    protected final List<StreamThread> threads = Collections.emptyList();
+    /** Kafka Streams' own stream threads: Sluice's engine runs none (the engine's threads do the work). */
+    protected final List<StreamThread> threads;
     protected final StreamsMetadataState streamsMetadataState;
     protected final Admin adminClient;
     protected final TopologyMetadata topologyMetadata;
@@ -239,30 +245,60 @@ public class KafkaStreams implements AutoCloseable {
 
     public KafkaStreams(final Topology topology, final StreamsConfig applicationConfigs,
                         final KafkaClientSupplier clientSupplier) {
-        this(new TopologyMetadata(topology.internalTopologyBuilder, applicationConfigs), applicationConfigs, clientSupplier);
+        this(topology, applicationConfigs, clientSupplier, Time.SYSTEM);
     }
 
     public KafkaStreams(final Topology topology, final StreamsConfig applicationConfigs, final Time time) {
-        this(new TopologyMetadata(topology.internalTopologyBuilder, applicationConfigs), applicationConfigs,
-            applicationConfigs.getKafkaClientSupplier(), time);
+        this(topology, applicationConfigs, applicationConfigs.getKafkaClientSupplier(), time);
     }
 
     private KafkaStreams(final Topology topology, final StreamsConfig applicationConfigs,
                          final KafkaClientSupplier clientSupplier, final Time time) throws StreamsException {
-        this(new TopologyMetadata(topology.internalTopologyBuilder, applicationConfigs), applicationConfigs,
+        this(onApacheRuntime(clientSupplier)
+                ? new ApacheKafkaStreams(topology, asProperties(applicationConfigs), clientSupplier, time)
+                : null,
+            new TopologyMetadata(topology.internalTopologyBuilder, applicationConfigs), applicationConfigs,
             clientSupplier, time);
     }
 
     protected KafkaStreams(final TopologyMetadata topologyMetadata, final StreamsConfig applicationConfigs,
                            final KafkaClientSupplier clientSupplier) throws StreamsException {
-        this(topologyMetadata, applicationConfigs, clientSupplier, Time.SYSTEM);
+        this(onApacheRuntime(clientSupplier) ? new ApacheKafkaStreams(topologyMetadata, applicationConfigs, clientSupplier) : null,
+            topologyMetadata, applicationConfigs, clientSupplier, Time.SYSTEM);
     }
 
-    private KafkaStreams(final TopologyMetadata topologyMetadata, final StreamsConfig applicationConfigs,
-                         final KafkaClientSupplier clientSupplier, final Time time) throws StreamsException {
-        this.applicationConfigs = applicationConfigs;
+    /**
+     * Under Apache's runtime ({@code apacheRuntime} given) this client only passes every call on to it; the
+     * protected fields subclasses read are Apache's client's, and the engine's parts are never made.
+     */
+    private KafkaStreams(final ApacheKafkaStreams apacheRuntime, final TopologyMetadata topologyMetadata,
+                         final StreamsConfig applicationConfigs, final KafkaClientSupplier clientSupplier,
+                         final Time time) throws StreamsException {
+        this.apacheRuntime = apacheRuntime;
         this.time = time;
+        if (apacheRuntime != null) {
+            this.applicationConfigs = apacheRuntime.applicationConfigs;
+            this.topologyMetadata = apacheRuntime.topologyMetadata;
+            this.clientId = apacheRuntime.clientId;
+            this.threads = apacheRuntime.threads;
+            this.adminClient = apacheRuntime.adminClient;
+            this.streamsMetadataState = apacheRuntime.streamsMetadataState;
+            this.stateDirectory = apacheRuntime.stateDirectory;
+            this.log = null;
+            this.logContext = null;
+            this.metrics = null;
+            this.streamsMetrics = null;
+            this.processId = null;
+            this.failedStreamThreads = null;
+            this.supervisor = null;
+            this.stateDirCleaner = null;
+            this.instances = null;
+            this.groupMetadata = null;
+            return;
+        }
+        this.applicationConfigs = applicationConfigs;
         this.topologyMetadata = topologyMetadata;
+        this.threads = Collections.emptyList();
         this.topologyMetadata.buildAndRewriteTopology();
         EngineRuntime.checkTopology(topologyMetadata);
         final Map<String, String> adjustedClientSettings = EngineRuntime.checkConfig(applicationConfigs);
@@ -288,11 +324,6 @@ public class KafkaStreams implements AutoCloseable {
         log.info("Kafka Streams version: {}", ClientMetrics.version());
         log.info("Kafka Streams commit ID: {}", ClientMetrics.commitId());
 
-        if (!(clientSupplier instanceof DefaultKafkaClientSupplier)) {
-            log.warn("A KafkaClientSupplier ({}) was given: Sluice's engine uses its own Kafka clients for "
-                + "consuming and producing; the supplier only provides the admin client used for metadata and lags",
-                clientSupplier.getClass().getName());
-        }
         adjustedClientSettings.forEach((key, used) -> log.warn("{} is beyond the range Sluice's engine clients"
             + " (librdkafka) accept; they use {}", key, used));
         if (applicationConfigs.getInt(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG) > 0) {
@@ -345,6 +376,31 @@ public class KafkaStreams implements AutoCloseable {
         this.instances = new ApplicationInstances(adminClient, applicationConfigs, processId.toString(), clientId);
         this.groupMetadata = new GroupStreamsMetadata(streamsMetadataState, thisHost, adminClient, instances,
             applicationId, time);
+    }
+
+    /**
+     * Whether this client runs on Apache Kafka Streams' runtime: the JVM does ({@link RuntimeChoice}), or the
+     * application supplies its own Kafka clients, which only that runtime can use (the engine's are librdkafka's).
+     * A supplier's clients are never bypassed: with one, the client runs on Apache's runtime over the topology's
+     * stores, Sluice's included.
+     */
+    private static boolean onApacheRuntime(final KafkaClientSupplier clientSupplier) {
+        if (RuntimeChoice.apacheRuntime()) {
+            return true;
+        }
+        if (clientSupplier.getClass() == DefaultKafkaClientSupplier.class) {
+            return false;
+        }
+        org.slf4j.LoggerFactory.getLogger(KafkaStreams.class).warn("A KafkaClientSupplier ({}) was given: Sluice's engine "
+            + "cannot run on the clients it supplies, so this client runs on Apache Kafka Streams' own runtime, which "
+            + "uses them, over the topology's stores", clientSupplier.getClass().getName());
+        return true;
+    }
+
+    private static Properties asProperties(final StreamsConfig applicationConfigs) {
+        final Properties properties = new Properties();
+        properties.putAll(applicationConfigs.originals());
+        return properties;
     }
 
     private static Metrics createMetrics(final StreamsConfig config, final Time time, final String clientId) {
@@ -425,10 +481,16 @@ public class KafkaStreams implements AutoCloseable {
     }
 
     public State state() {
+        if (apacheRuntime != null) {
+            return apacheRuntime.state();
+        }
         return state;
     }
 
     protected boolean isRunningOrRebalancing() {
+        if (apacheRuntime != null) {
+            return apacheRuntime.isRunningOrRebalancing();
+        }
         synchronized (stateLock) {
             return state.isRunningOrRebalancing();
         }
@@ -447,12 +509,19 @@ public class KafkaStreams implements AutoCloseable {
     }
 
     protected boolean hasStartedOrFinishedShuttingDown() {
+        if (apacheRuntime != null) {
+            return apacheRuntime.hasStartedOrFinishedShuttingDown();
+        }
         synchronized (stateLock) {
             return state.hasStartedOrFinishedShuttingDown();
         }
     }
 
     protected void validateIsRunningOrRebalancing() {
+        if (apacheRuntime != null) {
+            apacheRuntime.validateIsRunningOrRebalancing();
+            return;
+        }
         synchronized (stateLock) {
             if (state.hasNotStarted()) {
                 throw new StreamsNotStartedException("KafkaStreams has not been started, you can retry after calling start()");
@@ -464,6 +533,10 @@ public class KafkaStreams implements AutoCloseable {
     }
 
     public void setStateListener(final StateListener listener) {
+        if (apacheRuntime != null) {
+            apacheRuntime.setStateListener(listener);
+            return;
+        }
         synchronized (stateLock) {
             if (state.hasNotStarted()) {
                 stateListener = listener;
@@ -474,6 +547,10 @@ public class KafkaStreams implements AutoCloseable {
     }
 
     public void setUncaughtExceptionHandler(final StreamsUncaughtExceptionHandler userStreamsUncaughtExceptionHandler) {
+        if (apacheRuntime != null) {
+            apacheRuntime.setUncaughtExceptionHandler(userStreamsUncaughtExceptionHandler);
+            return;
+        }
         synchronized (stateLock) {
             if (state.hasNotStarted()) {
                 uncaughtExceptionHandler = Objects.requireNonNull(userStreamsUncaughtExceptionHandler);
@@ -486,6 +563,10 @@ public class KafkaStreams implements AutoCloseable {
 
     /** The listener hears about the restoration of every store, task and global stores alike. */
     public void setGlobalStateRestoreListener(final StateRestoreListener globalStateRestoreListener) {
+        if (apacheRuntime != null) {
+            apacheRuntime.setGlobalStateRestoreListener(globalStateRestoreListener);
+            return;
+        }
         synchronized (stateLock) {
             if (!state.hasNotStarted()) {
                 throw new IllegalStateException(
@@ -500,6 +581,10 @@ public class KafkaStreams implements AutoCloseable {
      * {@code num.standby.replicas=0} (the constructor warns when more are configured).
      */
     public void setStandbyUpdateListener(final StandbyUpdateListener standbyListener) {
+        if (apacheRuntime != null) {
+            apacheRuntime.setStandbyUpdateListener(standbyListener);
+            return;
+        }
         synchronized (stateLock) {
             if (!state.hasNotStarted()) {
                 throw new IllegalStateException(
@@ -513,6 +598,9 @@ public class KafkaStreams implements AutoCloseable {
      * {@code records-lag} of the engine threads' consumers.
      */
     public Map<MetricName, ? extends Metric> metrics() {
+        if (apacheRuntime != null) {
+            return apacheRuntime.metrics();
+        }
         final Map<MetricName, Metric> result = new LinkedHashMap<>(metrics.metrics());
         result.putAll(ClientUtils.adminClientMetrics(adminClient));
         final EngineRuntime current = currentEngine();
@@ -531,6 +619,9 @@ public class KafkaStreams implements AutoCloseable {
      * @return its name, or empty when the client is not running or rebalancing
      */
     public Optional<String> addStreamThread() {
+        if (apacheRuntime != null) {
+            return apacheRuntime.addStreamThread();
+        }
         final EngineRuntime current = engine;
         if (!isRunningOrRebalancing() || current == null) {
             log.warn("Cannot add a stream thread when Kafka Streams client is in state {}", state);
@@ -554,6 +645,9 @@ public class KafkaStreams implements AutoCloseable {
      * @return its name, or empty when no thread runs or the client is not running or rebalancing
      */
     public Optional<String> removeStreamThread() {
+        if (apacheRuntime != null) {
+            return apacheRuntime.removeStreamThread();
+        }
         return removeStreamThread(Long.MAX_VALUE);
     }
 
@@ -564,6 +658,9 @@ public class KafkaStreams implements AutoCloseable {
      * @throws org.apache.kafka.common.errors.TimeoutException when it has not stopped within {@code timeout}
      */
     public Optional<String> removeStreamThread(final Duration timeout) {
+        if (apacheRuntime != null) {
+            return apacheRuntime.removeStreamThread(timeout);
+        }
         ApiUtils.validateMillisecondDuration(timeout, ApiUtils.prepareMillisCheckFailMsgPrefix(timeout, "timeout"));
         return removeStreamThread(timeout.toMillis());
     }
@@ -597,6 +694,10 @@ public class KafkaStreams implements AutoCloseable {
     // ---------------------------------------------------------------- start and close
 
     public synchronized void start() throws IllegalStateException, StreamsException {
+        if (apacheRuntime != null) {
+            apacheRuntime.start();
+            return;
+        }
         if (!setState(State.REBALANCING)) {
             throw new IllegalStateException("The client is either already started or already stopped, cannot re-start");
         }
@@ -745,6 +846,10 @@ public class KafkaStreams implements AutoCloseable {
      * leave the group unless they are static members.
      */
     public void close() {
+        if (apacheRuntime != null) {
+            apacheRuntime.close();
+            return;
+        }
         close(Optional.empty(), org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.DEFAULT);
     }
 
@@ -889,6 +994,9 @@ public class KafkaStreams implements AutoCloseable {
     }
 
     public synchronized boolean close(final Duration timeout) throws IllegalArgumentException {
+        if (apacheRuntime != null) {
+            return apacheRuntime.close(timeout);
+        }
         final long timeoutMs = validatedTimeoutMs(timeout);
         return close(Optional.of(timeoutMs), org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.DEFAULT);
     }
@@ -904,6 +1012,9 @@ public class KafkaStreams implements AutoCloseable {
     }
 
     public synchronized boolean close(final org.apache.kafka.streams.CloseOptions options) throws IllegalArgumentException {
+        if (apacheRuntime != null) {
+            return apacheRuntime.close(options);
+        }
         Objects.requireNonNull(options, "options cannot be null");
         final CloseOptionsInternal internal = new CloseOptionsInternal(options);
         final long timeoutMs = validatedTimeoutMs(internal.timeout().orElseGet(() -> Duration.ofMillis(Long.MAX_VALUE)));
@@ -921,6 +1032,10 @@ public class KafkaStreams implements AutoCloseable {
 
     /** Deletes the local state of this application, allowed only before start or after close. */
     public void cleanUp() {
+        if (apacheRuntime != null) {
+            apacheRuntime.cleanUp();
+            return;
+        }
         if (!(state.hasNotStarted() || state.hasCompletedShutdown())) {
             throw new IllegalStateException("Cannot clean up while running.");
         }
@@ -930,12 +1045,18 @@ public class KafkaStreams implements AutoCloseable {
     // ---------------------------------------------------------------- metadata
 
     public Collection<StreamsMetadata> metadataForAllStreamsClients() {
+        if (apacheRuntime != null) {
+            return apacheRuntime.metadataForAllStreamsClients();
+        }
         validateIsRunningOrRebalancing();
         refreshMetadata();
         return streamsMetadataState.allMetadata();
     }
 
     public Collection<StreamsMetadata> streamsMetadataForStore(final String storeName) {
+        if (apacheRuntime != null) {
+            return apacheRuntime.streamsMetadataForStore(storeName);
+        }
         validateIsRunningOrRebalancing();
         refreshMetadata();
         return streamsMetadataState.allMetadataForStore(storeName);
@@ -943,11 +1064,17 @@ public class KafkaStreams implements AutoCloseable {
 
     public <K> KeyQueryMetadata queryMetadataForKey(final String storeName, final K key,
                                                     final Serializer<K> keySerializer) {
+        if (apacheRuntime != null) {
+            return apacheRuntime.queryMetadataForKey(storeName, key, keySerializer);
+        }
         return queryMetadataForKey(storeName, key, new RecordHeaders(), keySerializer);
     }
 
     public <K> KeyQueryMetadata queryMetadataForKey(final String storeName, final K key, final Headers headers,
                                                     final Serializer<K> keySerializer) {
+        if (apacheRuntime != null) {
+            return apacheRuntime.queryMetadataForKey(storeName, key, headers, keySerializer);
+        }
         validateIsRunningOrRebalancing();
         refreshMetadata();
         return streamsMetadataState.keyQueryMetadataForKey(storeName, key, headers, keySerializer);
@@ -955,11 +1082,17 @@ public class KafkaStreams implements AutoCloseable {
 
     public <K> KeyQueryMetadata queryMetadataForKey(final String storeName, final K key,
                                                     final StreamPartitioner<? super K, ?> partitioner) {
+        if (apacheRuntime != null) {
+            return apacheRuntime.queryMetadataForKey(storeName, key, partitioner);
+        }
         return queryMetadataForKey(storeName, key, new RecordHeaders(), partitioner);
     }
 
     public <K> KeyQueryMetadata queryMetadataForKey(final String storeName, final K key, final Headers headers,
                                                     final StreamPartitioner<? super K, ?> partitioner) {
+        if (apacheRuntime != null) {
+            return apacheRuntime.queryMetadataForKey(storeName, key, headers, partitioner);
+        }
         validateIsRunningOrRebalancing();
         refreshMetadata();
         return streamsMetadataState.keyQueryMetadataForKey(storeName, key, headers, partitioner);
@@ -972,6 +1105,9 @@ public class KafkaStreams implements AutoCloseable {
     // ---------------------------------------------------------------- interactive queries
 
     public <T> T store(final StoreQueryParameters<T> storeQueryParameters) {
+        if (apacheRuntime != null) {
+            return apacheRuntime.store(storeQueryParameters);
+        }
         validateIsRunningOrRebalancing();
         final String storeName = storeQueryParameters.storeName();
         if (!topologyMetadata.hasStore(storeName)) {
@@ -1002,6 +1138,9 @@ public class KafkaStreams implements AutoCloseable {
     }
 
     public <R> StateQueryResult<R> query(final StateQueryRequest<R> request) {
+        if (apacheRuntime != null) {
+            return apacheRuntime.query(request);
+        }
         final String storeName = request.getStoreName();
         if (!topologyMetadata.hasStore(storeName)) {
             throw new UnknownStateStoreException("Cannot get state store " + storeName
@@ -1054,17 +1193,28 @@ public class KafkaStreams implements AutoCloseable {
      * Called before {@link #start()}, the client starts paused. Nothing is shared with other instances.
      */
     public void pause() {
+        if (apacheRuntime != null) {
+            apacheRuntime.pause();
+            return;
+        }
         topologyMetadata.pauseTopology(TopologyMetadata.UNNAMED_TOPOLOGY);
         engineFollowsPause();
     }
 
     /** True while processing is paused ({@link #pause()}). */
     public boolean isPaused() {
+        if (apacheRuntime != null) {
+            return apacheRuntime.isPaused();
+        }
         return topologyMetadata.isPaused(TopologyMetadata.UNNAMED_TOPOLOGY);
     }
 
     /** Resumes processing where it stopped: each task goes on from the first record it had not processed. */
     public void resume() {
+        if (apacheRuntime != null) {
+            apacheRuntime.resume();
+            return;
+        }
         topologyMetadata.resumeTopology(TopologyMetadata.UNNAMED_TOPOLOGY);
         engineFollowsPause();
     }
@@ -1078,10 +1228,16 @@ public class KafkaStreams implements AutoCloseable {
 
     /** Kafka Streams applies the consumer to each stream thread; Sluice runs none, so none is visited. */
     protected int processStreamThread(final Consumer<StreamThread> consumer) {
+        if (apacheRuntime != null) {
+            return apacheRuntime.processStreamThread(consumer);
+        }
         return 0;
     }
 
     public synchronized ClientInstanceIds clientInstanceIds(final Duration timeout) {
+        if (apacheRuntime != null) {
+            return apacheRuntime.clientInstanceIds(timeout);
+        }
         if (timeout.isNegative()) {
             throw new IllegalArgumentException("The timeout cannot be negative.");
         }
@@ -1102,6 +1258,9 @@ public class KafkaStreams implements AutoCloseable {
      * follow Kafka Streams' naming; the engine's own clients are not visible from the JVM.
      */
     public Set<ThreadMetadata> metadataForLocalThreads() {
+        if (apacheRuntime != null) {
+            return apacheRuntime.metadataForLocalThreads();
+        }
         final EngineRuntime current = currentEngine();
         if (current == null || !isRunningOrRebalancing()) {
             return Set.of();
@@ -1129,6 +1288,9 @@ public class KafkaStreams implements AutoCloseable {
      * counts a running active task caught up. Sluice runs no standbys, so only active tasks appear.
      */
     public Map<String, Map<Integer, LagInfo>> allLocalStorePartitionLags() {
+        if (apacheRuntime != null) {
+            return apacheRuntime.allLocalStorePartitionLags();
+        }
         final EngineRuntime current = currentEngine();
         if (current == null || !isRunningOrRebalancing()) {
             return Map.of();
@@ -1165,6 +1327,9 @@ public class KafkaStreams implements AutoCloseable {
 
     /** Kafka Streams computes lags from its own tasks; Sluice has none, so this is the local lags. */
     protected Map<String, Map<Integer, LagInfo>> allLocalStorePartitionLags(final List<Task> tasksToCollectLagFor) {
+        if (apacheRuntime != null) {
+            return apacheRuntime.allLocalStorePartitionLags(tasksToCollectLagFor);
+        }
         return allLocalStorePartitionLags();
     }
 }

@@ -3,7 +3,6 @@ package org.apache.kafka.streams;
 import static org.apache.kafka.streams.EngineTestSupport.describe;
 import static org.apache.kafka.streams.EngineTestSupport.waitFor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.streams.testing.broker.LocalKafkaBroker;
@@ -16,11 +15,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -37,7 +34,6 @@ import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
-import org.apache.kafka.streams.processor.internals.DefaultKafkaClientSupplier;
 import org.apache.kafka.streams.processor.internals.GlobalStreamThread;
 import org.apache.kafka.streams.query.FailureReason;
 import org.apache.kafka.streams.query.KeyQuery;
@@ -78,17 +74,6 @@ class GlobalStoresOnEngineTest {
     @AfterEach
     void closeAll() {
         started.forEach(streams -> streams.close(Duration.ofSeconds(60)));
-    }
-
-    /** Kafka Streams would ask it for the global consumer; Sluice's runtime must not. */
-    private static final class NoGlobalConsumerSupplier extends DefaultKafkaClientSupplier {
-        final AtomicBoolean globalConsumerAsked = new AtomicBoolean();
-
-        @Override
-        public Consumer<byte[], byte[]> getGlobalConsumer(final Map<String, Object> config) {
-            globalConsumerAsked.set(true);
-            throw new AssertionError("a Java global consumer was asked for");
-        }
     }
 
     /** Keeps each price upper-cased; "boom" fails it. */
@@ -139,8 +124,8 @@ class GlobalStoresOnEngineTest {
         }
     }
 
-    private KafkaStreams start(final String prefix, final NoGlobalConsumerSupplier supplier, final RestoreTally tally) {
-        final KafkaStreams streams = new KafkaStreams(topology(prefix), props(prefix + "-app"), supplier);
+    private KafkaStreams start(final String prefix, final RestoreTally tally) {
+        final KafkaStreams streams = new KafkaStreams(topology(prefix), props(prefix + "-app"));
         started.add(streams);
         streams.setGlobalStateRestoreListener(tally);
         streams.start();
@@ -154,16 +139,14 @@ class GlobalStoresOnEngineTest {
         produce(prefix + "-labels", Map.of("k0", "label-0", "k1", "label-1", "k2", "label-2", "k3", "label-3"));
         produce(prefix + "-prices", Map.of("p0", "cheap", "p1", "dear"));
 
-        final NoGlobalConsumerSupplier supplier = new NoGlobalConsumerSupplier();
         final RestoreTally tally = new RestoreTally();
-        KafkaStreams streams = start(prefix, supplier, tally);
+        KafkaStreams streams = start(prefix, tally);
         // start() returned: the global stores are complete.
         assertEquals("label-2", labels(streams).get("k2"));
         // Reprocessed on restore (StreamsBuilder#addGlobalStore): through the custom processor.
         assertEquals("DEAR", prices(streams).get("p1"));
         assertEquals(Map.of(LABELS, 4L, PRICES, 2L), tally.restored);
         assertEquals(Map.of(LABELS, 2, PRICES, 1), tally.started, "restore starts per partition");
-        assertFalse(supplier.globalConsumerAsked.get());
         assertTrue(Thread.getAllStackTraces().keySet().stream().noneMatch(t -> t instanceof GlobalStreamThread),
             "Kafka Streams' global thread runs");
 
@@ -176,7 +159,7 @@ class GlobalStoresOnEngineTest {
 
         produce(prefix + "-labels", Map.of("k4", "label-4"));
         final RestoreTally afterRestart = new RestoreTally();
-        streams = start(prefix, new NoGlobalConsumerSupplier(), afterRestart);
+        streams = start(prefix, afterRestart);
         assertEquals(Map.of(LABELS, 1L, PRICES, 0L), afterRestart.restored, "only what follows the committed offsets");
         assertEquals("label-4", labels(streams).get("k4"));
         assertEquals("label-1b", labels(streams).get("k1"));

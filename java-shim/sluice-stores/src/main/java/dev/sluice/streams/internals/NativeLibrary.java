@@ -73,6 +73,15 @@ public final class NativeLibrary {
         loaded = true;
     }
 
+    /**
+     * Whether there is a library for this JVM to load: one packed for its platform, or one named by
+     * {@value #LIBRARY_PATH_PROPERTY}. Nothing is extracted or loaded to find out.
+     */
+    public static boolean availableHere() {
+        return System.getProperty(LIBRARY_PATH_PROPERTY) != null
+            || NativeLibrary.class.getResource(packedResource(currentPlatform())) != null;
+    }
+
     /** The platform directory name of this JVM, in the scheme the jar uses: {@code <os>-<arch>}. */
     public static String currentPlatform() {
         return osName(System.getProperty("os.name")) + "-" + archName(System.getProperty("os.arch"));
@@ -85,7 +94,7 @@ public final class NativeLibrary {
     private static Path extractPackedLibrary() {
         final String platform = currentPlatform();
         final String fileName = System.mapLibraryName(LIBRARY_NAME);
-        final String resource = RESOURCE_ROOT + platform + "/" + fileName;
+        final String resource = packedResource(platform);
         final URL packed = NativeLibrary.class.getResource(resource);
         if (packed == null) {
             throw new IllegalStateException("Sluice has no native library for platform " + platform
@@ -122,6 +131,10 @@ public final class NativeLibrary {
             throw new UncheckedIOException("Sluice could not extract its native library " + resource + " to " + root
                 + "; set -D" + CACHE_DIR_PROPERTY + " to a writable directory", e);
         }
+    }
+
+    private static String packedResource(final String platform) {
+        return RESOURCE_ROOT + platform + "/" + System.mapLibraryName(LIBRARY_NAME);
     }
 
     /**

@@ -1,13 +1,18 @@
 package dev.sluice.compat.kafkastreams;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
+import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipOutputStream;
 import java.util.regex.Pattern;
 
 /**
@@ -22,6 +27,9 @@ record Classpaths(Path harnessClasses, List<Path> baseline, List<Path> sluiceRun
 
     /** The Apache artifacts the Sluice run replaces with {@code sluice-kafka-streams} and its test utils. */
     static final List<String> REPLACED_ARTIFACTS = List.of("kafka-streams", "kafka-streams-test-utils");
+    /** Where Sluice's jar carries its native library, one directory per platform, beside this file. */
+    private static final String NATIVE_DIRECTORY = "dev/sluice/native/";
+    private static final String NATIVE_LIBRARY_PROPERTIES = NATIVE_DIRECTORY + "library.properties";
 
     static Classpaths load(final Path directory, final Path harnessClasses) {
         final List<Path> baseline = read(directory.resolve("baseline.classpath"));
@@ -65,6 +73,39 @@ record Classpaths(Path harnessClasses, List<Path> baseline, List<Path> sluiceRun
         classpath.addAll(sluiceRuntime);
         baseline.stream().filter(path -> !replaced.contains(path)).forEach(classpath::add);
         return classpath;
+    }
+
+    /**
+     * These class paths with Sluice's native libraries taken out of the jar that carries them (a copy of it
+     * without them, written to {@code directory}), as a platform the jar has no library for sees them.
+     */
+    Classpaths withoutNativeLibrary(final Path directory) throws IOException {
+        final List<Path> stripped = new ArrayList<>();
+        for (final Path entry : sluiceRuntime) {
+            if (Files.isDirectory(entry) || !contains(entry, NATIVE_LIBRARY_PROPERTIES)) {
+                stripped.add(entry);
+                continue;
+            }
+            final Path copy = Files.createDirectories(directory).resolve(entry.getFileName());
+            try (JarFile jar = new JarFile(entry.toFile());
+                 ZipOutputStream out = new ZipOutputStream(Files.newOutputStream(copy))) {
+                for (final JarEntry file : Collections.list(jar.entries())) {
+                    if (file.getName().startsWith(NATIVE_DIRECTORY) && file.getName().indexOf('/', NATIVE_DIRECTORY.length()) > 0) {
+                        continue;
+                    }
+                    out.putNextEntry(new ZipEntry(file.getName()));
+                    try (InputStream in = jar.getInputStream(file)) {
+                        in.transferTo(out);
+                    }
+                    out.closeEntry();
+                }
+            }
+            stripped.add(copy);
+        }
+        if (stripped.equals(sluiceRuntime)) {
+            throw new IllegalStateException("No jar on Sluice's class path carries " + NATIVE_LIBRARY_PROPERTIES);
+        }
+        return new Classpaths(harnessClasses, baseline, List.copyOf(stripped), localCluster, integration);
     }
 
     /** The file name of the class path entry {@code className} is loaded from on {@code classpath}. */

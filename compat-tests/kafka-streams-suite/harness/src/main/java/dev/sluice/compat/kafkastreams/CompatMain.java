@@ -12,20 +12,29 @@ import java.util.List;
  * integration suite's parts are saved in ({@link PartResults}), the build being run (a {@code git describe}),
  * and, optionally, the integration suite's parts to run, comma-separated ({@link IntegrationParts}; default:
  * all).
+ *
+ * <p>With {@code -D}{@value #WITHOUT_NATIVE_LIBRARY}{@code =true} the Sluice target's class path lacks Sluice's
+ * native library, as on a platform the jar carries none for, so applications there run on Apache Kafka Streams'
+ * own runtime, which the drop-in jar carries ({@code make compat-fallback}).
  */
 public final class CompatMain {
+
+    static final String WITHOUT_NATIVE_LIBRARY = "compat.sluice.withoutNativeLibrary";
 
     private CompatMain() {
     }
 
     public static void main(final String[] args) throws Exception {
         final List<IntegrationParts.Part> parts = IntegrationParts.named(args.length > 7 ? args[7] : "");
-        final Classpaths classpaths = Classpaths.load(Path.of(args[0]), Path.of(args[1]));
+        final Path workDirectory = Path.of(args[2]).toAbsolutePath();
+        final boolean withoutNativeLibrary = Boolean.getBoolean(WITHOUT_NATIVE_LIBRARY);
+        final Classpaths built = Classpaths.load(Path.of(args[0]), Path.of(args[1]));
+        final Classpaths classpaths = withoutNativeLibrary
+            ? built.withoutNativeLibrary(workDirectory.resolve("without-native-library")) : built;
         final String crashCheckSection = Files.readString(Path.of(args[4]));
-        final CompatRun.Results results = new CompatRun(classpaths, Path.of(args[2]).toAbsolutePath(),
-            Path.of(args[5]), args[6])
+        final CompatRun.Results results = new CompatRun(classpaths, workDirectory, Path.of(args[5]), args[6])
             .run(Suite.all(parts));
-        Files.writeString(Path.of(args[3]), Report.of(results, crashCheckSection));
+        Files.writeString(Path.of(args[3]), Report.of(results, crashCheckSection, withoutNativeLibrary));
         for (final SuiteResult suite : results.suites()) {
             System.out.println(Summary.line(suite));
         }

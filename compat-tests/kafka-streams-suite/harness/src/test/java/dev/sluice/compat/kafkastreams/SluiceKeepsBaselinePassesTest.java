@@ -22,7 +22,7 @@ class SluiceKeepsBaselinePassesTest {
         final CompatRun.Results results = new CompatRun(classpaths, target.resolve("compat-run"),
             target.resolve("integration-results"), "unsaved").run(Suite.fast());
         Files.writeString(target.resolve("kafka-streams-suite-report.md"), Report.of(results,
-            "## Suite 4: exactly-once crash check\n\nRuns in `compat-tests/fault-suite`; `make compat` puts its results here."));
+            "## Suite 4: exactly-once crash check\n\nRuns in `compat-tests/fault-suite`; `make compat` puts its results here.", false));
         results.suites().forEach(suite -> System.out.println(Summary.line(suite)));
 
         for (final SuiteResult suite : results.suites()) {

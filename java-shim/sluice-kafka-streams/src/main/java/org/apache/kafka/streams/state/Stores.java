@@ -1,5 +1,6 @@
 package org.apache.kafka.streams.state;
 
+import dev.sluice.streams.runtime.internals.RuntimeChoice;
 import dev.sluice.streams.state.SluiceStores;
 import dev.sluice.streams.state.internals.KafkaStreamsStoreSuppliers;
 import java.time.Duration;
@@ -18,8 +19,9 @@ import org.apache.kafka.streams.state.internals.WindowStoreBuilder;
 
 /**
  * Sluice's version of Kafka Streams' {@code Stores}: the same factories, with the same signatures and argument
- * checks. The persistent and in-memory suppliers are Sluice's transactional stores ({@link SluiceStores});
- * the builders are Kafka Streams' own (metering, caching, logging layers over whatever supplier they get).
+ * checks. The persistent and in-memory suppliers are Sluice's transactional stores ({@link SluiceStores}), or
+ * Kafka Streams' own where the JVM runs on Apache's runtime ({@link RuntimeChoice}); the builders are Kafka
+ * Streams' own (metering, caching, logging layers over whatever supplier they get).
  */
 public final class Stores {
 
@@ -27,30 +29,42 @@ public final class Stores {
     }
 
     public static KeyValueBytesStoreSupplier persistentKeyValueStore(final String name) {
-        return SluiceStores.persistentKeyValueStore(name);
+        return RuntimeChoice.apacheRuntime()
+            ? ApacheStores.persistentKeyValueStore(name)
+            : SluiceStores.persistentKeyValueStore(name);
     }
 
     public static KeyValueBytesStoreSupplier persistentTimestampedKeyValueStore(final String name) {
-        return SluiceStores.persistentTimestampedKeyValueStore(name);
+        return RuntimeChoice.apacheRuntime()
+            ? ApacheStores.persistentTimestampedKeyValueStore(name)
+            : SluiceStores.persistentTimestampedKeyValueStore(name);
     }
 
     public static KeyValueBytesStoreSupplier persistentTimestampedKeyValueStoreWithHeaders(final String name) {
-        return SluiceStores.persistentTimestampedKeyValueStoreWithHeaders(name);
+        return RuntimeChoice.apacheRuntime()
+            ? ApacheStores.persistentTimestampedKeyValueStoreWithHeaders(name)
+            : SluiceStores.persistentTimestampedKeyValueStoreWithHeaders(name);
     }
 
     public static VersionedBytesStoreSupplier persistentVersionedKeyValueStore(final String name,
                                                                                final Duration historyRetention) {
-        return SluiceStores.persistentVersionedKeyValueStore(name, historyRetention);
+        return RuntimeChoice.apacheRuntime()
+            ? ApacheStores.persistentVersionedKeyValueStore(name, historyRetention)
+            : SluiceStores.persistentVersionedKeyValueStore(name, historyRetention);
     }
 
     public static VersionedBytesStoreSupplier persistentVersionedKeyValueStore(final String name,
                                                                                final Duration historyRetention,
                                                                                final Duration segmentInterval) {
-        return SluiceStores.persistentVersionedKeyValueStore(name, historyRetention, segmentInterval);
+        return RuntimeChoice.apacheRuntime()
+            ? ApacheStores.persistentVersionedKeyValueStore(name, historyRetention, segmentInterval)
+            : SluiceStores.persistentVersionedKeyValueStore(name, historyRetention, segmentInterval);
     }
 
     public static KeyValueBytesStoreSupplier inMemoryKeyValueStore(final String name) {
-        return SluiceStores.inMemoryKeyValueStore(name);
+        return RuntimeChoice.apacheRuntime()
+            ? ApacheStores.inMemoryKeyValueStore(name)
+            : SluiceStores.inMemoryKeyValueStore(name);
     }
 
     /** Kafka Streams' own LRU map: Sluice has no bounded, evicting store. */
@@ -62,7 +76,9 @@ public final class Stores {
                                                                  final Duration windowSize,
                                                                  final boolean retainDuplicates)
         throws IllegalArgumentException {
-        return SluiceStores.persistentWindowStore(name, retentionPeriod, windowSize, retainDuplicates);
+        return RuntimeChoice.apacheRuntime()
+            ? ApacheStores.persistentWindowStore(name, retentionPeriod, windowSize, retainDuplicates)
+            : SluiceStores.persistentWindowStore(name, retentionPeriod, windowSize, retainDuplicates);
     }
 
     public static WindowBytesStoreSupplier persistentTimestampedWindowStore(final String name,
@@ -70,7 +86,9 @@ public final class Stores {
                                                                             final Duration windowSize,
                                                                             final boolean retainDuplicates)
         throws IllegalArgumentException {
-        return SluiceStores.persistentTimestampedWindowStore(name, retentionPeriod, windowSize, retainDuplicates);
+        return RuntimeChoice.apacheRuntime()
+            ? ApacheStores.persistentTimestampedWindowStore(name, retentionPeriod, windowSize, retainDuplicates)
+            : SluiceStores.persistentTimestampedWindowStore(name, retentionPeriod, windowSize, retainDuplicates);
     }
 
     public static WindowBytesStoreSupplier persistentTimestampedWindowStoreWithHeaders(final String name,
@@ -78,7 +96,10 @@ public final class Stores {
                                                                                        final Duration windowSize,
                                                                                        final boolean retainDuplicates)
         throws IllegalArgumentException {
-        return SluiceStores.persistentTimestampedWindowStoreWithHeaders(name, retentionPeriod, windowSize,
+        return RuntimeChoice.apacheRuntime()
+            ? ApacheStores.persistentTimestampedWindowStoreWithHeaders(name, retentionPeriod, windowSize,
+            retainDuplicates)
+            : SluiceStores.persistentTimestampedWindowStoreWithHeaders(name, retentionPeriod, windowSize,
             retainDuplicates);
     }
 
@@ -86,20 +107,28 @@ public final class Stores {
                                                                final Duration windowSize,
                                                                final boolean retainDuplicates)
         throws IllegalArgumentException {
-        return SluiceStores.inMemoryWindowStore(name, retentionPeriod, windowSize, retainDuplicates);
+        return RuntimeChoice.apacheRuntime()
+            ? ApacheStores.inMemoryWindowStore(name, retentionPeriod, windowSize, retainDuplicates)
+            : SluiceStores.inMemoryWindowStore(name, retentionPeriod, windowSize, retainDuplicates);
     }
 
     public static SessionBytesStoreSupplier persistentSessionStore(final String name, final Duration retentionPeriod) {
-        return SluiceStores.persistentSessionStore(name, retentionPeriod);
+        return RuntimeChoice.apacheRuntime()
+            ? ApacheStores.persistentSessionStore(name, retentionPeriod)
+            : SluiceStores.persistentSessionStore(name, retentionPeriod);
     }
 
     public static SessionBytesStoreSupplier persistentSessionStoreWithHeaders(final String name,
                                                                               final Duration retentionPeriod) {
-        return SluiceStores.persistentSessionStoreWithHeaders(name, retentionPeriod);
+        return RuntimeChoice.apacheRuntime()
+            ? ApacheStores.persistentSessionStoreWithHeaders(name, retentionPeriod)
+            : SluiceStores.persistentSessionStoreWithHeaders(name, retentionPeriod);
     }
 
     public static SessionBytesStoreSupplier inMemorySessionStore(final String name, final Duration retentionPeriod) {
-        return SluiceStores.inMemorySessionStore(name, retentionPeriod);
+        return RuntimeChoice.apacheRuntime()
+            ? ApacheStores.inMemorySessionStore(name, retentionPeriod)
+            : SluiceStores.inMemorySessionStore(name, retentionPeriod);
     }
 
     public static <K, V> StoreBuilder<KeyValueStore<K, V>> keyValueStoreBuilder(final KeyValueBytesStoreSupplier supplier,

@@ -1,0 +1,82 @@
+package org.apache.kafka.streams;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.state.BuiltInDslStoreSuppliers;
+import org.apache.kafka.streams.state.DslKeyValueParams;
+import org.apache.kafka.streams.state.QueryableStoreTypes;
+import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
+import org.apache.kafka.streams.state.Stores;
+
+/**
+ * What {@link ApacheRuntimeFallbackTest} runs in a JVM of its own, whose runtime choice is then made once:
+ * the store suppliers an application gets, a word count under {@link TopologyTestDriver} and the same word
+ * count on {@link KafkaStreams} against a broker, and whether Sluice's native library was loaded by the end.
+ * Prints one line per finding ({@value #SUPPLIER_LINE}, {@value #DRIVER_COUNT_LINE}, {@value #COUNT_LINE},
+ * {@value #CLOSED_LINE}, {@value #NATIVE_LINE}), then {@value #DONE_LINE}.
+ */
+final class ApacheRuntimeFallbackApp {
+
+    static final String SUPPLIER_LINE = "SUPPLIER ";
+    static final String DRIVER_COUNT_LINE = "DRIVER-COUNT ";
+    static final String COUNT_LINE = "COUNT ";
+    static final String CLOSED_LINE = "CLOSED ";
+    static final String NATIVE_LINE = "NATIVE-LIBRARY-LOADED ";
+    static final String DONE_LINE = "DONE";
+
+    private ApacheRuntimeFallbackApp() {
+    }
+
+    /** Arguments: bootstrap servers, application id, state directory, a line of input words, a word, its count. */
+    @SuppressWarnings("deprecation")
+    public static void main(final String[] args) throws Exception {
+        final String bootstrapServers = args[0];
+        final String applicationId = args[1];
+        final String stateDir = args[2];
+        final String word = args[4];
+        final long expected = Long.parseLong(args[5]);
+        final String input = applicationId + "-input";
+        final String output = applicationId + "-output";
+
+        System.out.println(SUPPLIER_LINE + "stores " + Stores.persistentKeyValueStore("explicit").getClass().getName());
+        System.out.println(SUPPLIER_LINE + "dsl " + BuiltInDslStoreSuppliers.ROCKS_DB
+            .keyValueStore(new DslKeyValueParams("dsl", DslStoreFormat.TIMESTAMPED)).getClass().getName());
+
+        try (TopologyTestDriver driver = new TopologyTestDriver(MetricsWordCountApp.topology(input, output),
+                MetricsWordCountApp.props(applicationId + "-driver", bootstrapServers, stateDir + "/driver"))) {
+            final TestInputTopic<String, String> lines =
+                driver.createInputTopic(input, new StringSerializer(), new StringSerializer());
+            for (final String line : args[3].split("\\|")) {
+                lines.pipeInput(line);
+            }
+            System.out.println(DRIVER_COUNT_LINE + driver.<String, Long>getKeyValueStore(MetricsWordCountApp.COUNTS).get(word));
+        }
+
+        final KafkaStreams streams = new KafkaStreams(MetricsWordCountApp.topology(input, output),
+            MetricsWordCountApp.props(applicationId, bootstrapServers, stateDir + "/streams"));
+        try {
+            streams.start();
+            final long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+            Long count = null;
+            while (System.nanoTime() < deadline && (count == null || count < expected)) {
+                Thread.sleep(100);
+                if (streams.state() == KafkaStreams.State.RUNNING) {
+                    final ReadOnlyKeyValueStore<String, Long> counts = streams.store(StoreQueryParameters.fromNameAndType(
+                        MetricsWordCountApp.COUNTS, QueryableStoreTypes.keyValueStore()));
+                    count = counts.get(word);
+                }
+            }
+            System.out.println(COUNT_LINE + count);
+        } finally {
+            // The deprecated options, which reach Apache's client converted (its own would read their private fields).
+            System.out.println(CLOSED_LINE + streams.close(new KafkaStreams.CloseOptions().timeout(Duration.ofSeconds(60)).leaveGroup(true)));
+        }
+        final List<String> mappings = Files.readAllLines(Path.of("/proc/self/maps"));
+        System.out.println(NATIVE_LINE + mappings.stream().anyMatch(mapping -> mapping.contains("sluice_core")));
+        System.out.println(DONE_LINE);
+        System.out.flush();
+    }
+}
