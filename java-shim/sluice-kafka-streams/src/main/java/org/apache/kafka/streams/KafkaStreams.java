@@ -284,6 +284,7 @@ public class KafkaStreams implements AutoCloseable {
             this.adminClient = apacheRuntime.adminClient;
             this.streamsMetadataState = apacheRuntime.streamsMetadataState;
             this.stateDirectory = apacheRuntime.stateDirectory;
+            apacheRuntime.setStateListener(followingApacheState(null));
             this.log = null;
             this.logContext = null;
             this.metrics = null;
@@ -384,6 +385,20 @@ public class KafkaStreams implements AutoCloseable {
      * A supplier's clients are never bypassed: with one, the client runs on Apache's runtime over the topology's
      * stores, Sluice's included.
      */
+    /**
+     * Apache's client keeps its state in a field of its own, but a subclass of this client (Kafka Streams'
+     * named-topology wrapper is one) reads this client's protected {@code state}: it follows Apache's through
+     * the one state listener Apache's client takes, ahead of the application's listener.
+     */
+    private StateListener followingApacheState(final StateListener applicationListener) {
+        return (newState, oldState) -> {
+            state = newState;
+            if (applicationListener != null) {
+                applicationListener.onChange(newState, oldState);
+            }
+        };
+    }
+
     private static boolean onApacheRuntime(final KafkaClientSupplier clientSupplier) {
         if (RuntimeChoice.apacheRuntime()) {
             return true;
@@ -534,7 +549,7 @@ public class KafkaStreams implements AutoCloseable {
 
     public void setStateListener(final StateListener listener) {
         if (apacheRuntime != null) {
-            apacheRuntime.setStateListener(listener);
+            apacheRuntime.setStateListener(followingApacheState(listener));
             return;
         }
         synchronized (stateLock) {

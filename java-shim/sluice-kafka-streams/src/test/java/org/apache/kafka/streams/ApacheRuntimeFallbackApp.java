@@ -4,6 +4,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.state.BuiltInDslStoreSuppliers;
 import org.apache.kafka.streams.state.DslKeyValueParams;
@@ -14,15 +17,19 @@ import org.apache.kafka.streams.state.Stores;
 /**
  * What {@link ApacheRuntimeFallbackTest} runs in a JVM of its own, whose runtime choice is then made once:
  * the store suppliers an application gets, a word count under {@link TopologyTestDriver} and the same word
- * count on {@link KafkaStreams} against a broker, and whether Sluice's native library was loaded by the end.
- * Prints one line per finding ({@value #SUPPLIER_LINE}, {@value #DRIVER_COUNT_LINE}, {@value #COUNT_LINE},
- * {@value #CLOSED_LINE}, {@value #NATIVE_LINE}), then {@value #DONE_LINE}.
+ * count on {@link KafkaStreams} against a broker (a subclass reading the protected {@code state}, as Kafka
+ * Streams' named-topology wrapper does, with a state listener), and whether Sluice's native library was
+ * loaded by the end. Prints one line per finding ({@value #SUPPLIER_LINE}, {@value #DRIVER_COUNT_LINE},
+ * {@value #COUNT_LINE}, {@value #SUBCLASS_STATE_LINE}, {@value #LISTENER_STATE_LINE}, {@value #CLOSED_LINE},
+ * {@value #NATIVE_LINE}), then {@value #DONE_LINE}.
  */
 final class ApacheRuntimeFallbackApp {
 
     static final String SUPPLIER_LINE = "SUPPLIER ";
     static final String DRIVER_COUNT_LINE = "DRIVER-COUNT ";
     static final String COUNT_LINE = "COUNT ";
+    static final String SUBCLASS_STATE_LINE = "SUBCLASS-STATE ";
+    static final String LISTENER_STATE_LINE = "LISTENER-STATE ";
     static final String CLOSED_LINE = "CLOSED ";
     static final String NATIVE_LINE = "NATIVE-LIBRARY-LOADED ";
     static final String DONE_LINE = "DONE";
@@ -55,8 +62,10 @@ final class ApacheRuntimeFallbackApp {
             System.out.println(DRIVER_COUNT_LINE + driver.<String, Long>getKeyValueStore(MetricsWordCountApp.COUNTS).get(word));
         }
 
-        final KafkaStreams streams = new KafkaStreams(MetricsWordCountApp.topology(input, output),
+        final StateReadingKafkaStreams streams = new StateReadingKafkaStreams(MetricsWordCountApp.topology(input, output),
             MetricsWordCountApp.props(applicationId, bootstrapServers, stateDir + "/streams"));
+        final AtomicReference<KafkaStreams.State> listenedState = new AtomicReference<>();
+        streams.setStateListener((newState, oldState) -> listenedState.set(newState));
         try {
             streams.start();
             final long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
@@ -70,13 +79,38 @@ final class ApacheRuntimeFallbackApp {
                 }
             }
             System.out.println(COUNT_LINE + count);
+            System.out.println(SUBCLASS_STATE_LINE + "running " + awaitState(streams::stateField, KafkaStreams.State.RUNNING));
         } finally {
             // The deprecated options, which reach Apache's client converted (its own would read their private fields).
             System.out.println(CLOSED_LINE + streams.close(new KafkaStreams.CloseOptions().timeout(Duration.ofSeconds(60)).leaveGroup(true)));
         }
+        System.out.println(SUBCLASS_STATE_LINE + "closed " + awaitState(streams::stateField, KafkaStreams.State.NOT_RUNNING));
+        System.out.println(LISTENER_STATE_LINE + "closed " + awaitState(listenedState::get, KafkaStreams.State.NOT_RUNNING));
         final List<String> mappings = Files.readAllLines(Path.of("/proc/self/maps"));
         System.out.println(NATIVE_LINE + mappings.stream().anyMatch(mapping -> mapping.contains("sluice_core")));
         System.out.println(DONE_LINE);
         System.out.flush();
+    }
+
+    /** The state {@code read} gives once it is {@code expected}, or the last one read within 30 seconds. */
+    private static KafkaStreams.State awaitState(final Supplier<KafkaStreams.State> read, final KafkaStreams.State expected)
+            throws InterruptedException {
+        final long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (read.get() != expected && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        return read.get();
+    }
+
+    /** Reads the protected state field, as a subclass of KafkaStreams (the named-topology wrapper) does. */
+    private static final class StateReadingKafkaStreams extends KafkaStreams {
+
+        StateReadingKafkaStreams(final Topology topology, final Properties props) {
+            super(topology, props);
+        }
+
+        State stateField() {
+            return state;
+        }
     }
 }

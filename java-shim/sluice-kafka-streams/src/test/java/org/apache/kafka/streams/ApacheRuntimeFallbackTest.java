@@ -83,6 +83,7 @@ class ApacheRuntimeFallbackTest {
         assertTrue(found.get(ApacheRuntimeFallbackApp.SUPPLIER_LINE + "dsl ").startsWith("dev.sluice."), found.toString());
         assertEquals(Long.toString(WORD_COUNT), found.get(ApacheRuntimeFallbackApp.COUNT_LINE), found.toString());
         assertEquals("true", found.get(ApacheRuntimeFallbackApp.CLOSED_LINE), found.toString());
+        assertFollowedState(found);
         assertEquals("true", found.get(ApacheRuntimeFallbackApp.NATIVE_LINE), found.toString());
     }
 
@@ -148,12 +149,20 @@ class ApacheRuntimeFallbackTest {
         }
     }
 
+    /** A subclass reads the protected state, and the application's listener hears it, on either runtime. */
+    private static void assertFollowedState(final Map<String, String> found) {
+        assertEquals("RUNNING", found.get(ApacheRuntimeFallbackApp.SUBCLASS_STATE_LINE + "running "), found.toString());
+        assertEquals("NOT_RUNNING", found.get(ApacheRuntimeFallbackApp.SUBCLASS_STATE_LINE + "closed "), found.toString());
+        assertEquals("NOT_RUNNING", found.get(ApacheRuntimeFallbackApp.LISTENER_STATE_LINE + "closed "), found.toString());
+    }
+
     private static void assertRanOnApache(final Map<String, String> found) {
         assertEquals(APACHE_SUPPLIER, found.get(ApacheRuntimeFallbackApp.SUPPLIER_LINE + "stores "), found.toString());
         assertEquals(APACHE_SUPPLIER, found.get(ApacheRuntimeFallbackApp.SUPPLIER_LINE + "dsl "), found.toString());
         assertEquals(Long.toString(WORD_COUNT), found.get(ApacheRuntimeFallbackApp.DRIVER_COUNT_LINE), found.toString());
         assertEquals(Long.toString(WORD_COUNT), found.get(ApacheRuntimeFallbackApp.COUNT_LINE), found.toString());
         assertEquals("true", found.get(ApacheRuntimeFallbackApp.CLOSED_LINE), found.toString());
+        assertFollowedState(found);
         assertEquals("false", found.get(ApacheRuntimeFallbackApp.NATIVE_LINE), found.toString());
     }
 
@@ -174,7 +183,8 @@ class ApacheRuntimeFallbackTest {
             final Map<String, String> found = child.lines().stream()
                 .filter(line -> Stream.of(ApacheRuntimeFallbackApp.DRIVER_COUNT_LINE, ApacheRuntimeFallbackApp.COUNT_LINE,
                     ApacheRuntimeFallbackApp.CLOSED_LINE, ApacheRuntimeFallbackApp.NATIVE_LINE,
-                    ApacheRuntimeFallbackApp.SUPPLIER_LINE).anyMatch(line::startsWith))
+                    ApacheRuntimeFallbackApp.SUPPLIER_LINE, ApacheRuntimeFallbackApp.SUBCLASS_STATE_LINE,
+                    ApacheRuntimeFallbackApp.LISTENER_STATE_LINE).anyMatch(line::startsWith))
                 .collect(Collectors.toMap(ApacheRuntimeFallbackTest::findingKey, line -> line.substring(line.lastIndexOf(' ') + 1)));
             found.put("log", String.join(System.lineSeparator(), child.lines()));
             return found;
@@ -183,7 +193,7 @@ class ApacheRuntimeFallbackTest {
         }
     }
 
-    /** A finding's line up to its value: {@code "COUNT "}, or {@code "SUPPLIER stores "} for a supplier line. */
+    /** A finding's line up to its value: {@code "COUNT "}, or {@code "SUPPLIER stores "} for a supplier line (so for a state line). */
     private static String findingKey(final String line) {
         return line.substring(0, line.lastIndexOf(' ') + 1);
     }
