@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 
@@ -24,16 +25,20 @@ final class CompatRun {
     private final Path workDirectory;
     private final Path partResults;
     private final String build;
+    private final Optional<Path> savedBaselines;
 
     /**
      * Runs in {@code workDirectory}; the integration suite's parts are saved to and reported from
-     * {@code partResults} ({@link PartResults}), as run on {@code build}.
+     * {@code partResults} ({@link PartResults}), as run on {@code build}. Where {@code savedBaselines} holds
+     * a part ({@link PartResults}), the baseline's outcomes of that part are taken from there, not run again.
      */
-    CompatRun(final Classpaths classpaths, final Path workDirectory, final Path partResults, final String build) {
+    CompatRun(final Classpaths classpaths, final Path workDirectory, final Path partResults, final String build,
+              final Optional<Path> savedBaselines) {
         this.classpaths = classpaths;
         this.workDirectory = workDirectory;
         this.partResults = partResults;
         this.build = build;
+        this.savedBaselines = savedBaselines;
     }
 
     /** The suites' results, and for each integration part the report holds, the build and day it ran. */
@@ -58,11 +63,17 @@ final class CompatRun {
                 continue;
             }
             for (final IntegrationParts.Part part : suite.parts()) {
-                final Runs runs = runBoth(Suite.integration(List.of(part)), suite.name() + "/" + part.name());
-                PartResults.save(partResults, part, build, runs.baseline(), runs.sluice());
+                final Suite partSuite = Suite.integration(List.of(part));
+                final String directory = suite.name() + "/" + part.name();
+                final Optional<PartResults.Saved> savedBaseline = savedBaselines.isEmpty()
+                    ? Optional.empty() : PartResults.load(savedBaselines.get(), part);
+                final Runs runs = savedBaseline.isPresent()
+                    ? runAgainstSaved(partSuite, savedBaseline.get(), directory) : runBoth(partSuite, directory);
+                PartResults.save(partResults, part, build, runs.baseline(), runs.sluice(),
+                    savedBaseline.map(saved -> saved.build() + ", " + saved.day()));
             }
             final List<PartResults.Saved> saved = PartResults.loadAll(partResults);
-            saved.forEach(part -> partRuns.put(part.part().name(), part.build() + ", " + part.day()));
+            saved.forEach(part -> partRuns.put(part.part().name(), part.ranOn()));
             final Suite held = Suite.integration(saved.stream().map(PartResults.Saved::part).toList());
             results.addAll(result(held, savedRuns(held, saved)).rows());
         }
@@ -76,6 +87,16 @@ final class CompatRun {
         final SuiteResult.Run sluice = timed(suite, sluiceClasspath(suite), classes,
             workDirectory.resolve(directory).resolve("sluice"));
         return new Runs(classes, baseline, sluice);
+    }
+
+    /** Runs a part on Sluice only, taking the baseline's outcomes and time from an earlier run of it. */
+    private Runs runAgainstSaved(final Suite suite, final PartResults.Saved earlier, final String directory)
+        throws IOException, InterruptedException {
+        final List<String> classes = suite.select(baselineClasspath(suite), TESTS_VERSION);
+        final SuiteResult.Run sluice = timed(suite, sluiceClasspath(suite), classes,
+            workDirectory.resolve(directory).resolve("sluice"));
+        return new Runs(classes, new SuiteResult.Run(earlier.baseline(), earlier.baselineSeconds(),
+            origins(baselineClasspath(suite))), sluice);
     }
 
     /** The saved parts' outcomes as one run per target, taking as long as their runs took together. */

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -39,7 +40,8 @@ class SluiceKeepsBaselinePassesTest {
 
     private static void assertKeepsBaselinePasses(final Classpaths classpaths, final Path work,
                                                   final boolean withoutNativeLibrary, final Path report) throws Exception {
-        final CompatRun.Results results = new CompatRun(classpaths, work, work.resolve("integration-results"), "unsaved")
+        final CompatRun.Results results = new CompatRun(classpaths, work, work.resolve("integration-results"), "unsaved",
+            Optional.empty())
             .run(Suite.fast());
         Files.writeString(report, Report.of(results, CRASH_CHECK_PLACEHOLDER, withoutNativeLibrary));
         results.suites().forEach(suite -> System.out.println(Summary.line(suite)));
