@@ -164,6 +164,9 @@ class ApacheRuntimeFallbackTest {
         assertEquals("true", found.get(ApacheRuntimeFallbackApp.CLOSED_LINE), found.toString());
         assertFollowedState(found);
         assertEquals("false", found.get(ApacheRuntimeFallbackApp.NATIVE_LINE), found.toString());
+        // Apache's client, renamed inside the jar, logs under Kafka Streams' name, which the logging configuration names.
+        assertTrue(found.get("log").contains(KafkaStreams.class.getName() + " - stream-client ["), found.get("log"));
+        assertTrue(found.get("log").lines().noneMatch(line -> line.contains("ApacheKafkaStreams")), found.get("log"));
     }
 
     /** The child's findings by line prefix (a supplier line's by prefix and kind), and its whole log under "log". */
@@ -173,6 +176,8 @@ class ApacheRuntimeFallbackTest {
         BROKER.createTopic(applicationId + "-output", 2);
         produce(applicationId + "-input");
         final List<String> options = new ArrayList<>(ChildJvm.SHORT_LIVED);
+        // A logging configuration that names Kafka Streams' client, as an application's would.
+        options.add("-Dorg.slf4j.simpleLogger.log." + KafkaStreams.class.getName() + "=info");
         options.addAll(jvmOptions);
         final ChildJvm child = ChildJvm.start(workDir.resolve(applicationId + ".log"), options, classPath,
             ApacheRuntimeFallbackApp.class.getName(), List.of(BROKER.bootstrapServers(), applicationId,
