@@ -4,7 +4,7 @@ CARGO_TARGET_DIR ?= $(HOME)/.cache/sluice/cargo-target
 export CARGO_TARGET_DIR
 MVN := mvn -B -ntp -Dcargo.target.dir=$(CARGO_TARGET_DIR)
 
-.PHONY: test demo broker build compat compat-fallback soak bench bench-apps bench-engine bench-stores
+.PHONY: test demo broker build compat compat-fallback soak bench bench-apps bench-failover bench-engine bench-stores
 
 ## test: build everything and run every test, with a summary line
 test:
@@ -58,7 +58,7 @@ soak: build
 	  for section in $(FAULT_SUITE)/target/fault-suite-report/*.md; do echo; cat $$section; done; } > compat-tests/FAULTS.md
 
 ## bench: every benchmark, each beside its Apache Kafka Streams or plain-client counterpart
-bench: bench-apps bench-stores bench-engine
+bench: bench-apps bench-failover bench-stores bench-engine
 
 ## bench-apps: the examples timed on Apache Kafka Streams (transactional stores off and on) and on
 ## Sluice, runs alternated, outputs checked; medians and ratios (sizes: SLUICE_BENCH_* variables,
@@ -67,6 +67,13 @@ APP_BENCH := compat-tests/app-benchmark
 bench-apps: build
 	java -cp $(APP_BENCH)/target/test-classes:$$(cat $(APP_BENCH)/target/harness.classpath) \
 	    dev.sluice.bench.apps.AppBenchmark $(APP_BENCH)/target $(APP_BENCH)/target/app-benchmark
+
+## bench-failover: two instances of the word count, one killed; the time until the survivor has processed
+## everything again, with and without a standby replica, on Apache Kafka Streams and on Sluice (sizes:
+## SLUICE_FAILOVER_KEYS, SLUICE_FAILOVER_ROUNDS; see compat-tests/app-benchmark)
+bench-failover: build
+	java -cp $(APP_BENCH)/target/test-classes:$$(cat $(APP_BENCH)/target/harness.classpath) \
+	    dev.sluice.bench.apps.FailoverBenchmark $(APP_BENCH)/target $(APP_BENCH)/target/failover-benchmark
 
 ## bench-engine: engine throughput and CPU beside an rdkafka copy loop, on a broker it starts itself
 ## (SLUICE_BENCH_RECORDS, default 5000000)

@@ -57,7 +57,7 @@ record BenchSettings(Map<Application, Integer> sizes, int partitions, int rounds
     }
 
     /** The members of {@code all} whose ids {@code variable} lists, comma-separated; all when it is unset. */
-    private static <T> List<T> selection(final String variable, final List<T> all, final Function<T, String> id) {
+    static <T> List<T> selection(final String variable, final List<T> all, final Function<T, String> id) {
         final String selection = System.getenv().getOrDefault(variable, "");
         if (selection.isBlank()) {
             return all;
@@ -83,11 +83,11 @@ record BenchSettings(Map<Application, Integer> sizes, int partitions, int rounds
         return configs;
     }
 
-    private static int count(final String variable, final int defaultValue) {
+    static int count(final String variable, final int defaultValue) {
         return value(variable, defaultValue, 0);
     }
 
-    private static int number(final String variable, final int defaultValue) {
+    static int number(final String variable, final int defaultValue) {
         return value(variable, defaultValue, 1);
     }
 
