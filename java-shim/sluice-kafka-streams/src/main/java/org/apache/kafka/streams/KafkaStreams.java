@@ -550,6 +550,8 @@ public class KafkaStreams implements AutoCloseable {
     public void setStateListener(final StateListener listener) {
         if (apacheRuntime != null) {
             apacheRuntime.setStateListener(followingApacheState(listener));
+            // Kept here as well, where Kafka Streams keeps it: tools that chain listeners read this field.
+            stateListener = listener;
             return;
         }
         synchronized (stateLock) {

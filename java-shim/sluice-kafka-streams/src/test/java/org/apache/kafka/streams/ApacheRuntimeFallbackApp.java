@@ -1,5 +1,6 @@
 package org.apache.kafka.streams;
 
+import java.lang.reflect.Field;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,10 +19,10 @@ import org.apache.kafka.streams.state.Stores;
  * What {@link ApacheRuntimeFallbackTest} runs in a JVM of its own, whose runtime choice is then made once:
  * the store suppliers an application gets, a word count under {@link TopologyTestDriver} and the same word
  * count on {@link KafkaStreams} against a broker (a subclass reading the protected {@code state}, as Kafka
- * Streams' named-topology wrapper does, with a state listener), and whether Sluice's native library was
- * loaded by the end. Prints one line per finding ({@value #SUPPLIER_LINE}, {@value #DRIVER_COUNT_LINE},
- * {@value #COUNT_LINE}, {@value #SUBCLASS_STATE_LINE}, {@value #LISTENER_STATE_LINE}, {@value #CLOSED_LINE},
- * {@value #NATIVE_LINE}), then {@value #DONE_LINE}.
+ * Streams' named-topology wrapper does, with a state listener read back from its field as Kafka Streams' test
+ * utilities read it), and whether Sluice's native library was loaded by the end. Prints one line per finding ({@value #SUPPLIER_LINE}, {@value #DRIVER_COUNT_LINE},
+ * {@value #COUNT_LINE}, {@value #SUBCLASS_STATE_LINE}, {@value #LISTENER_STATE_LINE}, {@value #LISTENER_FIELD_LINE},
+ * {@value #CLOSED_LINE}, {@value #NATIVE_LINE}), then {@value #DONE_LINE}.
  */
 final class ApacheRuntimeFallbackApp {
 
@@ -30,6 +31,7 @@ final class ApacheRuntimeFallbackApp {
     static final String COUNT_LINE = "COUNT ";
     static final String SUBCLASS_STATE_LINE = "SUBCLASS-STATE ";
     static final String LISTENER_STATE_LINE = "LISTENER-STATE ";
+    static final String LISTENER_FIELD_LINE = "LISTENER-FIELD ";
     static final String CLOSED_LINE = "CLOSED ";
     static final String NATIVE_LINE = "NATIVE-LIBRARY-LOADED ";
     static final String DONE_LINE = "DONE";
@@ -65,7 +67,12 @@ final class ApacheRuntimeFallbackApp {
         final StateReadingKafkaStreams streams = new StateReadingKafkaStreams(MetricsWordCountApp.topology(input, output),
             MetricsWordCountApp.props(applicationId, bootstrapServers, stateDir + "/streams"));
         final AtomicReference<KafkaStreams.State> listenedState = new AtomicReference<>();
-        streams.setStateListener((newState, oldState) -> listenedState.set(newState));
+        final KafkaStreams.StateListener listener = (newState, oldState) -> listenedState.set(newState);
+        streams.setStateListener(listener);
+        // Kafka Streams' own test utilities chain a listener to the one they read from this field.
+        final Field listenerField = KafkaStreams.class.getDeclaredField("stateListener");
+        listenerField.setAccessible(true);
+        System.out.println(LISTENER_FIELD_LINE + (listenerField.get(streams) == listener));
         try {
             streams.start();
             final long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();

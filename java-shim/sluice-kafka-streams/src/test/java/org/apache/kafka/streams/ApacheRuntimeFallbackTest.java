@@ -149,11 +149,15 @@ class ApacheRuntimeFallbackTest {
         }
     }
 
-    /** A subclass reads the protected state, and the application's listener hears it, on either runtime. */
+    /**
+     * A subclass reads the protected state, the application's listener hears it, and the listener is in the
+     * field Kafka Streams keeps it in, on either runtime.
+     */
     private static void assertFollowedState(final Map<String, String> found) {
         assertEquals("RUNNING", found.get(ApacheRuntimeFallbackApp.SUBCLASS_STATE_LINE + "running "), found.toString());
         assertEquals("NOT_RUNNING", found.get(ApacheRuntimeFallbackApp.SUBCLASS_STATE_LINE + "closed "), found.toString());
         assertEquals("NOT_RUNNING", found.get(ApacheRuntimeFallbackApp.LISTENER_STATE_LINE + "closed "), found.toString());
+        assertEquals("true", found.get(ApacheRuntimeFallbackApp.LISTENER_FIELD_LINE), found.toString());
     }
 
     private static void assertRanOnApache(final Map<String, String> found) {
@@ -189,7 +193,8 @@ class ApacheRuntimeFallbackTest {
                 .filter(line -> Stream.of(ApacheRuntimeFallbackApp.DRIVER_COUNT_LINE, ApacheRuntimeFallbackApp.COUNT_LINE,
                     ApacheRuntimeFallbackApp.CLOSED_LINE, ApacheRuntimeFallbackApp.NATIVE_LINE,
                     ApacheRuntimeFallbackApp.SUPPLIER_LINE, ApacheRuntimeFallbackApp.SUBCLASS_STATE_LINE,
-                    ApacheRuntimeFallbackApp.LISTENER_STATE_LINE).anyMatch(line::startsWith))
+                    ApacheRuntimeFallbackApp.LISTENER_STATE_LINE, ApacheRuntimeFallbackApp.LISTENER_FIELD_LINE)
+                    .anyMatch(line::startsWith))
                 .collect(Collectors.toMap(ApacheRuntimeFallbackTest::findingKey, line -> line.substring(line.lastIndexOf(' ') + 1)));
             found.put("log", String.join(System.lineSeparator(), child.lines()));
             return found;
