@@ -134,6 +134,12 @@ final class BenchBroker implements AutoCloseable {
         }
     }
 
+    /** Whether {@code committed} offsets reach every input's end (an empty input needs none). */
+    static boolean coversInput(final Map<TopicPartition, Long> committed, final Map<TopicPartition, Long> inputEnds) {
+        return inputEnds.entrySet().stream()
+            .allMatch(end -> end.getValue() == 0 || committed.getOrDefault(end.getKey(), -1L) >= end.getValue());
+    }
+
     /** The offsets {@code group} has committed; none before it first commits. */
     Map<TopicPartition, Long> committedOffsets(final String group) {
         try {

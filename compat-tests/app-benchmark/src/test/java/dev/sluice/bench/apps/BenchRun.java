@@ -27,6 +27,8 @@ final class BenchRun {
     private static final Duration RUN_TIMEOUT = Duration.ofMinutes(30);
     private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
     private static final Duration CHECK_EVERY = Duration.ofMillis(100);
+    /** Kafka's clients log every connection at INFO; the runs compare the applications, not their logging. */
+    static final String QUIET_LOGGING = "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn";
 
     private final BenchBroker broker;
     private final BenchSettings settings;
@@ -131,8 +133,7 @@ final class BenchRun {
         variant.configs().forEach((key, value) -> arguments.addAll(List.of("--config", key + "=" + value)));
         settings.configs().forEach((key, value) -> arguments.addAll(List.of("--config", key + "=" + value)));
         final List<String> jvmOptions = new ArrayList<>(settings.jvmOptions());
-        // Kafka's clients log every connection at INFO; the runs compare the applications, not their logging.
-        jvmOptions.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+        jvmOptions.add(QUIET_LOGGING);
         return ChildJvm.start(settings.workDir().resolve(applicationId + ".log"), jvmOptions,
             variant.classpath(settings.classpathDir()), workload.application().mainClass(), arguments);
     }
@@ -197,9 +198,7 @@ final class BenchRun {
                 return "the application's JVM exited with code " + child.exitValue() + ": " + child.tail(30);
             }
             final Map<TopicPartition, Long> committed = broker.committedOffsets(applicationId);
-            final boolean inputCommitted = inputEnds.entrySet().stream()
-                .allMatch(end -> end.getValue() == 0 || committed.getOrDefault(end.getKey(), -1L) >= end.getValue());
-            if (inputCommitted && tail.complete()) {
+            if (BenchBroker.coversInput(committed, inputEnds) && tail.complete()) {
                 return null;
             }
             if (!committed.equals(lastCommitted)) {

@@ -129,7 +129,7 @@ final class FailoverRun {
             "--config", ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG + "=" + settings.sessionTimeoutMs()));
         variant.configs().forEach((key, value) -> arguments.addAll(List.of("--config", key + "=" + value)));
         final List<String> jvmOptions = new ArrayList<>(settings.jvmOptions());
-        jvmOptions.add("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+        jvmOptions.add(BenchRun.QUIET_LOGGING);
         return ChildJvm.start(settings.workDir().resolve(applicationId + instance + ".log"), jvmOptions,
             variant.classpath(settings.classpathDir()), WordCount.class.getName(), arguments);
     }
@@ -154,9 +154,7 @@ final class FailoverRun {
     }
 
     private boolean committed(final Map<TopicPartition, Long> inputEnds) {
-        final Map<TopicPartition, Long> committed = broker.committedOffsets(applicationId);
-        return inputEnds.entrySet().stream()
-            .allMatch(end -> end.getValue() == 0 || committed.getOrDefault(end.getKey(), -1L) >= end.getValue());
+        return BenchBroker.coversInput(broker.committedOffsets(applicationId), inputEnds);
     }
 
     private static String differences(final OutputTail tail) throws InterruptedException {
