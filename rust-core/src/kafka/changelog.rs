@@ -4,12 +4,17 @@
 //!
 //! The end of a partition is learnt from librdkafka's partition-EOF event, which names the
 //! partition number but not the topic. The reader therefore keeps one consumer per
-//! changelog topic, so that within a consumer a partition number is unambiguous.
+//! changelog topic, so that within a consumer a partition number is unambiguous. Each
+//! partition's records and end come on a queue of its own: on one queue, the end of a
+//! partition with nothing to restore waited behind every record fetched for the others, and
+//! its task behind their whole restoration.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::consumer::base_consumer::PartitionQueue;
+use rdkafka::consumer::{BaseConsumer, Consumer, DefaultConsumerContext};
 use rdkafka::error::KafkaError;
 use rdkafka::message::{BorrowedMessage, Message};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
@@ -18,6 +23,7 @@ use rdkafka::ClientConfig;
 use crate::kafka::clients::RestoreConsumer;
 use crate::kafka::error::{retrying_transient, KafkaFailure};
 use crate::kafka::group::partition_list;
+use crate::kafka::queue_signal::QueueSignal;
 use crate::kafka::records::RecordRun;
 use crate::store::TopicPartition;
 
@@ -41,20 +47,23 @@ pub struct ChangelogReader {
     offsets: Option<BaseConsumer>,
     /// Nothing is fetched: the partitions being read, and those started meanwhile, are paused.
     paused: bool,
+    /// Raised when a partition's queue gets an event; a poll that found none sleeps on it.
+    signal: Arc<QueueSignal>,
 }
 
 struct TopicReader {
-    consumer: BaseConsumer,
+    consumer: Arc<BaseConsumer>,
     /// Partition → where reading it stands.
     readings: BTreeMap<i32, Reading>,
 }
 
-/// How far a partition was read and where it ends.
+/// How far a partition was read and where it ends, and the queue its records come on.
 struct Reading {
     /// Next offset to read.
     next: i64,
     /// The partition ends here (exclusive) rather than at its end, when set.
     until: Option<i64>,
+    queue: PartitionQueue<DefaultConsumerContext>,
 }
 
 impl Reading {
@@ -65,17 +74,31 @@ impl Reading {
 
 impl TopicReader {
     /// Adds `partition` of `topic` to what the consumer reads, from `offset`, paused when
-    /// `paused`. Incremental: the partitions being read go on undisturbed. (A full
-    /// reassignment stops and restarts every partition, and librdkafka 2.12 can abort the
-    /// process when one is stopped again before its previous stop completed.)
+    /// `paused`, and returns the queue its records and end come on, which raises `signal`.
+    /// The queue is split off before the partition is assigned, so nothing of it goes to the
+    /// consumer's own queue. Incremental: the partitions being read go on undisturbed. (A
+    /// full reassignment stops and restarts every partition, and librdkafka 2.12 can abort
+    /// the process when one is stopped again before its previous stop completed.)
     fn add(
         &self,
         topic: &str,
         partition: i32,
         offset: i64,
         paused: bool,
-    ) -> Result<(), KafkaFailure> {
+        signal: &Arc<QueueSignal>,
+    ) -> Result<PartitionQueue<DefaultConsumerContext>, KafkaFailure> {
         let partition = TopicPartition::new(topic, partition);
+        let mut queue = self
+            .consumer
+            .split_partition_queue(topic, partition.partition)
+            .ok_or_else(|| {
+                KafkaFailure::new(
+                    format!("reading changelog {partition}"),
+                    KafkaError::Subscription("librdkafka has no queue for the partition".into()),
+                )
+            })?;
+        let signal = Arc::clone(signal);
+        queue.set_nonempty_callback(move || signal.notify());
         let list = partition_list([(&partition, Some(offset))]);
         self.consumer
             .incremental_assign(&list)
@@ -83,7 +106,7 @@ impl TopicReader {
         if paused {
             self.set_paused(&list, true)?;
         }
-        Ok(())
+        Ok(queue)
     }
 
     /// Pauses (or resumes) fetching the partitions of `list`.
@@ -125,6 +148,7 @@ impl ChangelogReader {
             topics: BTreeMap::new(),
             offsets: None,
             paused: false,
+            signal: Arc::new(QueueSignal::default()),
         }
     }
 
@@ -148,7 +172,7 @@ impl ChangelogReader {
             self.topics.insert(
                 topic.to_string(),
                 TopicReader {
-                    consumer,
+                    consumer: Arc::new(consumer),
                     readings: BTreeMap::new(),
                 },
             );
@@ -177,17 +201,11 @@ impl RestoreConsumer for ChangelogReader {
         offset: i64,
         until: Option<i64>,
     ) -> Result<(), KafkaFailure> {
-        let (timeout, paused) = (self.timeout, self.paused);
+        let (timeout, paused, signal) = (self.timeout, self.paused, Arc::clone(&self.signal));
         let reader = self.topic_reader(&partition.topic)?;
-        let reading = Reading {
-            next: offset,
-            until,
-        };
-        if reader
-            .readings
-            .insert(partition.partition, reading)
-            .is_some()
-        {
+        if let Some(reading) = reader.readings.get_mut(&partition.partition) {
+            reading.next = offset;
+            reading.until = until;
             return reader
                 .consumer
                 .seek(
@@ -198,7 +216,20 @@ impl RestoreConsumer for ChangelogReader {
                 )
                 .map_err(|e| KafkaFailure::new(format!("rewinding changelog {partition}"), e));
         }
-        reader.add(&partition.topic, partition.partition, offset, paused)
+        let queue = reader.add(
+            &partition.topic,
+            partition.partition,
+            offset,
+            paused,
+            &signal,
+        )?;
+        let reading = Reading {
+            next: offset,
+            until,
+            queue,
+        };
+        reader.readings.insert(partition.partition, reading);
+        Ok(())
     }
 
     /// Stops fetching every partition being read, and those started from now on, until
@@ -239,62 +270,84 @@ impl RestoreConsumer for ChangelogReader {
 
     /// Events of up to about `max_records` records, waiting at most `max_wait` in total. A partition
     /// that reaches its end (or the offset it is read until) is reported once and no longer
-    /// read.
+    /// read. Every partition being read gets its share of `max_records`, so the end of one
+    /// never waits behind another's records.
     fn poll(
         &mut self,
         max_records: usize,
         max_wait: Duration,
     ) -> Result<Vec<ChangelogEvent>, KafkaFailure> {
         let deadline = Instant::now() + max_wait;
-        let mut events = Vec::new();
-        let mut records = 0;
-        let mut ended = Vec::new();
-        'topics: for (topic, reader) in &mut self.topics {
-            while !reader.readings.is_empty() && records < max_records {
-                let wait = deadline.saturating_duration_since(Instant::now());
-                let end = match reader.consumer.poll(wait) {
-                    None => continue 'topics,
-                    Some(Ok(message)) => {
-                        let (partition, offset) = (message.partition(), message.offset());
-                        let Some(reading) = reader.readings.get_mut(&partition) else {
-                            continue;
-                        };
-                        match reading.until {
-                            // Past the limit (a transaction marker was the last offset
-                            // before it): the partition ended without this record.
-                            Some(until) if offset >= until => Some(partition),
-                            _ => {
-                                reading.next = offset + 1;
-                                records += 1;
-                                push_event(&mut events, topic, &message);
-                                reading.reached_until().then_some(partition)
-                            }
-                        }
-                    }
-                    Some(Err(KafkaError::PartitionEOF(partition))) => Some(partition),
-                    Some(Err(error)) => {
-                        return Err(KafkaFailure::new(
-                            format!("reading changelog {topic}"),
-                            error,
-                        ))
-                    }
-                };
-                if let Some(partition) = end {
-                    if reader.readings.remove(&partition).is_some() {
-                        let partition = TopicPartition::new(topic.clone(), partition);
-                        events.push(ChangelogEvent::End(partition.clone()));
-                        ended.push(partition);
+        let reading: usize = self.topics.values().map(|r| r.readings.len()).sum();
+        let share = (max_records / reading.max(1)).max(1);
+        loop {
+            let mut events = Vec::new();
+            let mut ended = Vec::new();
+            for (topic, reader) in &mut self.topics {
+                // The consumer's own queue carries only its errors: the partitions' queues
+                // were split off before they were assigned.
+                if let Some(Err(error)) = reader.consumer.poll(Duration::ZERO) {
+                    return Err(KafkaFailure::new(
+                        format!("reading changelog {topic}"),
+                        error,
+                    ));
+                }
+                for (&partition, reading) in &mut reader.readings {
+                    if read_share(topic, partition, reading, share, &mut events)? {
+                        ended.push(TopicPartition::new(topic.clone(), partition));
                     }
                 }
             }
+            for partition in &ended {
+                events.push(ChangelogEvent::End(partition.clone()));
+                if let Some(reader) = self.topics.get_mut(&partition.topic) {
+                    reader.readings.remove(&partition.partition);
+                    reader.remove(&partition.topic, partition.partition)?;
+                }
+            }
+            let now = Instant::now();
+            if !events.is_empty() || now >= deadline {
+                return Ok(events);
+            }
+            self.signal.wait(deadline - now);
         }
-        for partition in ended {
-            if let Some(reader) = self.topics.get(&partition.topic) {
-                reader.remove(&partition.topic, partition.partition)?;
+    }
+}
+
+/// Reads up to `share` records of `partition` from its queue into `events`, without waiting;
+/// true when the partition ended (its end, or the offset it is read until, was reached).
+fn read_share(
+    topic: &str,
+    partition: i32,
+    reading: &mut Reading,
+    share: usize,
+    events: &mut Vec<ChangelogEvent>,
+) -> Result<bool, KafkaFailure> {
+    for _ in 0..share {
+        match reading.queue.poll(Duration::ZERO) {
+            None => return Ok(false),
+            Some(Ok(message)) => match reading.until {
+                // Past the limit (a transaction marker was the last offset before it): the
+                // partition ended without this record.
+                Some(until) if message.offset() >= until => return Ok(true),
+                _ => {
+                    reading.next = message.offset() + 1;
+                    push_event(events, topic, &message);
+                    if reading.reached_until() {
+                        return Ok(true);
+                    }
+                }
+            },
+            Some(Err(KafkaError::PartitionEOF(_))) => return Ok(true),
+            Some(Err(error)) => {
+                return Err(KafkaFailure::new(
+                    format!("reading changelog {topic}-{partition}"),
+                    error,
+                ))
             }
         }
-        Ok(events)
     }
+    Ok(false)
 }
 
 /// Appends `message` of `topic` to the last event when that holds records of its partition,

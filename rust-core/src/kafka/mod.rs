@@ -17,6 +17,8 @@
 //! - [`changelog`]: the restore consumer on rdkafka, reading changelog partitions up to their
 //!   end.
 //! - [`assigned`]: a consumer reading given partitions indefinitely (global stores).
+//! - [`queue_signal`]: the wake-up of a thread that serves librdkafka queues without waiting
+//!   inside librdkafka (delivery reports, changelog partitions).
 //! - [`error`]: the clients' error as the engine owns it, and how a failure is classified
 //!   (fenced, abortable, fatal).
 
@@ -30,6 +32,7 @@ pub mod error;
 pub mod group;
 mod group_metadata;
 pub mod producer;
+mod queue_signal;
 pub mod records;
 
 pub use admin::{Admin, RecordDeletion, TopicSpec};

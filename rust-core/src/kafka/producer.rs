@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::ffi::{c_void, CString};
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Condvar, Mutex, PoisonError};
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
@@ -22,6 +22,7 @@ use crate::kafka::clients::{
 use crate::kafka::error::{ClientError, TransactionFailure};
 use crate::kafka::group::commit_list;
 use crate::kafka::group_metadata::NativeGroupMetadata;
+use crate::kafka::queue_signal::QueueSignal;
 use crate::kafka::records::{copied_headers, InputOffset, ProducedRecord, ProducedView};
 use crate::store::TopicPartition;
 
@@ -208,9 +209,8 @@ fn bytes_field(vtype: native::rd_kafka_vtype_t, bytes: Option<&[u8]>) -> native:
 /// were outstanding. Served here, a flush ends when the last report is in.
 ///
 /// The thread sleeps until librdkafka signals an event on the producer's queue ([`QueueSignal`])
-/// and then takes what is there without waiting. rdkafka's own waiting poll rounds the time left
-/// down to whole milliseconds, so after each report it spun through the rest of a millisecond
-/// reading the clock: a tenth of the thread's samples while failing over, busy or idle.
+/// and then takes what is there without waiting: in rdkafka's waiting poll it spun after each
+/// report (a tenth of a failover's samples).
 struct DeliveryThread {
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<()>>,
@@ -257,33 +257,6 @@ impl DeliveryThread {
     /// report will be served again.
     fn has_died(&self) -> bool {
         self.handle.as_ref().is_some_and(JoinHandle::is_finished)
-    }
-}
-
-/// Set when librdkafka puts an event on a queue that was empty; the delivery thread sleeps on it.
-#[derive(Default)]
-struct QueueSignal {
-    pending: Mutex<bool>,
-    ready: Condvar,
-}
-
-impl QueueSignal {
-    fn notify(&self) {
-        *self.pending.lock().unwrap_or_else(PoisonError::into_inner) = true;
-        self.ready.notify_one();
-    }
-
-    /// Returns once an event was signalled, or after `timeout`; clears the signal.
-    fn wait(&self, timeout: Duration) {
-        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-        if !*pending {
-            pending = self
-                .ready
-                .wait_timeout(pending, timeout)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
-        *pending = false;
     }
 }
 
