@@ -5,28 +5,33 @@ use std::sync::Arc;
 
 use crate::engine::config::EngineConfig;
 use crate::kafka::{
-    group, ChangelogReader, GroupConsumer, KafkaFailure, KafkaStreamsProducer, RebalanceListener,
-    RestoreConsumer, StreamsProducer, Subscription, ThreadClients, TransactionFailure,
+    group, ChangelogReader, GroupMember, KafkaFailure, KafkaPartitionFetcher, KafkaStreamsProducer,
+    PartitionFetcher, RebalanceListener, RestoreConsumer, StreamsProducer, ThreadClients,
+    TransactionFailure,
 };
 
 /// Creates the clients of each engine thread of an instance.
 pub(crate) struct KafkaThreadClients(pub Arc<EngineConfig>);
 
 impl ThreadClients for KafkaThreadClients {
-    fn group_consumer(
+    fn group_member(
         &self,
         thread: usize,
         listener: Arc<dyn RebalanceListener>,
-        subscription: &Subscription,
-    ) -> Result<Box<dyn GroupConsumer>, KafkaFailure> {
+        topics: &[String],
+    ) -> Result<Box<dyn GroupMember>, KafkaFailure> {
         let config = &self.0;
-        let consumer = group::subscribe(
+        let member = group::subscribe(&config.group_member_config(thread), listener, topics)?;
+        Ok(Box::new(member))
+    }
+
+    fn fetcher(&self, thread: usize) -> Result<Box<dyn PartitionFetcher>, KafkaFailure> {
+        let config = &self.0;
+        let fetcher = KafkaPartitionFetcher::new(
             &config.main_consumer_config(thread),
-            listener,
-            subscription,
             config.client_timeout,
         )?;
-        Ok(Box::new(consumer))
+        Ok(Box::new(fetcher))
     }
 
     fn producer(

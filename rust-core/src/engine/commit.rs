@@ -124,7 +124,7 @@ impl CommitBarrier {
     /// that failed so far.
     pub fn send(
         &mut self,
-        consumer: &dyn GroupConsumer,
+        consumer: GroupConsumer<'_>,
         tasks: &mut Tasks,
         task: TaskId,
         outputs: Outputs,
@@ -141,7 +141,7 @@ impl CommitBarrier {
     /// Hands the `outputs` of task `task` to the producer.
     fn queue(
         &mut self,
-        consumer: &dyn GroupConsumer,
+        consumer: GroupConsumer<'_>,
         tasks: &mut Tasks,
         task: TaskId,
         outputs: Outputs,
@@ -173,7 +173,7 @@ impl CommitBarrier {
     /// as the tasks were asked. Continues with how many failures there were.
     fn settle_failed(
         &mut self,
-        consumer: &dyn GroupConsumer,
+        consumer: GroupConsumer<'_>,
         tasks: &mut Tasks,
     ) -> Result<Flow<usize>> {
         let mut settled = 0;
@@ -275,7 +275,7 @@ impl CommitBarrier {
     /// `handed_out`), and their stores.
     pub fn commit(
         &mut self,
-        consumer: &dyn GroupConsumer,
+        consumer: GroupConsumer<'_>,
         tasks: &mut Tasks,
         running: &[TaskId],
         handed_out: &BTreeMap<TopicPartition, i64>,
@@ -290,7 +290,7 @@ impl CommitBarrier {
                 return Ok(ControlFlow::Break(recovery));
             }
         }
-        skip_trailing_markers(consumer, handed_out, &mut consumed);
+        skip_trailing_markers(consumer.fetcher, handed_out, &mut consumed);
         // Records the tasks send for failed ones may fail as well.
         loop {
             if let Err(failure) = self.producer.flush() {
@@ -307,7 +307,7 @@ impl CommitBarrier {
         // Only a transaction's offsets need the group's metadata, and asking librdkafka for it
         // waits on its main thread (~6 ms a commit on word count).
         let group = if self.producer.is_transactional() && !consumed.is_empty() {
-            consumer.group_metadata()
+            consumer.member.group_metadata()
         } else {
             None
         };
@@ -324,7 +324,7 @@ impl CommitBarrier {
             task.commit_stores(&delivered)?;
         }
         if !self.producer.is_transactional() && !consumed.is_empty() {
-            consumer.commit_offsets(&consumed)?;
+            consumer.member.commit_offsets(&consumed)?;
         }
         self.purge.committed(
             consumed
@@ -351,7 +351,7 @@ impl CommitBarrier {
     /// `task.timeout.ms` has passed, as Kafka Streams retries a commit that timed out.
     pub fn abort(
         &mut self,
-        consumer: &dyn GroupConsumer,
+        consumer: GroupConsumer<'_>,
         tasks: &mut Tasks,
         cause: &str,
     ) -> Result<Recovery> {
@@ -389,7 +389,7 @@ impl CommitBarrier {
     /// transaction that is aborted.
     pub fn send_before_failing(
         &mut self,
-        consumer: &dyn GroupConsumer,
+        consumer: GroupConsumer<'_>,
         tasks: &mut Tasks,
         task: TaskId,
         outputs: Outputs,
@@ -416,7 +416,7 @@ impl CommitBarrier {
     /// Handles a failed send or commit the way Kafka Streams does.
     fn recover(
         &mut self,
-        consumer: &dyn GroupConsumer,
+        consumer: GroupConsumer<'_>,
         tasks: &mut Tasks,
         failure: TransactionFailure,
     ) -> Result<Recovery> {
@@ -437,12 +437,12 @@ impl CommitBarrier {
 /// task processed every record `handed_out` to it, as Kafka Streams commits the consumer's
 /// next offset then: a transactional input's committed offset reaches its end and its lag 0.
 fn skip_trailing_markers(
-    consumer: &dyn PartitionFetcher,
+    fetcher: &dyn PartitionFetcher,
     handed_out: &BTreeMap<TopicPartition, i64>,
     consumed: &mut BTreeMap<TopicPartition, InputOffset>,
 ) {
     let partitions: Vec<TopicPartition> = consumed.keys().cloned().collect();
-    let positions = consumer.next_offsets(&partitions);
+    let positions = fetcher.next_offsets(&partitions);
     for (partition, input) in consumed.iter_mut() {
         let all_processed = handed_out.get(partition) == Some(&(input.offset - 1));
         if let (true, Some(&next)) = (all_processed, positions.get(partition)) {
@@ -453,10 +453,12 @@ fn skip_trailing_markers(
 
 /// Moves every assigned partition back to the group's committed offset (its start when
 /// nothing was committed).
-fn rewind_to_committed(consumer: &dyn GroupConsumer) -> Result<()> {
-    let assigned = consumer.assigned_partitions()?;
-    for (partition, committed) in consumer.committed_offsets(&assigned)? {
-        consumer.seek_to(&partition, committed.map(|c| c.offset))?;
+fn rewind_to_committed(consumer: GroupConsumer<'_>) -> Result<()> {
+    let assigned = consumer.fetcher.assigned_partitions()?;
+    for (partition, committed) in consumer.fetcher.committed_offsets(&assigned)? {
+        consumer
+            .fetcher
+            .seek_to(&partition, committed.map(|c| c.offset))?;
     }
     Ok(())
 }

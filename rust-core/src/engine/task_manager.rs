@@ -161,10 +161,13 @@ impl TaskManager {
     /// that the consumer does not fetch them meanwhile.
     pub fn on_assigned(
         &mut self,
-        consumer: &dyn GroupConsumer,
+        consumer: GroupConsumer<'_>,
         partitions: &[TopicPartition],
     ) -> Result<()> {
         let topology = self.shared.topology();
+        consumer
+            .fetcher
+            .assign(partitions, &topology.offset_resets)?;
         // librdkafka keeps a partition the engine paused paused when the group assigns it again
         // (it resets only its own pauses): one of a task that is not open here starts fetching,
         // and its task pauses it again if it must wait.
@@ -177,7 +180,7 @@ impl TaskManager {
             })
             .cloned()
             .collect();
-        consumer.resume_partitions(&not_open)?;
+        consumer.fetcher.resume_partitions(&not_open)?;
         for partition in partitions {
             let Some(id) = topology.task_of(partition) else {
                 continue;
@@ -192,15 +195,15 @@ impl TaskManager {
             .collect();
         for id in new {
             if self.processing_paused && self.has_changelogs(id) {
-                self.pause(consumer, id)?;
+                self.pause(consumer.fetcher, id)?;
                 self.held.insert(id);
             } else {
                 self.open_task(consumer, id, false)?;
             }
         }
-        self.check_source_topics(consumer)?;
+        self.check_source_topics(consumer.fetcher)?;
         let owned: Vec<TaskId> = self.tasks.keys().chain(&self.held).copied().collect();
-        let member_id = consumer.member_id().unwrap_or_default();
+        let member_id = consumer.member.member_id().unwrap_or_default();
         self.shared
             .factory
             .assigned(&owned, &member_id)
@@ -211,7 +214,7 @@ impl TaskManager {
     /// Kafka Streams' assignor fails every member at a rebalance that finds them missing. The
     /// repartition topics are the runtime's own and are not asked about, nor are the topics a
     /// pattern matched: one that is gone is simply no longer matched.
-    pub fn check_source_topics(&self, consumer: &dyn PartitionFetcher) -> Result<()> {
+    pub fn check_source_topics(&self, fetcher: &dyn PartitionFetcher) -> Result<()> {
         let topology = self.shared.topology();
         let sources: Vec<String> = topology
             .source_topics()
@@ -221,7 +224,7 @@ impl TaskManager {
                     && !topology.matched_topics.contains(topic)
             })
             .collect();
-        let missing = consumer.missing_topics(&sources)?;
+        let missing = fetcher.missing_topics(&sources)?;
         if missing.is_empty() {
             Ok(())
         } else {
@@ -233,7 +236,7 @@ impl TaskManager {
     /// `wipe_kept_stores`, the state its processor keeps is dropped first and restored in full.
     fn open_task(
         &mut self,
-        consumer: &dyn GroupConsumer,
+        consumer: GroupConsumer<'_>,
         id: TaskId,
         wipe_kept_stores: bool,
     ) -> Result<()> {
@@ -256,7 +259,7 @@ impl TaskManager {
         }
         self.restorer.begin(&mut task, &self.committed_starts)?;
         if !self.can_process(&task) {
-            self.pause(consumer, id)?;
+            self.pause(consumer.fetcher, id)?;
         }
         self.tasks.insert(id, task);
         Ok(())
@@ -266,10 +269,10 @@ impl TaskManager {
     /// processor reads its stream time from.
     fn committed_inputs(
         &mut self,
-        consumer: &dyn GroupConsumer,
+        consumer: GroupConsumer<'_>,
         id: TaskId,
     ) -> Result<Vec<CommittedInput>> {
-        let positions = consumer.committed_offsets(&self.inputs[&id])?;
+        let positions = consumer.fetcher.committed_offsets(&self.inputs[&id])?;
         for (partition, position) in &positions {
             match position {
                 Some(position) => {
@@ -278,7 +281,7 @@ impl TaskManager {
                 }
                 None => {
                     self.committed_starts.remove(partition);
-                    self.start_by_duration(consumer, partition)?;
+                    self.start_by_duration(consumer.fetcher, partition)?;
                 }
             };
         }
@@ -296,7 +299,7 @@ impl TaskManager {
     /// that age on the application's clock, or the log's end.
     fn start_by_duration(
         &self,
-        consumer: &dyn PartitionFetcher,
+        fetcher: &dyn PartitionFetcher,
         partition: &TopicPartition,
     ) -> Result<()> {
         let topology = self.shared.topology();
@@ -306,8 +309,8 @@ impl TaskManager {
         };
         let now_ms = self.shared.factory.now_ms().map_err(Error::Assignment)?;
         let since_ms = now_ms.saturating_sub(i64::try_from(*age_ms).unwrap_or(i64::MAX));
-        let start = consumer.offset_for_time(partition, since_ms)?;
-        consumer.seek_to(partition, Some(start))?;
+        let start = fetcher.offset_for_time(partition, since_ms)?;
+        fetcher.seek_to(partition, Some(start))?;
         Ok(())
     }
 
@@ -315,7 +318,7 @@ impl TaskManager {
     /// dirty, its state is wiped, the open transaction, which holds unfinished work of every
     /// task, is aborted and every task rewinds to the last commit; then the task opens again
     /// and restores its state in full before it processes again. The thread goes on.
-    fn revive_corrupted(&mut self, consumer: &dyn GroupConsumer, id: TaskId) -> Result<()> {
+    fn revive_corrupted(&mut self, consumer: GroupConsumer<'_>, id: TaskId) -> Result<()> {
         self.shared.metrics.store_corrupted();
         let mut task = self.tasks.remove(&id).expect("the task that just failed");
         self.restorer.forget(&mut task)?;
@@ -331,7 +334,7 @@ impl TaskManager {
     /// they are `lost`.
     pub fn on_revoked(
         &mut self,
-        consumer: &dyn GroupConsumer,
+        consumer: GroupConsumer<'_>,
         partitions: &[TopicPartition],
         lost: bool,
     ) -> Result<()> {
@@ -362,6 +365,7 @@ impl TaskManager {
             self.paused.remove(&id);
             self.held.remove(&id);
         }
+        consumer.fetcher.unassign(partitions)?;
         // A rebalance is under way: it is the rejoin a fenced commit asked for.
         self.rejoin = false;
         Ok(())
@@ -399,27 +403,27 @@ impl TaskManager {
         }
     }
 
-    fn pause(&mut self, consumer: &dyn PartitionFetcher, id: TaskId) -> Result<()> {
-        consumer.pause_partitions(&self.inputs[&id])?;
+    fn pause(&mut self, fetcher: &dyn PartitionFetcher, id: TaskId) -> Result<()> {
+        fetcher.pause_partitions(&self.inputs[&id])?;
         self.paused.insert(id);
         Ok(())
     }
 
-    fn resume(&mut self, consumer: &dyn PartitionFetcher, id: TaskId) -> Result<()> {
+    fn resume(&mut self, fetcher: &dyn PartitionFetcher, id: TaskId) -> Result<()> {
         let with_room: Vec<TopicPartition> = self.inputs[&id]
             .iter()
             .filter(|p| !self.full.contains(*p))
             .cloned()
             .collect();
-        consumer.resume_partitions(&with_room)?;
+        fetcher.resume_partitions(&with_room)?;
         self.paused.remove(&id);
         Ok(())
     }
 
     /// Follows what task `id` asks for after it processed or punctuated: fetching stopped or
     /// started again by how full its buffers are, and a commit.
-    fn follow_step(&mut self, consumer: &dyn PartitionFetcher, id: TaskId) -> Result<()> {
-        self.follow_full_inputs(consumer, id)?;
+    fn follow_step(&mut self, fetcher: &dyn PartitionFetcher, id: TaskId) -> Result<()> {
+        self.follow_full_inputs(fetcher, id)?;
         if let Some(task) = self.tasks.get_mut(&id) {
             self.commit_requested |= task.commit_requested()?;
         }
@@ -428,7 +432,7 @@ impl TaskManager {
 
     /// Stops fetching the inputs of task `id` whose buffer its processor says is full, and
     /// fetches again those that have room now (unless the whole task is paused).
-    fn follow_full_inputs(&mut self, consumer: &dyn PartitionFetcher, id: TaskId) -> Result<()> {
+    fn follow_full_inputs(&mut self, fetcher: &dyn PartitionFetcher, id: TaskId) -> Result<()> {
         let Some(task) = self.tasks.get_mut(&id) else {
             return Ok(());
         };
@@ -438,14 +442,14 @@ impl TaskManager {
             match (full.contains(partition), self.full.contains(partition)) {
                 (true, false) => {
                     if !task_paused {
-                        consumer.pause_partitions(std::slice::from_ref(partition))?;
+                        fetcher.pause_partitions(std::slice::from_ref(partition))?;
                     }
                     self.full.insert(partition.clone());
                 }
                 (false, true) => {
                     self.full.remove(partition);
                     if !task_paused {
-                        consumer.resume_partitions(std::slice::from_ref(partition))?;
+                        fetcher.resume_partitions(std::slice::from_ref(partition))?;
                     }
                 }
                 _ => {}
@@ -457,7 +461,7 @@ impl TaskManager {
     /// Pauses or resumes processing, restoration included, as the instance asks, and opens
     /// the tasks held meanwhile once it resumes; the inputs follow in
     /// [`update_paused_inputs`](Self::update_paused_inputs).
-    pub fn follow_pause(&mut self, consumer: &dyn GroupConsumer, paused: bool) -> Result<()> {
+    pub fn follow_pause(&mut self, consumer: GroupConsumer<'_>, paused: bool) -> Result<()> {
         if paused == self.processing_paused {
             return Ok(());
         }
@@ -500,7 +504,7 @@ impl TaskManager {
 
     /// Pauses the inputs of the tasks that cannot process and resumes those of the tasks
     /// that can again (restored, or processing resumed).
-    pub fn update_paused_inputs(&mut self, consumer: &dyn PartitionFetcher) -> Result<()> {
+    pub fn update_paused_inputs(&mut self, fetcher: &dyn PartitionFetcher) -> Result<()> {
         let (to_resume, to_pause): (Vec<TaskId>, Vec<TaskId>) = self
             .tasks
             .iter()
@@ -508,16 +512,16 @@ impl TaskManager {
             .map(|(id, _)| *id)
             .partition(|id| self.paused.contains(id));
         for id in to_resume {
-            self.resume(consumer, id)?;
+            self.resume(fetcher, id)?;
         }
         for id in to_pause {
-            self.pause(consumer, id)?;
+            self.pause(fetcher, id)?;
         }
         Ok(())
     }
 
     /// Hands each task its polled `records` and sends what it produces.
-    pub fn process(&mut self, consumer: &dyn GroupConsumer, records: Vec<RecordRun>) -> Result<()> {
+    pub fn process(&mut self, consumer: GroupConsumer<'_>, records: Vec<RecordRun>) -> Result<()> {
         let mut batches: BTreeMap<TaskId, Vec<RecordRun>> = BTreeMap::new();
         let topology = self.shared.topology();
         for run in records {
@@ -529,20 +533,20 @@ impl TaskManager {
             let Some(task) = self.tasks.get(&id) else {
                 if self.held.contains(&id) {
                     // Fetched before its inputs were paused: read these again once it opens.
-                    rewind_to_first(consumer, &batch)?;
+                    rewind_to_first(consumer.fetcher, &batch)?;
                 }
                 continue;
             };
             if !self.can_process(task) {
                 // Fetched before the pause took effect: read these again once it can process.
-                rewind_to_first(consumer, &batch)?;
+                rewind_to_first(consumer.fetcher, &batch)?;
                 continue;
             }
             // Fetched before its buffer filled up: read these again once it has room.
             let (batch, no_room): (Vec<RecordRun>, Vec<RecordRun>) = batch
                 .into_iter()
                 .partition(|run| !self.full.contains(&run.partition));
-            rewind_to_first(consumer, &no_room)?;
+            rewind_to_first(consumer.fetcher, &no_room)?;
             if batch.is_empty() {
                 continue;
             }
@@ -563,7 +567,7 @@ impl TaskManager {
             if !self.send(consumer, id, outputs)? {
                 return Ok(());
             }
-            self.follow_step(consumer, id)?;
+            self.follow_step(consumer.fetcher, id)?;
         }
         Ok(())
     }
@@ -579,7 +583,7 @@ impl TaskManager {
 
     /// Runs the wall-clock punctuation of the running tasks, telling them first how far behind
     /// their inputs' ends they are (which the thread's metrics show too).
-    pub fn punctuate(&mut self, consumer: &dyn GroupConsumer) -> Result<()> {
+    pub fn punctuate(&mut self, consumer: GroupConsumer<'_>) -> Result<()> {
         if self.processing_paused {
             return Ok(());
         }
@@ -588,7 +592,7 @@ impl TaskManager {
         let mut known_lags = BTreeMap::new();
         for id in &running {
             let lags = lags(
-                consumer,
+                consumer.fetcher,
                 &self.inputs[id],
                 &self.committed_starts,
                 &topology.offset_resets,
@@ -606,7 +610,7 @@ impl TaskManager {
             if !self.send(consumer, *id, outputs)? {
                 return Ok(());
             }
-            self.follow_step(consumer, *id)?;
+            self.follow_step(consumer.fetcher, *id)?;
         }
         self.shared.metrics.lags_found(self.index, known_lags);
         Ok(())
@@ -614,7 +618,7 @@ impl TaskManager {
 
     /// Task `id` failed with `error`, which ends the thread: what it produced before it failed
     /// still goes to the producer, as in Kafka Streams.
-    fn task_failed(&mut self, consumer: &dyn GroupConsumer, id: TaskId, error: Error) -> Error {
+    fn task_failed(&mut self, consumer: GroupConsumer<'_>, id: TaskId, error: Error) -> Error {
         let task = self.tasks.get_mut(&id).expect("the failed task is a task");
         if let Ok(outputs) = task.produced_before_failure() {
             self.barrier
@@ -627,7 +631,7 @@ impl TaskManager {
     /// was rolled back (or the tasks were given up) instead.
     fn send(
         &mut self,
-        consumer: &dyn GroupConsumer,
+        consumer: GroupConsumer<'_>,
         task: TaskId,
         outputs: Outputs,
     ) -> Result<bool> {
@@ -644,7 +648,7 @@ impl TaskManager {
 
     /// Commits when the commit interval is over, or early when the tasks hold more
     /// uncommitted bytes than the thread's share of the budget or a task asked for it.
-    pub fn maybe_commit(&mut self, consumer: &dyn GroupConsumer) -> Result<()> {
+    pub fn maybe_commit(&mut self, consumer: GroupConsumer<'_>) -> Result<()> {
         let due = self.time_to_commit().is_zero();
         let over_budget = self.shared.uncommitted_bytes.share().is_some_and(|share| {
             self.tasks
@@ -675,7 +679,7 @@ impl TaskManager {
 
     /// Commits the running tasks. Returns false when the work was rolled back (or the tasks
     /// were given up) instead.
-    fn commit(&mut self, consumer: &dyn GroupConsumer, trigger: CommitTrigger) -> Result<bool> {
+    fn commit(&mut self, consumer: GroupConsumer<'_>, trigger: CommitTrigger) -> Result<bool> {
         // Committed or rolled back, no task's request is left open.
         self.commit_requested = false;
         let running = self.running_tasks();
@@ -690,7 +694,7 @@ impl TaskManager {
     }
 
     /// Closes every task: committed first when `clean`, rolled back otherwise.
-    pub fn close_all(&mut self, consumer: &dyn GroupConsumer, clean: bool) -> Result<()> {
+    pub fn close_all(&mut self, consumer: GroupConsumer<'_>, clean: bool) -> Result<()> {
         let committed = clean && self.commit(consumer, CommitTrigger::TaskHandover)?;
         let mut first_error = None;
         for (_, mut task) in std::mem::take(&mut self.tasks) {
@@ -712,6 +716,13 @@ impl TaskManager {
         if !committed {
             self.barrier.close_dirty();
         }
+        let unassigned = consumer
+            .fetcher
+            .assigned_partitions()
+            .and_then(|assigned| consumer.fetcher.unassign(&assigned));
+        if let Err(error) = unassigned {
+            first_error.get_or_insert(Error::Kafka(error));
+        }
         first_error.map_or(Ok(()), Err)
     }
 }
@@ -723,17 +734,17 @@ impl TaskManager {
 /// while unknown (nothing fetched yet). Answered from what the consumer already knows, without
 /// asking the broker.
 fn lags(
-    consumer: &dyn PartitionFetcher,
+    fetcher: &dyn PartitionFetcher,
     partitions: &[TopicPartition],
     starts: &BTreeMap<TopicPartition, i64>,
     resets: &BTreeMap<String, OffsetReset>,
 ) -> Vec<(TopicPartition, Option<i64>)> {
-    let positions = consumer.next_offsets(partitions);
+    let positions = fetcher.next_offsets(partitions);
     partitions
         .iter()
         .map(|partition| {
             let handed_out = positions.get(partition).copied();
-            let lag = consumer.fetched_watermarks(partition).map(|(low, high)| {
+            let lag = fetcher.fetched_watermarks(partition).map(|(low, high)| {
                 let reset_to = match resets.get(&partition.topic) {
                     Some(OffsetReset::Latest) => high,
                     _ => low,
@@ -749,10 +760,10 @@ fn lags(
 }
 
 /// Rewinds each partition of `batch` to its first record, to read the batch again.
-fn rewind_to_first(consumer: &dyn PartitionFetcher, batch: &[RecordRun]) -> Result<()> {
+fn rewind_to_first(fetcher: &dyn PartitionFetcher, batch: &[RecordRun]) -> Result<()> {
     for run in batch {
         if let Some(first) = run.first_offset() {
-            consumer.seek_to(&run.partition, Some(first))?;
+            fetcher.seek_to(&run.partition, Some(first))?;
         }
     }
     Ok(())

@@ -1,9 +1,10 @@
-//! One engine thread: a group consumer, the [`TaskManager`] of the tasks assigned to it,
-//! and the loop that restores, processes, punctuates and commits them (the commit barrier
-//! is [`CommitBarrier`](crate::engine::commit::CommitBarrier)).
+//! One engine thread: a group member, the fetcher of what it is assigned, the
+//! [`TaskManager`] of the tasks assigned to it, and the loop that restores, processes,
+//! punctuates and commits them (the commit barrier is
+//! [`CommitBarrier`](crate::engine::commit::CommitBarrier)).
 //!
-//! The task manager sits behind a mutex inside the consumer's rebalance listener, because
-//! rebalance callbacks run inside the consumer's poll and must commit or close tasks. The
+//! The task manager sits behind a mutex inside the member's rebalance listener, because
+//! rebalance callbacks run inside the member's poll and must commit or close tasks. The
 //! loop takes the lock only between polls, so the two never contend.
 //!
 //! Whether the instance is paused (`KafkaStreams.pause`) is looked at before each poll and
@@ -18,8 +19,8 @@ use crate::engine::processor::LoopTurn;
 use crate::engine::task_manager::{TaskManager, ThreadShared};
 use crate::engine::topology::ResolvedTopology;
 use crate::kafka::{
-    record_count, ClientError, GroupConsumer, GroupMember, KafkaFailure, RebalanceListener,
-    Subscription,
+    record_count, ClientError, GroupConsumer, GroupMember, KafkaFailure, PartitionFetcher,
+    RebalanceListener,
 };
 use crate::store::TopicPartition;
 
@@ -35,30 +36,32 @@ const FENCED_AGAIN_WITHIN: Duration = Duration::from_secs(60);
 pub(crate) fn run(shared: Arc<ThreadShared>, index: usize, stop: Arc<AtomicBool>) -> Result<()> {
     let listener = Arc::new(ThreadListener {
         manager: Mutex::new(TaskManager::new(Arc::clone(&shared), index)?),
+        fetcher: shared.clients.fetcher(index)?,
     });
     let mut joined_anew_at: Option<Instant> = None;
     loop {
         let subscribed = shared.topology();
-        let consumer = shared.clients.group_consumer(
+        let member = shared.clients.group_member(
             index,
             Arc::clone(&listener) as _,
-            &subscription(&subscribed),
+            &subscribed.source_topics(),
         )?;
-        let result = run_loop(&shared, &listener, consumer.as_ref(), subscribed, &stop)
-            .map_err(|error| with_fatal_cause(error, consumer.as_ref()));
+        let consumer = listener.consumer(member.as_ref());
+        let result = run_loop(&shared, &listener, consumer, subscribed, &stop)
+            .map_err(|error| with_fatal_cause(error, member.as_ref()));
         // librdkafka fences a static member itself when it comes back from a session that
         // expired on both sides (a request under its old member id reaches the coordinator
         // after it joined anew), and its consumer is out of use for good. The group still
         // expects this instance: like Kafka's Java consumer after its session expired, the
-        // thread gives its tasks up as lost and joins again, with a new consumer.
+        // thread gives its tasks up as lost and joins again, with a new member.
         let join_anew = result.is_err()
-            && consumer
+            && member
                 .fatal_error()
                 .is_some_and(|e| e.protocol_code() == ClientError::FENCED_INSTANCE_ID)
             && joined_anew_at.is_none_or(|at| at.elapsed() >= FENCED_AGAIN_WITHIN);
-        let closed = listener.lock().close_all(consumer.as_ref(), result.is_ok());
-        // Dropping the consumer leaves the group; its revocation finds no task left.
-        drop(consumer);
+        let closed = listener.lock().close_all(consumer, result.is_ok());
+        // Dropping the member leaves the group; its revocation finds no task left.
+        drop(member);
         if join_anew && closed.is_ok() {
             joined_anew_at = Some(Instant::now());
             shared.metrics.rejoined();
@@ -80,18 +83,10 @@ fn with_fatal_cause(error: Error, consumer: &dyn GroupMember) -> Error {
     }
 }
 
-/// What the group consumer subscribes to for `topology`.
-fn subscription(topology: &ResolvedTopology) -> Subscription {
-    Subscription {
-        topics: topology.source_topics(),
-        offset_resets: topology.offset_resets.clone(),
-    }
-}
-
 fn run_loop(
     shared: &ThreadShared,
     listener: &ThreadListener,
-    consumer: &dyn GroupConsumer,
+    consumer: GroupConsumer<'_>,
     mut subscribed: Arc<ResolvedTopology>,
     stop: &AtomicBool,
 ) -> Result<()> {
@@ -101,7 +96,7 @@ fn run_loop(
         let topology = shared.topology();
         if !Arc::ptr_eq(&topology, &subscribed) {
             // The topics a pattern matches changed: the group rebalances onto the new ones.
-            consumer.resubscribe(&subscription(&topology))?;
+            consumer.member.resubscribe(&topology.source_topics())?;
             subscribed = topology;
         }
         let wait = {
@@ -110,11 +105,11 @@ fn run_loop(
             if manager.rejoin {
                 manager.rejoin = false;
                 shared.metrics.rejoined();
-                consumer.rejoin()?;
+                consumer.member.rejoin()?;
             }
             manager.follow_pause(consumer, shared.paused.load(Ordering::Relaxed))?;
             manager.restore_step()?;
-            manager.update_paused_inputs(consumer)?;
+            manager.update_paused_inputs(consumer.fetcher)?;
             if manager.is_restoring() {
                 Duration::ZERO
             } else {
@@ -122,17 +117,25 @@ fn run_loop(
             }
         };
         let poll_start = Instant::now();
-        let records = match consumer.poll_records(shared.config.max_poll_records, wait) {
+        // Rebalances come first: their callbacks take and give tasks before the fetch.
+        let polled = consumer.member.poll().and_then(|()| {
+            consumer
+                .fetcher
+                .poll_records(shared.config.max_poll_records, wait)
+        });
+        let records = match polled {
             Ok(records) => {
                 poll_failing_since = None;
                 records
             }
-            Err(error) if consumer.fatal_error().is_some() => return Err(Error::Kafka(error)),
+            Err(error) if consumer.member.fatal_error().is_some() => {
+                return Err(Error::Kafka(error))
+            }
             Err(error) => {
                 // librdkafka reports a subscribed topic that went away once, then goes on
                 // without it: Kafka Streams fails the thread then.
                 if error.error.protocol_code() == ClientError::UNKNOWN_TOPIC_OR_PARTITION {
-                    listener.lock().check_source_topics(consumer)?;
+                    listener.lock().check_source_topics(consumer.fetcher)?;
                 }
                 // The client retries by itself; give up only once the client timeout passed.
                 let since = *poll_failing_since.get_or_insert_with(Instant::now);
@@ -172,9 +175,10 @@ fn run_loop(
     Ok(())
 }
 
-/// The rebalance listener of a thread: owns its task manager.
+/// The rebalance listener of a thread: owns its task manager and its fetcher.
 struct ThreadListener {
     manager: Mutex<TaskManager>,
+    fetcher: Box<dyn PartitionFetcher>,
 }
 
 impl ThreadListener {
@@ -183,24 +187,31 @@ impl ThreadListener {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+
+    fn consumer<'a>(&'a self, member: &'a dyn GroupMember) -> GroupConsumer<'a> {
+        GroupConsumer {
+            member,
+            fetcher: self.fetcher.as_ref(),
+        }
+    }
 }
 
 impl RebalanceListener for ThreadListener {
     fn partitions_revoked(
         &self,
-        consumer: &dyn GroupConsumer,
+        member: &dyn GroupMember,
         partitions: &[TopicPartition],
         lost: bool,
     ) {
         let mut manager = self.lock();
-        if let Err(error) = manager.on_revoked(consumer, partitions, lost) {
+        if let Err(error) = manager.on_revoked(self.consumer(member), partitions, lost) {
             manager.failure.get_or_insert(error);
         }
     }
 
-    fn partitions_assigned(&self, consumer: &dyn GroupConsumer, partitions: &[TopicPartition]) {
+    fn partitions_assigned(&self, member: &dyn GroupMember, partitions: &[TopicPartition]) {
         let mut manager = self.lock();
-        if let Err(error) = manager.on_assigned(consumer, partitions) {
+        if let Err(error) = manager.on_assigned(self.consumer(member), partitions) {
             manager.failure.get_or_insert(error);
         }
     }

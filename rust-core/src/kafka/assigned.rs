@@ -8,7 +8,8 @@ use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
 
 use crate::kafka::error::KafkaFailure;
-use crate::kafka::records::{push_to_runs, RecordRun};
+use crate::kafka::fetcher::poll_runs;
+use crate::kafka::records::RecordRun;
 use crate::store::TopicPartition;
 
 /// Reads a fixed set of partitions, never committing.
@@ -48,19 +49,6 @@ impl AssignedConsumer {
     /// Up to `max` records, by partition: waits up to `wait` for the first, then takes what
     /// is already fetched.
     pub fn poll(&self, max: usize, wait: Duration) -> Result<Vec<RecordRun>, KafkaFailure> {
-        let mut runs = Vec::new();
-        let mut timeout = wait;
-        for polled in 0..max {
-            match self.consumer.poll(timeout) {
-                None => break,
-                Some(Ok(message)) => push_to_runs(&mut runs, &message),
-                Some(Err(error)) if polled == 0 => {
-                    return Err(KafkaFailure::new("reading the global topics", error))
-                }
-                Some(Err(_)) => break,
-            }
-            timeout = Duration::ZERO;
-        }
-        Ok(runs)
+        poll_runs(&self.consumer, max, wait, "reading the global topics")
     }
 }

@@ -1,7 +1,8 @@
 //! What an engine thread asks of its Kafka clients: the seam between the engine and the
-//! client library. [`ThreadClients`] creates a thread's [`GroupConsumer`], its
-//! [`StreamsProducer`] and its [`RestoreConsumer`]; the engine knows them only through these
-//! traits, which the rdkafka clients of this module's siblings implement.
+//! client library. [`ThreadClients`] creates a thread's [`GroupMember`], its
+//! [`PartitionFetcher`], its [`StreamsProducer`] and its [`RestoreConsumer`]; the engine knows
+//! them only through these traits, which the rdkafka clients of this module's siblings
+//! implement.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -35,24 +36,19 @@ pub enum OffsetReset {
     ByDuration(u64),
 }
 
-/// The topics a group member subscribes to, and those among them that have a reset policy of
-/// their own (the consumer's `auto.offset.reset` applies to the others).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Subscription {
-    pub topics: Vec<String>,
-    pub offset_resets: BTreeMap<String, OffsetReset>,
-}
-
 /// Creates the clients of engine thread `thread` (1-based, as Kafka Streams counts).
 pub trait ThreadClients: Send + Sync {
-    /// A member of the application's group, subscribed as `subscription` says, whose
-    /// rebalances reach `listener`.
-    fn group_consumer(
+    /// A member of the application's group, subscribed to `topics`, whose rebalances reach
+    /// `listener`.
+    fn group_member(
         &self,
         thread: usize,
         listener: Arc<dyn RebalanceListener>,
-        subscription: &Subscription,
-    ) -> Result<Box<dyn GroupConsumer>, KafkaFailure>;
+        topics: &[String],
+    ) -> Result<Box<dyn GroupMember>, KafkaFailure>;
+
+    /// The consumer that fetches the partitions the thread's group member is assigned.
+    fn fetcher(&self, thread: usize) -> Result<Box<dyn PartitionFetcher>, KafkaFailure>;
 
     /// The thread's producer: transactional with `transactional_id`, which fences the older
     /// producers with that id and aborts their open transaction.
@@ -67,21 +63,21 @@ pub trait ThreadClients: Send + Sync {
 }
 
 /// Reacts to partitions moving in and out of a group member. Called inside
-/// [`GroupConsumer::poll_records`], on the polling thread, before the change applies: on
-/// revocation the listener can still commit the partitions it is losing, with the group
-/// generation that owns them.
+/// [`GroupMember::poll`], on the polling thread, before the change applies: on revocation the
+/// listener can still commit the partitions it is losing, with the group generation that
+/// owns them.
 pub trait RebalanceListener: Send + Sync {
     /// `partitions` are about to be taken away. `lost` is true when the group already
     /// gave them to another member (the session expired): nothing may be committed then.
     fn partitions_revoked(
         &self,
-        consumer: &dyn GroupConsumer,
+        member: &dyn GroupMember,
         partitions: &[TopicPartition],
         lost: bool,
     );
 
     /// `partitions` were just assigned to this member.
-    fn partitions_assigned(&self, consumer: &dyn GroupConsumer, partitions: &[TopicPartition]);
+    fn partitions_assigned(&self, member: &dyn GroupMember, partitions: &[TopicPartition]);
 }
 
 /// The group generation a member belongs to, which a transaction commits the consumed offsets
@@ -97,19 +93,40 @@ pub struct GroupMetadata {
     pub instance_id: Option<String>,
 }
 
-/// What an engine thread reads its input with: a member of the application's group (which
-/// gives it its partitions) and a fetcher of those partitions. librdkafka's group consumer is
-/// both today; the halves are apart so that the membership can move to a client that speaks
-/// Kafka Streams' group protocols while librdkafka keeps fetching (DESIGN §10).
-pub trait GroupConsumer: GroupMember + PartitionFetcher {}
+/// What an engine thread reads its input with: a member of the application's group, which
+/// gives it its partitions, and the fetcher of those partitions. They are two clients so that
+/// the membership can be a client that speaks Kafka Streams' group protocols while librdkafka
+/// fetches (DESIGN §10).
+#[derive(Clone, Copy)]
+pub struct GroupConsumer<'a> {
+    pub member: &'a dyn GroupMember,
+    pub fetcher: &'a dyn PartitionFetcher,
+}
 
-impl<T: GroupMember + PartitionFetcher + ?Sized> GroupConsumer for T {}
+/// Reads the partitions the group assigned to the thread; never joins the group.
+pub trait PartitionFetcher: Send + Sync {
+    /// Starts fetching `partitions`, each from the group's committed offset or, without one,
+    /// where its topic's reset policy in `offset_resets` (else `auto.offset.reset`) says.
+    fn assign(
+        &self,
+        partitions: &[TopicPartition],
+        offset_resets: &BTreeMap<String, OffsetReset>,
+    ) -> Result<(), KafkaFailure>;
 
-/// Reads the partitions the group assigned to the thread.
-pub trait PartitionFetcher {
+    /// Stops fetching `partitions` for good and forgets their positions.
+    fn unassign(&self, partitions: &[TopicPartition]) -> Result<(), KafkaFailure>;
+
+    /// The partitions being fetched.
+    fn assigned_partitions(&self) -> Result<Vec<TopicPartition>, KafkaFailure>;
+
+    /// The group's committed position of each of `partitions`, `None` for one without.
+    fn committed_offsets(
+        &self,
+        partitions: &[TopicPartition],
+    ) -> Result<Vec<(TopicPartition, Option<InputOffset>)>, KafkaFailure>;
+
     /// Up to `max` records, by partition: waits up to `wait` for the first, then takes what
-    /// is already fetched. Rebalances happen in here while librdkafka's consumer is also the
-    /// group member.
+    /// is already fetched.
     fn poll_records(&self, max: usize, wait: Duration) -> Result<Vec<RecordRun>, KafkaFailure>;
 
     /// Stops fetching `partitions` until they are resumed.
@@ -143,23 +160,18 @@ pub trait PartitionFetcher {
 }
 
 /// The thread's membership of the application's group: which partitions it owns, under which
-/// generation, and the group's committed offsets.
-pub trait GroupMember {
+/// generation; it commits the group's offsets outside transactions. It fetches nothing.
+pub trait GroupMember: Send + Sync {
+    /// Serves the group without waiting: what the member's client has to say, and rebalances,
+    /// whose callbacks run in here on the member's [`RebalanceListener`]. Called on every turn
+    /// of the thread's loop.
+    fn poll(&self) -> Result<(), KafkaFailure>;
+
     /// Leaves the group and joins it again, subscribed to the same topics.
     fn rejoin(&self) -> Result<(), KafkaFailure>;
 
-    /// Subscribes to `subscription` instead of what it was subscribed to: the group
-    /// rebalances.
-    fn resubscribe(&self, subscription: &Subscription) -> Result<(), KafkaFailure>;
-
-    /// The partitions assigned to this member.
-    fn assigned_partitions(&self) -> Result<Vec<TopicPartition>, KafkaFailure>;
-
-    /// The group's committed position of each of `partitions`, `None` for one without.
-    fn committed_offsets(
-        &self,
-        partitions: &[TopicPartition],
-    ) -> Result<Vec<(TopicPartition, Option<InputOffset>)>, KafkaFailure>;
+    /// Subscribes to `topics` instead of what it was subscribed to: the group rebalances.
+    fn resubscribe(&self, topics: &[String]) -> Result<(), KafkaFailure>;
 
     /// Commits `consumed` as the group's positions, outside any transaction.
     fn commit_offsets(

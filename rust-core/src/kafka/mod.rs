@@ -6,9 +6,10 @@
 //!   consumed ones in runs of one partition, encoded in one buffer.
 //! - [`admin`]: topic metadata, creation of internal topics, deletion of consumed records.
 //! - [`clients`]: the seam: the traits by which an engine thread uses its clients (group
-//!   consumer, producer, restore consumer) and creates them; the engine names no rdkafka
+//!   member, partition fetcher, producer, restore consumer) and creates them; the engine names no rdkafka
 //!   type.
-//! - [`group`]: the group consumer on rdkafka and its rebalance callbacks.
+//! - [`group`]: the group member on rdkafka and its rebalance callbacks.
+//! - [`fetcher`]: the fetcher of the partitions the group member is assigned, on rdkafka.
 //! - [`group_metadata`]: librdkafka's group metadata, read out of a consumer or made for a
 //!   transaction's offsets.
 //! - [`producer`]: the (transactional) producer on rdkafka, which learns from delivery
@@ -29,6 +30,7 @@ pub mod changelog;
 pub mod client_config;
 pub mod clients;
 pub mod error;
+pub mod fetcher;
 pub mod group;
 mod group_metadata;
 pub mod producer;
@@ -42,10 +44,11 @@ pub use client_config::{ClientProperties, ClientRole};
 pub use clients::{
     DeliveredOffsets, FailedSend, GroupConsumer, GroupMember, GroupMetadata, OffsetReset,
     PartitionFetcher, RebalanceListener, RestoreConsumer, SendReports, StreamsProducer,
-    Subscription, ThreadClients,
+    ThreadClients,
 };
 pub use error::{ClientError, KafkaFailure, TransactionFailure};
-pub use group::KafkaGroupConsumer;
+pub use fetcher::KafkaPartitionFetcher;
+pub use group::KafkaGroupMember;
 pub use producer::KafkaStreamsProducer;
 pub use records::{
     record_count, Header, InputOffset, ProducedRecord, ProducedRecords, ProducedView, RecordRun,

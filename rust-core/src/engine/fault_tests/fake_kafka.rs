@@ -1,6 +1,8 @@
 //! An in-process Kafka for one engine thread, behind the clients' traits: a group of one
-//! member whose polls follow a script, and a producer whose operations fail as a test
-//! injects. Everything runs on the calling thread, so a test is deterministic.
+//! member and a fetcher whose polls follow a script (one scripted poll per turn of the
+//! thread's loop: a rebalance is the member's, anything else the fetcher's), and a producer
+//! whose operations fail as a test injects. Everything runs on the calling thread, so a test
+//! is deterministic.
 //!
 //! The fake broker answers a produce request when the next one goes out (or at a flush),
 //! as librdkafka serves delivery reports on later calls: a failed record is reported after
@@ -13,10 +15,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::kafka::{
-    ChangelogEvent, ClientError, DeliveredOffsets, FailedSend, GroupConsumer, GroupMember,
-    GroupMetadata, InputOffset, KafkaFailure, PartitionFetcher, ProducedRecord, ProducedView,
-    RebalanceListener, RecordRun, RestoreConsumer, SendReports, StreamsProducer, Subscription,
-    ThreadClients, TransactionFailure,
+    ChangelogEvent, ClientError, DeliveredOffsets, FailedSend, GroupMember, GroupMetadata,
+    InputOffset, KafkaFailure, OffsetReset, PartitionFetcher, ProducedRecord, ProducedView,
+    RebalanceListener, RecordRun, RestoreConsumer, SendReports, StreamsProducer, ThreadClients,
+    TransactionFailure,
 };
 use crate::store::TopicPartition;
 
@@ -67,7 +69,7 @@ pub enum Event {
     /// The consumer fetches a paused partition again.
     Resumed(TopicPartition),
     ProducerCreated,
-    GroupConsumerCreated,
+    GroupMemberCreated,
     Committed,
     Aborted,
     Rejoined,
@@ -142,6 +144,9 @@ fn value_of(record: &ProducedRecord) -> String {
 /// One engine thread's Kafka, as its clients see it.
 pub struct FakeKafka {
     cluster: Mutex<Cluster>,
+    /// What the thread's member and fetcher hold. Never locked while the listener runs, which
+    /// calls back into them.
+    consumer: Mutex<ConsumerState>,
     /// Set when the script of polls is over: the thread then stops.
     stop: Arc<AtomicBool>,
 }
@@ -157,12 +162,17 @@ impl FakeKafka {
         }
         Arc::new(FakeKafka {
             cluster: Mutex::new(cluster),
+            consumer: Mutex::new(ConsumerState::default()),
             stop,
         })
     }
 
     fn cluster(&self) -> MutexGuard<'_, Cluster> {
         self.cluster.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn consumer(&self) -> MutexGuard<'_, ConsumerState> {
+        self.consumer.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The consumer's polls, in order, after those scripted already.
@@ -226,17 +236,23 @@ impl FakeKafka {
 }
 
 impl ThreadClients for Arc<FakeKafka> {
-    fn group_consumer(
+    fn group_member(
         &self,
         _thread: usize,
         listener: Arc<dyn RebalanceListener>,
-        _subscription: &Subscription,
-    ) -> Result<Box<dyn GroupConsumer>, KafkaFailure> {
-        self.cluster().events.push(Event::GroupConsumerCreated);
-        Ok(Box::new(FakeConsumer {
+        _topics: &[String],
+    ) -> Result<Box<dyn GroupMember>, KafkaFailure> {
+        self.cluster().events.push(Event::GroupMemberCreated);
+        self.consumer().fatal = None;
+        Ok(Box::new(FakeMember {
             kafka: Arc::clone(self),
             listener,
-            state: Mutex::new(ConsumerState::default()),
+        }))
+    }
+
+    fn fetcher(&self, _thread: usize) -> Result<Box<dyn PartitionFetcher>, KafkaFailure> {
+        Ok(Box::new(FakeFetcher {
+            kafka: Arc::clone(self),
         }))
     }
 
@@ -268,20 +284,22 @@ struct ConsumerState {
     assignment: Vec<TopicPartition>,
     positions: BTreeMap<TopicPartition, i64>,
     paused: BTreeSet<TopicPartition>,
+    /// The member is out of use for good.
     fatal: Option<ClientError>,
+    /// The member's poll took this turn's scripted poll: the fetcher's returns nothing.
+    turn_taken: bool,
 }
 
-struct FakeConsumer {
+/// The thread's group member: takes the scripted rebalances.
+struct FakeMember {
     kafka: Arc<FakeKafka>,
     listener: Arc<dyn RebalanceListener>,
-    /// Never held while the listener runs, which calls back into the consumer.
-    state: Mutex<ConsumerState>,
 }
 
-impl FakeConsumer {
+impl FakeMember {
     /// Fails as librdkafka's consumer does once a fatal error put it out of use.
     fn check_usable(&self, context: &str) -> Result<(), KafkaFailure> {
-        match self.state().fatal {
+        match self.kafka.consumer().fatal {
             Some(_) => Err(KafkaFailure::new(
                 context,
                 ClientError::new(ClientError::UNKNOWN_SERVER_ERROR, "Local: Fatal error"),
@@ -289,14 +307,101 @@ impl FakeConsumer {
             None => Ok(()),
         }
     }
+}
 
-    fn state(&self) -> MutexGuard<'_, ConsumerState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+impl GroupMember for FakeMember {
+    fn poll(&self) -> Result<(), KafkaFailure> {
+        self.check_usable("polling the group")?;
+        let next = {
+            let mut cluster = self.kafka.cluster();
+            let rebalance = matches!(
+                cluster.polls.front(),
+                Some(Poll::Assign(_) | Poll::Revoke { .. } | Poll::FenceInstance)
+            );
+            if rebalance {
+                cluster.polls.pop_front()
+            } else {
+                None
+            }
+        };
+        let Some(next) = next else {
+            return Ok(());
+        };
+        self.kafka.consumer().turn_taken = true;
+        match next {
+            Poll::Assign(partitions) => {
+                self.kafka.cluster().generation += 1;
+                self.listener.partitions_assigned(self, &partitions);
+            }
+            Poll::Revoke { partitions, lost } => {
+                self.listener.partitions_revoked(self, &partitions, lost);
+                self.kafka.cluster().generation += 1;
+            }
+            _ => {
+                self.kafka.consumer().fatal = Some(ClientError::new(
+                    ClientError::FENCED_INSTANCE_ID,
+                    "the member's group.instance.id was fenced",
+                ));
+                self.check_usable("polling the group")?;
+            }
+        }
+        Ok(())
     }
 
+    fn resubscribe(&self, _topics: &[String]) -> Result<(), KafkaFailure> {
+        // The partitions assigned come from the script; a new subscription rebalances.
+        self.rejoin()
+    }
+
+    fn rejoin(&self) -> Result<(), KafkaFailure> {
+        self.check_usable("rejoining the group")?;
+        let assignment = self.kafka.consumer().assignment.clone();
+        let mut cluster = self.kafka.cluster();
+        cluster.events.push(Event::Rejoined);
+        cluster.polls.push_front(Poll::Assign(assignment.clone()));
+        cluster.polls.push_front(Poll::Revoke {
+            partitions: assignment,
+            lost: false,
+        });
+        Ok(())
+    }
+
+    fn commit_offsets(
+        &self,
+        consumed: &BTreeMap<TopicPartition, InputOffset>,
+    ) -> Result<(), KafkaFailure> {
+        self.kafka.cluster().commit_offsets(consumed);
+        Ok(())
+    }
+
+    fn group_metadata(&self) -> Option<GroupMetadata> {
+        let member = !self.kafka.consumer().assignment.is_empty();
+        member.then(|| GroupMetadata {
+            group_id: "fake-group".into(),
+            member_id: "fake-member".into(),
+            generation: self.kafka.cluster().generation,
+            instance_id: None,
+        })
+    }
+
+    fn member_id(&self) -> Option<String> {
+        Some("fake-member".into())
+    }
+
+    fn fatal_error(&self) -> Option<ClientError> {
+        self.kafka.consumer().fatal.clone()
+    }
+}
+
+/// The thread's fetcher: takes the scripted fetches and failures.
+struct FakeFetcher {
+    kafka: Arc<FakeKafka>,
+}
+
+impl FakeFetcher {
     fn fetch(&self, partitions: &[TopicPartition], max: usize) -> Vec<RecordRun> {
         let cluster = self.kafka.cluster();
-        let mut state = self.state();
+        let mut state = self.kafka.consumer();
         let mut runs = Vec::new();
         let mut fetched = 0;
         for partition in partitions {
@@ -332,51 +437,68 @@ impl FakeConsumer {
     }
 }
 
-impl PartitionFetcher for FakeConsumer {
+impl PartitionFetcher for FakeFetcher {
+    fn assign(
+        &self,
+        partitions: &[TopicPartition],
+        _offset_resets: &BTreeMap<String, OffsetReset>,
+    ) -> Result<(), KafkaFailure> {
+        let committed = self.kafka.cluster().committed.clone();
+        let mut state = self.kafka.consumer();
+        for partition in partitions {
+            let start = committed.get(partition).map_or(0, |c| c.offset);
+            state.positions.insert(partition.clone(), start);
+            state.assignment.push(partition.clone());
+        }
+        Ok(())
+    }
+
+    fn unassign(&self, partitions: &[TopicPartition]) -> Result<(), KafkaFailure> {
+        let mut state = self.kafka.consumer();
+        state.assignment.retain(|p| !partitions.contains(p));
+        // A partition the application paused stays paused when it is assigned again, as in
+        // librdkafka, which resets only its own pauses on assignment.
+        for partition in partitions {
+            state.positions.remove(partition);
+        }
+        Ok(())
+    }
+
+    fn assigned_partitions(&self) -> Result<Vec<TopicPartition>, KafkaFailure> {
+        Ok(self.kafka.consumer().assignment.clone())
+    }
+
+    fn committed_offsets(
+        &self,
+        partitions: &[TopicPartition],
+    ) -> Result<Vec<(TopicPartition, Option<InputOffset>)>, KafkaFailure> {
+        let cluster = self.kafka.cluster();
+        Ok(partitions
+            .iter()
+            .map(|p| (p.clone(), cluster.committed.get(p).cloned()))
+            .collect())
+    }
+
     fn poll_records(&self, max: usize, _wait: Duration) -> Result<Vec<RecordRun>, KafkaFailure> {
-        self.check_usable("polling the source topics")?;
+        if std::mem::take(&mut self.kafka.consumer().turn_taken) {
+            return Ok(Vec::new());
+        }
         let next = self.kafka.cluster().polls.pop_front();
         match next {
             None => {
                 self.kafka.stop.store(true, Ordering::Relaxed);
                 Ok(Vec::new())
             }
-            Some(Poll::Assign(partitions)) => {
-                self.kafka.cluster().generation += 1;
-                let committed = self.kafka.cluster().committed.clone();
-                {
-                    let mut state = self.state();
-                    for partition in &partitions {
-                        let start = committed.get(partition).map_or(0, |c| c.offset);
-                        state.positions.insert(partition.clone(), start);
-                        state.assignment.push(partition.clone());
-                    }
-                }
-                self.listener.partitions_assigned(self, &partitions);
-                Ok(Vec::new())
-            }
-            Some(Poll::Revoke { partitions, lost }) => {
-                self.listener.partitions_revoked(self, &partitions, lost);
-                self.kafka.cluster().generation += 1;
-                let mut state = self.state();
-                state.assignment.retain(|p| !partitions.contains(p));
-                // A partition the application paused stays paused when it is assigned again,
-                // as in librdkafka, which resets only its own pauses on assignment.
-                for partition in &partitions {
-                    state.positions.remove(partition);
-                }
-                Ok(Vec::new())
-            }
             Some(Poll::Fetch) => {
-                let assignment = self.state().assignment.clone();
+                let assignment = self.kafka.consumer().assignment.clone();
                 Ok(self.fetch(&assignment, max))
             }
             Some(Poll::FetchFrom(partition)) => Ok(self.fetch(&[partition], max)),
             Some(Poll::Prefetched(partition)) => {
-                let paused = self.state().paused.remove(&partition);
+                let paused = self.kafka.consumer().paused.remove(&partition);
                 let fetched = self.fetch(std::slice::from_ref(&partition), max);
                 if paused {
-                    self.state().paused.insert(partition);
+                    self.kafka.consumer().paused.insert(partition);
                 }
                 Ok(fetched)
             }
@@ -389,20 +511,13 @@ impl PartitionFetcher for FakeConsumer {
                 self.kafka.cluster().deleted_topics.insert(topic);
                 Err(KafkaFailure::new("polling the source topics", error))
             }
-            Some(Poll::FenceInstance) => {
-                self.state().fatal = Some(ClientError::new(
-                    ClientError::FENCED_INSTANCE_ID,
-                    "the member's group.instance.id was fenced",
-                ));
-                self.check_usable("polling the source topics")?;
-                unreachable!("a fenced consumer is out of use")
-            }
+            Some(rebalance) => unreachable!("the member's poll takes {rebalance:?}"),
         }
     }
 
     fn pause_partitions(&self, partitions: &[TopicPartition]) -> Result<(), KafkaFailure> {
         let newly: Vec<TopicPartition> = {
-            let mut state = self.state();
+            let mut state = self.kafka.consumer();
             partitions
                 .iter()
                 .filter(|p| state.paused.insert((*p).clone()))
@@ -416,7 +531,7 @@ impl PartitionFetcher for FakeConsumer {
 
     fn resume_partitions(&self, partitions: &[TopicPartition]) -> Result<(), KafkaFailure> {
         let resumed: Vec<TopicPartition> = {
-            let mut state = self.state();
+            let mut state = self.kafka.consumer();
             partitions
                 .iter()
                 .filter(|p| state.paused.remove(*p))
@@ -431,14 +546,15 @@ impl PartitionFetcher for FakeConsumer {
     }
 
     fn seek_to(&self, partition: &TopicPartition, offset: Option<i64>) -> Result<(), KafkaFailure> {
-        self.state()
+        self.kafka
+            .consumer()
             .positions
             .insert(partition.clone(), offset.unwrap_or(0));
         Ok(())
     }
 
     fn next_offsets(&self, partitions: &[TopicPartition]) -> BTreeMap<TopicPartition, i64> {
-        let state = self.state();
+        let state = self.kafka.consumer();
         partitions
             .iter()
             .filter_map(|p| state.positions.get(p).map(|offset| (p.clone(), *offset)))
@@ -473,67 +589,6 @@ impl PartitionFetcher for FakeConsumer {
             .filter(|topic| cluster.deleted_topics.contains(*topic))
             .cloned()
             .collect())
-    }
-}
-
-impl GroupMember for FakeConsumer {
-    fn resubscribe(&self, _subscription: &Subscription) -> Result<(), KafkaFailure> {
-        // The partitions assigned come from the script; a new subscription rebalances.
-        self.rejoin()
-    }
-
-    fn rejoin(&self) -> Result<(), KafkaFailure> {
-        self.check_usable("rejoining the group")?;
-        let assignment = self.state().assignment.clone();
-        let mut cluster = self.kafka.cluster();
-        cluster.events.push(Event::Rejoined);
-        cluster.polls.push_front(Poll::Assign(assignment.clone()));
-        cluster.polls.push_front(Poll::Revoke {
-            partitions: assignment,
-            lost: false,
-        });
-        Ok(())
-    }
-
-    fn assigned_partitions(&self) -> Result<Vec<TopicPartition>, KafkaFailure> {
-        Ok(self.state().assignment.clone())
-    }
-
-    fn committed_offsets(
-        &self,
-        partitions: &[TopicPartition],
-    ) -> Result<Vec<(TopicPartition, Option<InputOffset>)>, KafkaFailure> {
-        let cluster = self.kafka.cluster();
-        Ok(partitions
-            .iter()
-            .map(|p| (p.clone(), cluster.committed.get(p).cloned()))
-            .collect())
-    }
-
-    fn commit_offsets(
-        &self,
-        consumed: &BTreeMap<TopicPartition, InputOffset>,
-    ) -> Result<(), KafkaFailure> {
-        self.kafka.cluster().commit_offsets(consumed);
-        Ok(())
-    }
-
-    fn group_metadata(&self) -> Option<GroupMetadata> {
-        let member = !self.state().assignment.is_empty();
-        member.then(|| GroupMetadata {
-            group_id: "fake-group".into(),
-            member_id: "fake-member".into(),
-            generation: self.kafka.cluster().generation,
-            instance_id: None,
-        })
-    }
-
-    fn member_id(&self) -> Option<String> {
-        Some("fake-member".into())
-    }
-
-    fn fatal_error(&self) -> Option<ClientError> {
-        self.state().fatal.clone()
     }
 }
 

@@ -499,7 +499,7 @@ fn a_static_member_fenced_out_of_its_consumer_joins_again_with_a_new_one() {
         Poll::Fetch,
     ]);
     harness.run().unwrap();
-    assert_eq!(harness.kafka.count(&Event::GroupConsumerCreated), 2);
+    assert_eq!(harness.kafka.count(&Event::GroupMemberCreated), 2);
     assert_eq!(harness.dirty_closes(), 2, "both tasks are given up as lost");
     assert_eq!(harness.kafka.count(&Event::Aborted), 1);
     assert_eq!(harness.metrics.snapshot().rejoins, 1);
@@ -524,7 +524,7 @@ fn a_static_member_fenced_again_soon_after_joining_anew_stops_the_thread() {
         error.contains("group.instance.id was fenced"),
         "the fencing is named, not librdkafka's \"Fatal error\": {error}"
     );
-    assert_eq!(harness.kafka.count(&Event::GroupConsumerCreated), 2);
+    assert_eq!(harness.kafka.count(&Event::GroupMemberCreated), 2);
     assert_eq!(
         harness.output(),
         every_input(),
