@@ -28,7 +28,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use engine_support::{bootstrap, create_topic, direct_counter_topology, unique, CounterFactory};
+use engine_support::{
+    bootstrap, create_topic, direct_counter_topology, start_engine, unique, CounterFactory,
+};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::Message;
@@ -37,7 +39,7 @@ use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
 use sluice_core::engine::topology::SubtopologyDescription;
 use sluice_core::engine::{
-    Engine, EngineConfig, ProcessorError, TaskId, TaskProcessor, TopologyDescription,
+    EngineConfig, ProcessorError, TaskId, TaskProcessor, TopologyDescription,
 };
 use sluice_core::kafka::{record_count, ProducedRecord, ProducedRecords, RecordRun};
 
@@ -316,7 +318,7 @@ fn run_engine(
     processed: &AtomicU64,
     records: u64,
 ) -> u64 {
-    let engine = Engine::start(
+    let engine = start_engine(
         engine_config(application_id, state),
         topology,
         factory,

@@ -34,7 +34,7 @@ fn start(
 ) -> Engine {
     let mut properties = counter_properties(application_id, "exactly_once_v2", state);
     properties.insert("num.stream.threads".into(), "1".into());
-    Engine::start(
+    start_engine(
         EngineConfig::from_properties(&properties).unwrap(),
         &direct_counter_topology(input, output),
         factory,

@@ -75,7 +75,7 @@ impl App {
             properties.insert(k.to_string(), v.to_string());
         }
         let config = EngineConfig::from_properties(&properties)?;
-        Engine::start(config, topology, factory, restores.map(|r| r as _), false)
+        start_engine(config, topology, factory, restores.map(|r| r as _), false)
     }
 
     fn factory(&self) -> Arc<CounterFactory> {
@@ -245,7 +245,7 @@ fn a_paused_engine_counts_nothing_and_resumes_where_it_stopped() {
     .unwrap();
     // Paused from the start, as `KafkaStreams.pause()` before `start()` leaves it.
     let topology = counter_topology(&app.input, &app.output);
-    let engine = Engine::start(config, &topology, Arc::clone(&factory) as _, None, true)
+    let engine = start_engine(config, &topology, Arc::clone(&factory) as _, None, true)
         .expect("engine starts");
     std::thread::sleep(SETTLE);
     assert!(!engine.has_failed(), "engine thread stopped");
@@ -311,7 +311,7 @@ fn a_paused_engine_restores_nothing_until_resumed() {
     properties.insert("num.stream.threads".into(), "1".into());
     let config = EngineConfig::from_properties(&properties).unwrap();
     let topology = counter_topology(&app.input, &app.output);
-    let engine = Engine::start(
+    let engine = start_engine(
         config,
         &topology,
         app.factory(),
@@ -522,7 +522,7 @@ fn a_panicking_processor_stops_its_thread_with_the_panic() {
     properties.insert("num.stream.threads".into(), "1".into());
     let config = EngineConfig::from_properties(&properties).unwrap();
     let engine =
-        Engine::start(config, &topology, Arc::new(factory), None, false).expect("engine starts");
+        start_engine(config, &topology, Arc::new(factory), None, false).expect("engine starts");
     wait_until("the panic to stop the thread", WAIT, || engine.has_failed());
     match engine.close() {
         Err(Error::ThreadPanicked { thread, message }) => {
@@ -556,7 +556,7 @@ fn co_partitioning_mismatch_fails_at_start_naming_the_topics() {
         app.state.path(),
     ))
     .unwrap();
-    let error = Engine::start(config, &topology, app.factory(), None, false)
+    let error = start_engine(config, &topology, app.factory(), None, false)
         .err()
         .expect("mismatched co-partitioning must fail");
     let message = error.to_string();

@@ -19,7 +19,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use engine_support::*;
-use sluice_core::engine::{Engine, EngineConfig, RestoreListener};
+use sluice_core::engine::{EngineConfig, RestoreListener};
 use sluice_core::store::TopicPartition;
 
 const CHILD_APPLICATION_ID: &str = "SLUICE_CRASH_CHILD_APPLICATION_ID";
@@ -80,7 +80,7 @@ fn crash_child_application() {
         replayed: AtomicU64::new(0),
         ended: AtomicU64::new(0),
     });
-    let engine = Engine::start(
+    let engine = start_engine(
         EngineConfig::from_properties(&properties).unwrap(),
         &counter_topology(&input, &output),
         factory,

@@ -202,7 +202,7 @@ impl App {
     }
 
     fn start(&self, factory: Factory, restores: &Arc<RestoreTally>) -> Engine {
-        Engine::start(
+        start_engine(
             self.config(),
             &self.topology(),
             Arc::new(factory),

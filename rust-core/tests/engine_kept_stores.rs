@@ -21,7 +21,7 @@ use sluice_core::engine::topology::{
     changelog_topic_name, StoreDescription, SubtopologyDescription,
 };
 use sluice_core::engine::{
-    CommittedInput, Engine, EngineConfig, InputOffset, ProcessorError, ProcessorFactory, TaskId,
+    CommittedInput, EngineConfig, InputOffset, ProcessorError, ProcessorFactory, TaskId,
     TaskProcessor, TopologyDescription,
 };
 use sluice_core::kafka::{ProducedRecord, ProducedRecords, RecordRun};
@@ -189,7 +189,7 @@ impl App {
             events: Arc::clone(&self.events),
             inputs: Arc::clone(&self.inputs),
         });
-        let engine = Engine::start(config, &self.topology(), factory, None, false).expect("engine");
+        let engine = start_engine(config, &self.topology(), factory, None, false).expect("engine");
         wait_until("the output to be complete", WAIT, || {
             assert!(!engine.has_failed(), "engine thread stopped");
             read_all(&self.output, "read_committed").len() >= expected

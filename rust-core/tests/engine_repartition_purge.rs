@@ -14,7 +14,7 @@ use engine_support::*;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::ClientConfig;
 use sluice_core::engine::topology::{changelog_topic_name, repartition_topic_name};
-use sluice_core::engine::{Engine, EngineConfig};
+use sluice_core::engine::EngineConfig;
 
 const WAIT: Duration = Duration::from_secs(90);
 const PARTITIONS: i32 = 4;
@@ -48,7 +48,7 @@ fn committed_repartition_records_are_purged(guarantee: &str, isolation: &str) {
     properties.insert("commit.interval.ms".into(), "100".into());
     properties.insert("repartition.purge.interval.ms".into(), "200".into());
     let factory = Arc::new(CounterFactory::new(&application_id, &output, state.path()));
-    let engine = Engine::start(
+    let engine = start_engine(
         EngineConfig::from_properties(&properties).unwrap(),
         &counter_topology(&input, &output),
         Arc::clone(&factory) as _,

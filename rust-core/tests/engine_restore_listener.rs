@@ -77,7 +77,7 @@ impl Restoring {
         for (key, value) in settings {
             properties.insert((*key).into(), (*value).into());
         }
-        let engine = Engine::start(
+        let engine = start_engine(
             EngineConfig::from_properties(&properties).unwrap(),
             &direct_counter_topology(&input, &output),
             Arc::new(CounterFactory::new(&application_id, &output, state.path())),

@@ -5,13 +5,17 @@ use std::sync::Arc;
 
 use crate::engine::config::EngineConfig;
 use crate::kafka::{
-    group, ChangelogReader, GroupMember, KafkaFailure, KafkaPartitionFetcher, KafkaStreamsProducer,
-    PartitionFetcher, RebalanceListener, RestoreConsumer, StreamsProducer, ThreadClients,
-    TransactionFailure,
+    ChangelogReader, GroupMember, GroupMembership, KafkaFailure, KafkaPartitionFetcher,
+    KafkaStreamsProducer, PartitionFetcher, RebalanceListener, RestoreConsumer, StreamsProducer,
+    ThreadClients, TransactionFailure,
 };
 
-/// Creates the clients of each engine thread of an instance.
-pub(crate) struct KafkaThreadClients(pub Arc<EngineConfig>);
+/// Creates the clients of each engine thread of an instance: the group member through the
+/// instance's [`GroupMembership`], the others on rdkafka.
+pub(crate) struct KafkaThreadClients {
+    pub config: Arc<EngineConfig>,
+    pub membership: Arc<dyn GroupMembership>,
+}
 
 impl ThreadClients for KafkaThreadClients {
     fn group_member(
@@ -20,13 +24,11 @@ impl ThreadClients for KafkaThreadClients {
         listener: Arc<dyn RebalanceListener>,
         topics: &[String],
     ) -> Result<Box<dyn GroupMember>, KafkaFailure> {
-        let config = &self.0;
-        let member = group::subscribe(&config.group_member_config(thread), listener, topics)?;
-        Ok(Box::new(member))
+        self.membership.join(thread, listener, topics)
     }
 
     fn fetcher(&self, thread: usize) -> Result<Box<dyn PartitionFetcher>, KafkaFailure> {
-        let config = &self.0;
+        let config = &self.config;
         let fetcher = KafkaPartitionFetcher::new(
             &config.main_consumer_config(thread),
             config.client_timeout,
@@ -39,7 +41,7 @@ impl ThreadClients for KafkaThreadClients {
         thread: usize,
         transactional_id: Option<&str>,
     ) -> Result<Box<dyn StreamsProducer>, TransactionFailure> {
-        let config = &self.0;
+        let config = &self.config;
         let producer = KafkaStreamsProducer::new(
             &config.producer_config(thread, transactional_id),
             config.client_timeout,
@@ -48,7 +50,7 @@ impl ThreadClients for KafkaThreadClients {
     }
 
     fn restore_consumer(&self, thread: usize) -> Box<dyn RestoreConsumer> {
-        let config = &self.0;
+        let config = &self.config;
         Box::new(ChangelogReader::new(
             &config.restore_consumer_config(thread),
             config.client_timeout,

@@ -219,41 +219,9 @@ impl EngineConfig {
     }
 
     /// The consumer that fetches the partitions of thread `thread_index` (1-based, as Kafka
-    /// Streams counts): Kafka Streams' main consumer, less the group membership.
+    /// Streams counts): Kafka Streams' main consumer, less the group membership, which is Kafka
+    /// Streams' own (DESIGN §10). The group id names the group whose committed offsets it reads.
     pub fn main_consumer_config(&self, thread_index: usize) -> ClientConfig {
-        self.consumer_config(thread_index, Vec::new())
-    }
-
-    /// The group member of thread `thread_index`: the main consumer's settings and the
-    /// group's own.
-    pub fn group_member_config(&self, thread_index: usize) -> ClientConfig {
-        let membership = vec![
-            // Range gives every member the same partition numbers of every subscribed
-            // topic when counts are equal: co-partitioned partitions stay together.
-            ("partition.assignment.strategy", "range".into()),
-            (
-                "max.poll.interval.ms",
-                self.max_poll_interval.as_millis().to_string(),
-            ),
-        ];
-        let mut config = self.consumer_config(thread_index, membership);
-        // Static membership: each thread is its own member, as in Kafka Streams.
-        if let Some(instance) = self
-            .clients
-            .user_value(ClientRole::MainConsumer, "group.instance.id")
-        {
-            config.set("group.instance.id", format!("{instance}-{thread_index}"));
-        }
-        config
-    }
-
-    /// The main consumer's settings, `extra` defaults added; the user's settings win over
-    /// every default. Only a group member takes `group.instance.id`.
-    fn consumer_config(
-        &self,
-        thread_index: usize,
-        extra: Vec<(&'static str, String)>,
-    ) -> ClientConfig {
         let mut defaults = vec![
             ("group.id", self.application_id.clone()),
             (
@@ -270,7 +238,6 @@ impl EngineConfig {
             ("isolation.level", self.isolation_level()),
         ];
         defaults.extend(PREFETCH.map(|(key, value)| (key, value.to_string())));
-        defaults.extend(extra);
         let mut config = self
             .clients
             .client_config(ClientRole::MainConsumer, &defaults);
@@ -361,7 +328,6 @@ impl EngineConfig {
     /// take as another value ([`ClientProperties::adjusted_settings`]), for a warning.
     pub fn check_client_settings(&self) -> Result<BTreeMap<String, String>> {
         let clients = [
-            self.group_member_config(1),
             self.main_consumer_config(1),
             self.restore_consumer_config(1),
             self.global_consumer_config(),

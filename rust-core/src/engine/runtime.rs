@@ -24,7 +24,7 @@ use crate::engine::restore::RestoreListener;
 use crate::engine::task_manager::ThreadShared;
 use crate::engine::thread as stream_thread;
 use crate::engine::topology::TopologyDescription;
-use crate::kafka::Admin;
+use crate::kafka::{Admin, GroupMembership};
 
 /// A running engine instance.
 pub struct Engine {
@@ -60,14 +60,15 @@ const STOP_POLL_INTERVAL: Duration = Duration::from_millis(10);
 impl Engine {
     /// Prepares the internal topics of `topology`, restores its global stores and starts
     /// the threads, with processing paused when `paused` (see [`set_paused`]). Tasks are
-    /// created by `factory` as partitions are assigned; `restore_listener` hears about
-    /// restoration.
+    /// created by `factory` as partitions are assigned to the threads' members, which
+    /// `membership` makes; `restore_listener` hears about restoration.
     ///
     /// [`set_paused`]: Self::set_paused
     pub fn start(
         config: EngineConfig,
         topology: &TopologyDescription,
         factory: Arc<dyn ProcessorFactory>,
+        membership: Arc<dyn GroupMembership>,
         restore_listener: Option<Arc<dyn RestoreListener>>,
         paused: bool,
     ) -> Result<Engine> {
@@ -98,7 +99,10 @@ impl Engine {
             },
             Arc::clone(&global_stop),
         )?;
-        let clients = Arc::new(KafkaThreadClients(Arc::clone(&config)));
+        let clients = Arc::new(KafkaThreadClients {
+            config: Arc::clone(&config),
+            membership,
+        });
         let shared = Arc::new(ThreadShared {
             config,
             topology: RwLock::new(Arc::new(resolved)),

@@ -117,23 +117,25 @@ fn run_loop(
             }
         };
         let poll_start = Instant::now();
-        // Rebalances come first: their callbacks take and give tasks before the fetch.
-        let polled = consumer.member.poll().and_then(|()| {
-            consumer
-                .fetcher
-                .poll_records(shared.config.max_poll_records, wait)
-        });
-        let records = match polled {
+        // Rebalances come first: their callbacks take and give tasks before the fetch. The
+        // member retries what can be retried itself; what it fails with ends the thread, as an
+        // exception from its consumer's poll ends a Kafka Streams thread (a source topic found
+        // gone says why).
+        if let Err(error) = consumer.member.poll() {
+            listener.lock().check_source_topics(consumer.fetcher)?;
+            return Err(Error::Kafka(error));
+        }
+        let records = match consumer
+            .fetcher
+            .poll_records(shared.config.max_poll_records, wait)
+        {
             Ok(records) => {
                 poll_failing_since = None;
                 records
             }
-            Err(error) if consumer.member.fatal_error().is_some() => {
-                return Err(Error::Kafka(error))
-            }
             Err(error) => {
-                // librdkafka reports a subscribed topic that went away once, then goes on
-                // without it: Kafka Streams fails the thread then.
+                // librdkafka reports a partition of a topic that went away: Kafka Streams fails
+                // the thread then.
                 if error.error.protocol_code() == ClientError::UNKNOWN_TOPIC_OR_PARTITION {
                     listener.lock().check_source_topics(consumer.fetcher)?;
                 }

@@ -17,6 +17,7 @@ use once_cell::sync::Lazy;
 
 use super::arrays::{new_byte_array, new_string_array, read_bytes};
 use super::errors::{JavaException, NativeError, ThrowJavaException};
+use super::group_member::JvmGroupMembership;
 use super::handles::HandleTable;
 use super::record_framing;
 use super::upcalls::{JvmProcessorFactory, JvmRestoreListener};
@@ -57,11 +58,17 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_st
                 env.new_global_ref(&restore_progress)?,
             )))
         };
+        let membership = JvmGroupMembership::new(
+            vm.clone(),
+            env.new_global_ref(&factory)?,
+            config.application_id.clone(),
+        );
         let factory = JvmProcessorFactory::new(vm, env.new_global_ref(&factory)?);
         let engine = Engine::start(
             config,
             &topology,
             Arc::new(factory),
+            Arc::new(membership),
             restore_listener,
             paused,
         )

@@ -22,6 +22,7 @@ mod chunks;
 mod engine;
 mod errors;
 mod framing;
+mod group_member;
 mod handles;
 mod kv_iterator;
 mod kv_store;

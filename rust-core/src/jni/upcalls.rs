@@ -592,7 +592,7 @@ impl std::fmt::Display for JavaFailure {
 impl std::error::Error for JavaFailure {}
 
 /// What a call into Java fails with inside [`upcall`].
-enum UpcallError {
+pub(super) enum UpcallError {
     Jni(JniCallError),
     Native(NativeError),
 }
@@ -622,7 +622,7 @@ fn read_produced(env: &mut Env<'_>, returned: JObject<'_>) -> Result<Vec<u8>, Up
 /// good: engine threads call Java all the time). A Java exception is cleared and returned
 /// as the processor's error, naming its class and message; Kafka Streams'
 /// `TaskCorruptedException` becomes [`KeptStateCorrupted`].
-fn upcall<T>(
+pub(super) fn upcall<T>(
     vm: &JavaVM,
     call: impl FnOnce(&mut Env<'_>) -> Result<T, UpcallError>,
 ) -> Result<T, ProcessorError> {

@@ -20,7 +20,7 @@ use rdkafka::topic_partition_list::TopicPartitionList;
 use rdkafka::ClientConfig;
 
 use crate::kafka::error::KafkaFailure;
-use crate::kafka::group::partition_list;
+use crate::kafka::lists::partition_list;
 use crate::store::TopicPartition;
 
 /// A topic to create.

@@ -22,7 +22,7 @@ use rdkafka::ClientConfig;
 
 use crate::kafka::clients::RestoreConsumer;
 use crate::kafka::error::{retrying_transient, KafkaFailure};
-use crate::kafka::group::partition_list;
+use crate::kafka::lists::partition_list;
 use crate::kafka::queue_signal::QueueSignal;
 use crate::kafka::records::RecordRun;
 use crate::store::TopicPartition;

@@ -36,6 +36,19 @@ pub enum OffsetReset {
     ByDuration(u64),
 }
 
+/// Makes each engine thread's member of the application's group: the one client the engine
+/// does not make itself, since the membership speaks Kafka Streams' group protocols (DESIGN
+/// §10).
+pub trait GroupMembership: Send + Sync {
+    /// Thread `thread`'s member, subscribed to `topics`, whose rebalances reach `listener`.
+    fn join(
+        &self,
+        thread: usize,
+        listener: Arc<dyn RebalanceListener>,
+        topics: &[String],
+    ) -> Result<Box<dyn GroupMember>, KafkaFailure>;
+}
+
 /// Creates the clients of engine thread `thread` (1-based, as Kafka Streams counts).
 pub trait ThreadClients: Send + Sync {
     /// A member of the application's group, subscribed to `topics`, whose rebalances reach

@@ -22,7 +22,7 @@ use rdkafka::ClientConfig;
 
 use crate::kafka::clients::{OffsetReset, PartitionFetcher};
 use crate::kafka::error::KafkaFailure;
-use crate::kafka::group::{partition_list, partitions_of};
+use crate::kafka::lists::{partition_list, partitions_of};
 use crate::kafka::records::{push_to_runs, InputOffset, RecordRun};
 use crate::store::TopicPartition;
 

@@ -8,16 +8,25 @@ use std::ffi::{c_char, CStr, CString};
 use std::ptr::{self, NonNull};
 
 use rdkafka::bindings as native;
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 
 use crate::kafka::clients::GroupMetadata;
+
+/// The group metadata of librdkafka's `consumer` as it stands now; `None` for a consumer that
+/// is no group member. Asking waits on librdkafka's main thread.
+pub fn consumer_group_metadata<C: ConsumerContext>(
+    consumer: &BaseConsumer<C>,
+) -> Option<GroupMetadata> {
+    NativeGroupMetadata::of_consumer(consumer.client().native_ptr()).map(|metadata| metadata.read())
+}
 
 /// An `rd_kafka_consumer_group_metadata_t`, destroyed when dropped.
 pub(crate) struct NativeGroupMetadata(NonNull<native::rd_kafka_consumer_group_metadata_t>);
 
 impl NativeGroupMetadata {
     /// The metadata of `client`'s consumer as it stands now; `None` for a client that is no
-    /// group consumer. Asking waits on librdkafka's main thread.
-    pub(crate) fn of_consumer(client: *mut native::rd_kafka_t) -> Option<Self> {
+    /// group consumer.
+    fn of_consumer(client: *mut native::rd_kafka_t) -> Option<Self> {
         // SAFETY: `client` is a live librdkafka client; the returned object is the caller's.
         NonNull::new(unsafe { native::rd_kafka_consumer_group_metadata(client) }).map(Self)
     }
@@ -41,7 +50,7 @@ impl NativeGroupMetadata {
     }
 
     /// What the metadata says, owned.
-    pub(crate) fn read(&self) -> GroupMetadata {
+    fn read(&self) -> GroupMetadata {
         let metadata = self.as_ptr();
         // SAFETY: the getters return strings owned by `metadata`, copied before it can go.
         unsafe {

@@ -8,8 +8,9 @@
 //! - [`clients`]: the seam: the traits by which an engine thread uses its clients (group
 //!   member, partition fetcher, producer, restore consumer) and creates them; the engine names no rdkafka
 //!   type.
-//! - [`group`]: the group member on rdkafka and its rebalance callbacks.
-//! - [`fetcher`]: the fetcher of the partitions the group member is assigned, on rdkafka.
+//! - [`fetcher`]: the fetcher of the partitions the thread's group member is assigned, on
+//!   rdkafka (the member itself is Kafka Streams' own, on the JVM: DESIGN §10).
+//! - [`lists`]: rdkafka's partition lists, from and to the engine's partitions.
 //! - [`group_metadata`]: librdkafka's group metadata, read out of a consumer or made for a
 //!   transaction's offsets.
 //! - [`producer`]: the (transactional) producer on rdkafka, which learns from delivery
@@ -31,8 +32,8 @@ pub mod client_config;
 pub mod clients;
 pub mod error;
 pub mod fetcher;
-pub mod group;
 mod group_metadata;
+mod lists;
 pub mod producer;
 mod queue_signal;
 pub mod records;
@@ -42,13 +43,13 @@ pub use assigned::AssignedConsumer;
 pub use changelog::{ChangelogEvent, ChangelogReader};
 pub use client_config::{ClientProperties, ClientRole};
 pub use clients::{
-    DeliveredOffsets, FailedSend, GroupConsumer, GroupMember, GroupMetadata, OffsetReset,
-    PartitionFetcher, RebalanceListener, RestoreConsumer, SendReports, StreamsProducer,
-    ThreadClients,
+    DeliveredOffsets, FailedSend, GroupConsumer, GroupMember, GroupMembership, GroupMetadata,
+    OffsetReset, PartitionFetcher, RebalanceListener, RestoreConsumer, SendReports,
+    StreamsProducer, ThreadClients,
 };
 pub use error::{ClientError, KafkaFailure, TransactionFailure};
 pub use fetcher::KafkaPartitionFetcher;
-pub use group::KafkaGroupMember;
+pub use group_metadata::consumer_group_metadata;
 pub use producer::KafkaStreamsProducer;
 pub use records::{
     record_count, Header, InputOffset, ProducedRecord, ProducedRecords, ProducedView, RecordRun,

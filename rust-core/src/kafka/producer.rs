@@ -20,8 +20,8 @@ use crate::kafka::clients::{
     DeliveredOffsets, FailedSend, GroupMetadata, SendReports, StreamsProducer,
 };
 use crate::kafka::error::{ClientError, TransactionFailure};
-use crate::kafka::group::commit_list;
 use crate::kafka::group_metadata::NativeGroupMetadata;
+use crate::kafka::lists::commit_list;
 use crate::kafka::queue_signal::QueueSignal;
 use crate::kafka::records::{copied_headers, InputOffset, ProducedRecord, ProducedView};
 use crate::store::TopicPartition;

@@ -5,6 +5,9 @@
 #![allow(dead_code)] // each test binary uses part of this module
 
 pub mod kept_stores;
+mod range_member;
+
+pub use range_member::range_membership;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -24,13 +27,33 @@ use sluice_core::engine::topology::{
     repartition_topic_name, RepartitionTopicDescription, StoreDescription, SubtopologyDescription,
 };
 use sluice_core::engine::{
-    CommittedInput, ProcessorError, ProcessorFactory, RestoreListener, TaskId, TaskProcessor,
-    TopologyDescription,
+    CommittedInput, Engine, EngineConfig, ProcessorError, ProcessorFactory, RestoreListener,
+    TaskId, TaskProcessor, TopologyDescription,
 };
 use sluice_core::kafka::{
     record_count, Admin, ProducedRecord, ProducedRecords, RecordRun, TopicSpec,
 };
 use sluice_core::store::TopicPartition;
+
+/// Starts an engine whose threads are members of the application's group through
+/// [`range_membership`].
+pub fn start_engine(
+    config: EngineConfig,
+    topology: &TopologyDescription,
+    factory: Arc<dyn ProcessorFactory>,
+    restore_listener: Option<Arc<dyn RestoreListener>>,
+    paused: bool,
+) -> sluice_core::engine::Result<Engine> {
+    let membership = range_membership(&config);
+    Engine::start(
+        config,
+        topology,
+        factory,
+        membership,
+        restore_listener,
+        paused,
+    )
+}
 
 /// The broker the test runs against.
 pub fn bootstrap() -> String {

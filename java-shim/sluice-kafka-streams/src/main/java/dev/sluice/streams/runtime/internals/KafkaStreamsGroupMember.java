@@ -2,6 +2,7 @@ package dev.sluice.streams.runtime.internals;
 
 import java.time.Duration;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
@@ -23,7 +24,6 @@ import org.apache.kafka.streams.errors.TaskAssignmentException;
 import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.assignment.ProcessId;
 import org.apache.kafka.streams.processor.internals.EngineTaskManager;
-import org.apache.kafka.streams.processor.internals.MatchedSourceTopics;
 import org.apache.kafka.streams.processor.internals.StreamsMetadataState;
 import org.apache.kafka.streams.processor.internals.TopologyMetadata;
 import org.apache.kafka.streams.processor.internals.assignment.AssignorError;
@@ -39,6 +39,8 @@ import org.slf4j.Logger;
  * setting of the application applies to the membership.
  *
  * <p>The member never fetches: what it is assigned stays paused, and the engine's own consumer fetches the input.
+ * It subscribes to the topics it is given ({@link #subscribe}), not to the topology's patterns: the engine
+ * fetches only partitions of topics its own topology knows.
  * It is polled by the thread that owns the tasks, and the rebalance callbacks of its {@link Listener} run inside
  * {@link #poll()}, before the change applies, as Kafka Streams' do: under the cooperative protocol a revocation
  * comes first, then the new assignment. Only the classic group protocol is spoken.
@@ -70,6 +72,8 @@ public final class KafkaStreamsGroupMember implements AutoCloseable {
     private final ReferenceContainer references;
     private final EngineTaskManager taskManager;
     private final Consumer<byte[], byte[]> consumer;
+    private final Rebalances rebalances = new Rebalances();
+    private List<String> topics = List.of();
     private Map<TaskId, Set<TopicPartition>> assignedActive = Map.of();
     private Map<TaskId, Set<TopicPartition>> assignedStandby = Map.of();
 
@@ -101,12 +105,29 @@ public final class KafkaStreamsGroupMember implements AutoCloseable {
         consumerConfigs.put(StreamsConfig.InternalConfig.REFERENCE_CONTAINER_PARTITION_ASSIGNOR, references);
         this.consumer = new KafkaConsumer<>(consumerConfigs, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         references.mainConsumer = consumer;
-        final Rebalances rebalances = new Rebalances();
-        if (topology.usesPatternSubscription()) {
-            consumer.subscribe(MatchedSourceTopics.subscriptionPattern(topology), rebalances);
-        } else {
-            consumer.subscribe(topology.allFullSourceTopicNames(), rebalances);
-        }
+    }
+
+    /**
+     * Subscribes to {@code topics} (the topology's source and repartition topics, those a pattern matches
+     * included) instead of what the member was subscribed to; the group rebalances at a next {@link #poll()}.
+     */
+    public void subscribe(final Collection<String> topics) {
+        this.topics = List.copyOf(topics);
+        consumer.subscribe(this.topics, rebalances);
+    }
+
+    /**
+     * Leaves the group and joins it again under a new member id, as Kafka Streams' thread does once its
+     * producer was fenced; the listener hears the loss of every partition before this returns.
+     */
+    public void rejoin() {
+        consumer.unsubscribe();
+        consumer.subscribe(topics, rebalances);
+    }
+
+    /** The id the group coordinator gave this member, empty before it joined. */
+    public String memberId() {
+        return consumer.groupMetadata().memberId();
     }
 
     /**

@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.NoOffsetForPartitionException;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.internals.AutoOffsetResetStrategy;
@@ -24,10 +25,13 @@ import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.internals.StreamsConfigUtils;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.processor.assignment.ProcessId;
 import org.apache.kafka.streams.processor.internals.ClientUtils;
 import org.apache.kafka.streams.processor.internals.StateDirectory;
+import org.apache.kafka.streams.processor.internals.StreamsMetadataState;
 import org.apache.kafka.streams.processor.internals.TopologyMetadata;
 import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
+import org.apache.kafka.streams.state.HostInfo;
 import org.apache.kafka.streams.state.internals.ThreadCache;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,6 +64,12 @@ final class TaskEnvironment implements TaskFactory {
     private final EngineThreadAssignments assignments;
     private final UUID processId;
     private volatile GlobalStateRunner globalRunner;
+    /** The config the threads' group members are made with ({@link #memberConfig}). */
+    private final StreamsConfig memberConfig;
+    /** Kafka Streams' view of the group's hosts, which its partition assignor keeps. */
+    private final StreamsMetadataState assignorMetadata;
+    /** The assignor's admin client (internal topics, offsets), made when the first member joins. */
+    private Admin admin;
 
     TaskEnvironment(final TopologyMetadata topologyMetadata,
                     final StreamsConfig config,
@@ -83,6 +93,43 @@ final class TaskEnvironment implements TaskFactory {
         this.totalCacheBytes = Math.max(0L, StreamsConfigUtils.totalCacheSize(config));
         this.globalThreads = topologyMetadata.hasGlobalTopology() ? 1 : 0;
         this.assignments = new EngineThreadAssignments(topologyMetadata.numStreamThreads(config));
+        this.memberConfig = memberConfig(config);
+        final HostInfo host = HostInfo.buildFromEndpoint(config.getString(StreamsConfig.APPLICATION_SERVER_CONFIG));
+        this.assignorMetadata = new StreamsMetadataState(topologyMetadata, host == null ? HostInfo.unavailable() : host,
+            new LogContext());
+    }
+
+    /**
+     * The config of the threads' group members: the application's, with every client counted caught up on every
+     * task ({@code acceptable.recovery.lag} without bound) and no standby replicas, since Sluice's engine runs no
+     * standby or warm-up tasks yet. Kafka Streams' assignor then balances the tasks over the clients at once,
+     * sticking to where each ran, and a client that takes a stateful task restores it from its changelogs.
+     */
+    static StreamsConfig memberConfig(final StreamsConfig config) {
+        final Map<String, Object> originals = new HashMap<>(config.originals());
+        originals.put(StreamsConfig.ACCEPTABLE_RECOVERY_LAG_CONFIG, Long.MAX_VALUE);
+        originals.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, 0);
+        return new ClientUtils.QuietStreamsConfig(originals);
+    }
+
+    @Override
+    public EngineGroupMember joinGroup(final int thread, final String[] topics, final long engineMember) {
+        final String userClientId = memberConfig.getString(StreamsConfig.CLIENT_ID_CONFIG);
+        final String clientId = userClientId.isEmpty()
+            ? memberConfig.getString(StreamsConfig.APPLICATION_ID_CONFIG) + "-" + processId
+            : userClientId;
+        final EngineGroupMember member = new EngineGroupMember(engineMember);
+        member.join(new KafkaStreamsGroupMember(memberConfig, topologyMetadata, new ProcessId(processId),
+            clientId + "-StreamThread-" + thread, thread, admin(clientId), assignorMetadata, member::taskOffsetSums,
+            member, time), topics);
+        return member;
+    }
+
+    private synchronized Admin admin(final String clientId) {
+        if (admin == null) {
+            admin = Admin.create(memberConfig.getAdminConfigs(ClientUtils.adminClientId(clientId)));
+        }
+        return admin;
     }
 
     /**
@@ -338,6 +385,12 @@ final class TaskEnvironment implements TaskFactory {
     void close() {
         threadMetrics.values().forEach(EngineThreadMetrics::remove);
         threadMetrics.clear();
+        synchronized (this) {
+            if (admin != null) {
+                admin.close();
+                admin = null;
+            }
+        }
     }
 
     /** Records {@code error} for the application before it stops the calling engine thread. */

@@ -38,6 +38,12 @@ public interface TaskFactory {
      */
     void assigned(int[] subtopologies, int[] partitions, String memberId);
 
+    /**
+     * The calling engine thread, number {@code thread} (from 1), joins the application's group subscribed to
+     * {@code topics}: the member it polls, whose rebalances go to the engine's member {@code engineMember}.
+     */
+    EngineGroupMember joinGroup(int thread, String[] topics, long engineMember);
+
     /** Now on the application's clock (the {@code Time} Kafka Streams was created with), in epoch milliseconds. */
     long milliseconds();
 

@@ -182,6 +182,7 @@ class KafkaStreamsGroupMemberTest {
                 config.getString(StreamsConfig.CLIENT_ID_CONFIG) + "-StreamThread-1", 1, admin, metadata, offsetSums,
                 this, Time.SYSTEM);
             closing.add(member);
+            member.subscribe(topologyMetadata.allFullSourceTopicNames());
         }
 
         boolean assigned() {

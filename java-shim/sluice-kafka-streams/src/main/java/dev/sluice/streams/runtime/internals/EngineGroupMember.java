@@ -1,0 +1,186 @@
+package dev.sluice.streams.runtime.internals;
+
+import dev.sluice.streams.internals.OffsetFraming;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.FencedInstanceIdException;
+import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.processor.internals.Task;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An engine thread's member of the application's group: a {@link KafkaStreamsGroupMember}, called by the engine
+ * thread that owns it, whose rebalances go to the engine as they happen. The engine knows partitions and opens a
+ * task with all of its input partitions at once, so each assignment is handed on as the input partitions it
+ * adds, and each revocation or loss as the input partitions of every task it touches; a task whose input
+ * partitions change (a topic its pattern matches comes or goes) is handed on as taken away and given back. The
+ * native calls run the engine's rebalance listener on the calling thread, inside {@link #poll()}.
+ */
+final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
+
+    private static final Logger LOG = LoggerFactory.getLogger(EngineGroupMember.class);
+
+    /** The engine's member this one reports to; valid until {@link #close()} returns. */
+    private final long engineMember;
+    private KafkaStreamsGroupMember member;
+    /** The input partitions of the active tasks this member holds, as the engine was told them. */
+    private final Set<TopicPartition> owned = new HashSet<>();
+    private final Map<TaskId, Set<TopicPartition>> activeTasks = new HashMap<>();
+    private boolean rejoinRequested;
+    private volatile boolean fenced;
+
+    EngineGroupMember(final long engineMember) {
+        this.engineMember = engineMember;
+    }
+
+    /** Takes {@code member}, which reports to this listener, and subscribes it to {@code topics}. */
+    void join(final KafkaStreamsGroupMember member, final String[] topics) {
+        this.member = member;
+        member.subscribe(List.of(topics));
+    }
+
+    /**
+     * The changelog offset sums the assignor asks for: every active task this member holds counts as running
+     * (Kafka Streams' {@link Task#LATEST_OFFSET}), so that it stays where it is.
+     */
+    synchronized Map<TaskId, Long> taskOffsetSums() {
+        final Map<TaskId, Long> sums = new HashMap<>();
+        activeTasks.keySet().forEach(task -> sums.put(task, Task.LATEST_OFFSET));
+        return sums;
+    }
+
+    /** One turn of the membership; a rejoin asked for meanwhile happens first. */
+    void poll() {
+        try {
+            if (rejoinRequested) {
+                rejoinRequested = false;
+                member.rejoin();
+            }
+            member.poll();
+        } catch (final FencedInstanceIdException e) {
+            fenced = true;
+            throw e;
+        }
+    }
+
+    /** True once the coordinator fenced this member's {@code group.instance.id}: it is out of use for good. */
+    boolean fenced() {
+        return fenced;
+    }
+
+    /**
+     * Leaves the group and joins it again at the next {@link #poll()}: the engine asks for it while it holds
+     * what the revocation callbacks need.
+     */
+    void rejoin() {
+        rejoinRequested = true;
+    }
+
+    void subscribe(final String[] topics) {
+        member.subscribe(List.of(topics));
+    }
+
+    /** The member id, generation and instance id (null for a dynamic member), or null while not in the group. */
+    String[] groupMetadata() {
+        final ConsumerGroupMetadata metadata = member.groupMetadata();
+        if (metadata.generationId() < 0) {
+            return null;
+        }
+        return new String[] {metadata.memberId(), String.valueOf(metadata.generationId()),
+            metadata.groupInstanceId().orElse(null)};
+    }
+
+    String memberId() {
+        return member.memberId();
+    }
+
+    /** Commits input offsets framed as {@link RuntimeFraming#readInputs}, outside a transaction. */
+    void commit(final byte[] offsets) {
+        final Map<TopicPartition, OffsetAndMetadata> committed = new LinkedHashMap<>();
+        RuntimeFraming.readInputs(offsets).forEach((partition, offset) -> {
+            if (offset != null) {
+                committed.put(partition, offset);
+            }
+        });
+        member.commit(committed);
+    }
+
+    /** Leaves the group; the engine hears the revocation of what the member still held before this returns. */
+    void close() {
+        member.close();
+    }
+
+    @Override
+    public void revoked(final Set<TopicPartition> partitions) {
+        taken(partitions, false);
+    }
+
+    @Override
+    public void lost(final Set<TopicPartition> partitions) {
+        taken(partitions, true);
+    }
+
+    @Override
+    public void assigned(final Map<TaskId, Set<TopicPartition>> active, final Map<TaskId, Set<TopicPartition>> standby) {
+        final Set<TopicPartition> changed = new HashSet<>();
+        synchronized (this) {
+            active.forEach((task, inputs) -> {
+                final Set<TopicPartition> held = activeTasks.get(task);
+                if (held != null && !held.equals(inputs)) {
+                    changed.addAll(held);
+                }
+            });
+        }
+        if (!changed.isEmpty()) {
+            taken(changed, false);
+        }
+        final Map<TopicPartition, Long> added = new LinkedHashMap<>();
+        synchronized (this) {
+            activeTasks.clear();
+            activeTasks.putAll(active);
+            active.values().forEach(inputs -> inputs.forEach(partition -> {
+                if (owned.add(partition)) {
+                    added.put(partition, null);
+                }
+            }));
+        }
+        partitionsAssigned(engineMember, OffsetFraming.write(added));
+    }
+
+    @Override
+    public void applicationShutdownRequested() {
+        LOG.warn("A client of the application asked every client to shut down through the group; Sluice's clients "
+            + "take such requests from one another through the application's instances topic, so this one goes on");
+    }
+
+    /** Hands on the loss of {@code partitions}, with the other input partitions of the tasks they belong to. */
+    private void taken(final Set<TopicPartition> partitions, final boolean lost) {
+        final Map<TopicPartition, Long> framed = new LinkedHashMap<>();
+        synchronized (this) {
+            partitions.forEach(partition -> framed.put(partition, null));
+            activeTasks.values().removeIf(inputs -> {
+                final boolean touched = inputs.stream().anyMatch(partitions::contains);
+                if (touched) {
+                    inputs.forEach(partition -> framed.put(partition, null));
+                }
+                return touched;
+            });
+            owned.removeAll(framed.keySet());
+        }
+        partitionsRevoked(engineMember, OffsetFraming.write(framed), lost);
+    }
+
+    /** The engine's member hears that {@code partitions} (framed as {@link OffsetFraming}) leave it. */
+    private static native void partitionsRevoked(long engineMember, byte[] partitions, boolean lost);
+
+    /** The engine's member hears that {@code partitions} (framed as {@link OffsetFraming}) were added to it. */
+    private static native void partitionsAssigned(long engineMember, byte[] partitions);
+}

@@ -1,0 +1,182 @@
+package org.apache.kafka.streams;
+
+import static org.apache.kafka.streams.EngineTestSupport.props;
+import static org.apache.kafka.streams.EngineTestSupport.waitFor;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.streams.testing.broker.LocalKafkaBroker;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.LongDeserializer;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.processor.TaskId;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The instances of an application on Sluice are members of its group as Kafka Streams' are: through Kafka
+ * Streams' own partition assignor, so the group's assignment is Kafka Streams' (balanced over the clients,
+ * sticking to where tasks ran), and an instance of Apache Kafka Streams 4.4.0 can share the group.
+ */
+class KafkaStreamsAssignmentTest {
+
+    @RegisterExtension
+    static final LocalKafkaBroker BROKER = new LocalKafkaBroker();
+
+    private static final int PARTITIONS = 4;
+
+    @TempDir
+    Path stateDirs;
+
+    private final List<AutoCloseable> closing = new ArrayList<>();
+    /** Each word's count of the records the test wrote. */
+    private final Map<String, Long> written = new HashMap<>();
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (final AutoCloseable closeable : closing) {
+            closeable.close();
+        }
+    }
+
+    @Test
+    void instancesShareTheTasksThroughKafkaStreamsAssignorAndOneLeavingHandsItsTasksOn() throws Exception {
+        final String app = "assignment-sluice";
+        BROKER.createTopic(app + "-input", PARTITIONS);
+        final KafkaStreams first = start(new KafkaStreams(topology(app), props(app, "first")));
+        waitFor(() -> activeTasks(first).size() == PARTITIONS, "the first instance to run every task");
+        final KafkaStreams second = start(new KafkaStreams(topology(app), props(app, "second")));
+        waitFor(() -> activeTasks(first).size() == PARTITIONS / 2 && activeTasks(second).size() == PARTITIONS / 2
+            && first.state() == KafkaStreams.State.RUNNING && second.state() == KafkaStreams.State.RUNNING,
+            "the two instances to run half the tasks each");
+        final Set<TaskId> all = new HashSet<>(activeTasks(first));
+        all.addAll(activeTasks(second));
+        assertEquals(PARTITIONS, all.size(), "every task runs once");
+        assertEquals("stream", describeGroup(app).partitionAssignor(), "Kafka Streams' assignor assigns the group");
+
+        final Map<String, Long> expected = produceWords(app, 400);
+        second.close(Duration.ofSeconds(60));
+        waitFor(() -> activeTasks(first).size() == PARTITIONS && first.state() == KafkaStreams.State.RUNNING,
+            "the first instance to take the second's tasks back");
+        expected.putAll(produceWords(app, 400));
+        assertEquals(expected, countsUntil(app, expected));
+    }
+
+    @Test
+    void aSluiceInstanceAndAnApacheInstanceShareTheGroup() throws Exception {
+        final String app = "assignment-mixed";
+        BROKER.createTopic(app + "-input", PARTITIONS);
+        final ApacheKafkaStreams apache = new ApacheKafkaStreams(topology(app), props(app, "apache"));
+        closing.add(() -> apache.close(Duration.ofSeconds(60)));
+        apache.start();
+        final KafkaStreams sluice = start(new KafkaStreams(topology(app), props(app, "sluice")));
+        waitFor(() -> apache.state() == KafkaStreams.State.RUNNING && sluice.state() == KafkaStreams.State.RUNNING
+            && tasksOf(apache.metadataForLocalThreads()).size() == PARTITIONS / 2
+            && activeTasks(sluice).size() == PARTITIONS / 2,
+            "the two runtimes to run half the tasks each");
+        final Set<TaskId> all = new HashSet<>(tasksOf(apache.metadataForLocalThreads()));
+        all.addAll(activeTasks(sluice));
+        assertEquals(PARTITIONS, all.size(), "every task runs once");
+
+        final Map<String, Long> expected = produceWords(app, 400);
+        assertEquals(expected, countsUntil(app, expected));
+    }
+
+    private Properties props(final String app, final String instance) {
+        final Properties props = EngineTestSupport.props(BROKER, app, stateDirs.resolve(instance));
+        props.put(StreamsConfig.CLIENT_ID_CONFIG, app + "-" + instance);
+        return props;
+    }
+
+    private static Topology topology(final String app) {
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream(app + "-input", Consumed.with(Serdes.String(), Serdes.String()))
+            .groupByKey()
+            .count()
+            .toStream()
+            .to(app + "-counts", Produced.with(Serdes.String(), Serdes.Long()));
+        return builder.build();
+    }
+
+    private KafkaStreams start(final KafkaStreams streams) {
+        closing.add(() -> streams.close(Duration.ofSeconds(60)));
+        streams.start();
+        return streams;
+    }
+
+    private static Set<TaskId> activeTasks(final KafkaStreams streams) {
+        return tasksOf(streams.metadataForLocalThreads());
+    }
+
+    private static Set<TaskId> tasksOf(final Set<ThreadMetadata> threads) {
+        return threads.stream().flatMap(thread -> thread.activeTasks().stream()).map(TaskMetadata::taskId)
+            .collect(Collectors.toSet());
+    }
+
+    private static ConsumerGroupDescription describeGroup(final String app) throws Exception {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers()))) {
+            return admin.describeConsumerGroups(List.of(app)).describedGroups().get(app).get();
+        }
+    }
+
+    /** Writes {@code count} records keyed by 20 words; returns every word's count of all written so far. */
+    private Map<String, Long> produceWords(final String app, final int count) {
+        final Properties props = new Properties();
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers());
+        try (KafkaProducer<String, String> producer =
+                 new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < count; i++) {
+                final String word = "word-" + (i % 20);
+                producer.send(new ProducerRecord<>(app + "-input", word, word));
+                written.merge(word, 1L, Long::sum);
+            }
+        }
+        return new HashMap<>(written);
+    }
+
+    /** The latest count of each word in the output once they equal {@code expected}, or as they stand at the end. */
+    private static Map<String, Long> countsUntil(final String app, final Map<String, Long> expected) throws Exception {
+        final Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers());
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, app + "-reader");
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        final Map<String, Long> counts = new HashMap<>();
+        try (KafkaConsumer<String, Long> consumer =
+                 new KafkaConsumer<>(props, new StringDeserializer(), new LongDeserializer())) {
+            consumer.subscribe(List.of(app + "-counts"));
+            final long deadline = System.nanoTime() + EngineTestSupport.WAIT.toNanos();
+            while (!counts.equals(expected) && System.nanoTime() < deadline) {
+                for (final ConsumerRecord<String, Long> record : consumer.poll(Duration.ofMillis(200))) {
+                    counts.put(record.key(), record.value());
+                }
+            }
+        }
+        assertTrue(counts.keySet().containsAll(expected.keySet()), "every word counted: " + counts);
+        return counts;
+    }
+}
