@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
@@ -28,6 +29,12 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
 
     private static final Logger LOG = LoggerFactory.getLogger(EngineGroupMember.class);
 
+    /**
+     * How often the member's consumer is polled at most: the engine thread calls {@link #poll()} on every turn of
+     * its loop, a few hundred microseconds apart when it is busy, and a rebalance may wait this long for it.
+     */
+    private static final long POLL_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(10);
+
     /** The engine's member this one reports to; valid until {@link #close()} returns. */
     private final long engineMember;
     private KafkaStreamsGroupMember member;
@@ -35,6 +42,7 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
     private final Set<TopicPartition> owned = new HashSet<>();
     private final Map<TaskId, Set<TopicPartition>> activeTasks = new HashMap<>();
     private boolean rejoinRequested;
+    private long polledAtNs = System.nanoTime() - POLL_INTERVAL_NS;
     private volatile boolean fenced;
 
     EngineGroupMember(final long engineMember) {
@@ -57,8 +65,13 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
         return sums;
     }
 
-    /** One turn of the membership; a rejoin asked for meanwhile happens first. */
+    /** One turn of the membership, unless the last was less than 10 ms ago; a rejoin asked for meanwhile happens first. */
     void poll() {
+        final long now = System.nanoTime();
+        if (now - polledAtNs < POLL_INTERVAL_NS && !rejoinRequested) {
+            return;
+        }
+        polledAtNs = now;
         try {
             if (rejoinRequested) {
                 rejoinRequested = false;
