@@ -345,6 +345,11 @@ impl CommitBarrier {
             .maybe_purge(admin, owned, &self.metrics, Instant::now());
     }
 
+    /// True under exactly-once: what the tasks produce waits in a transaction.
+    pub fn is_transactional(&self) -> bool {
+        self.producer.is_transactional()
+    }
+
     /// Aborts the open transaction because of `cause`: every task rolls back and rewinds to
     /// the committed offsets. An abort that fails abortably is fatal, unless it timed out:
     /// with the broker away, the abort is called again (librdkafka resumes it) until

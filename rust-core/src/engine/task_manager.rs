@@ -349,8 +349,21 @@ impl TaskManager {
             .filter(|(_, inputs)| inputs.iter().any(|p| partitions.contains(p)))
             .map(|(id, _)| *id)
             .collect();
-        // Lost partitions belong to someone else already: committing them would be wrong.
-        let clean = !lost && self.commit(consumer, CommitTrigger::TaskHandover)?;
+        // Lost partitions belong to someone else already: committing them would be wrong. Under
+        // exactly-once what their tasks produced since the last commit is in the open
+        // transaction, with every other task's: it is aborted and every task goes back to the
+        // last commit, as Kafka Streams does when it finds its tasks lost.
+        let clean = if lost {
+            if self.barrier.is_transactional() {
+                let cause = "the group gave partitions of this thread to another member";
+                if let Recovery::Fenced = self.barrier.abort(consumer, &mut self.tasks, cause)? {
+                    self.give_up_tasks()?;
+                }
+            }
+            false
+        } else {
+            self.commit(consumer, CommitTrigger::TaskHandover)?
+        };
         for id in revoked {
             if let Some(mut task) = self.tasks.remove(&id) {
                 self.restorer.forget(&mut task)?;

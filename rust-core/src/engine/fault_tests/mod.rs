@@ -1033,6 +1033,38 @@ fn a_replacement_record_failing_to_send_rolls_back_and_goes_on() {
 }
 
 #[test]
+fn under_exactly_once_what_a_lost_task_produced_is_aborted_with_the_open_transaction() {
+    let harness = Harness::new(
+        "exactly_once_v2",
+        OnSendFailed::Fail,
+        &[("commit.interval.ms", "600000")],
+    );
+    harness.kafka.script([
+        both_inputs(),
+        Poll::FetchFrom(input(1)),
+        Poll::Revoke {
+            partitions: vec![input(1)],
+            lost: true,
+        },
+        Poll::FetchFrom(input(0)),
+    ]);
+    harness.run().unwrap();
+    // The member that has `in-1` now processes it again from its committed offset: had the
+    // thread committed what it produced from it, those records would be there twice.
+    assert_eq!(harness.output(), vec!["a0", "a1", "a2"]);
+    assert_eq!(
+        harness.kafka.committed(),
+        BTreeMap::from([(input(0), 3)]),
+        "nothing of the lost partition is committed"
+    );
+    assert_eq!(
+        harness.rollbacks(),
+        2,
+        "every task went back to the last commit"
+    );
+}
+
+#[test]
 fn a_record_failing_after_its_task_was_lost_stops_the_thread() {
     // No commit while the script runs: the record's failure comes back only once the next
     // record goes out, after its task is gone.

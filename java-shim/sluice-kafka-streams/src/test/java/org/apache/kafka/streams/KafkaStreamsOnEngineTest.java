@@ -1074,8 +1074,11 @@ class KafkaStreamsOnEngineTest {
             "the first instance to own both partitions");
 
         final KafkaStreams second = countingInstance(7072);
-        waitFor(() -> hostsAndPartitions(first).size() == 2 && hostsAndPartitions(first).equals(hostsAndPartitions(second)),
-            "both instances to see both, with the same assignment");
+        // A cooperative rebalance takes the partition from the first before it gives it to the second.
+        waitFor(() -> hostsAndPartitions(first).size() == 2 && hostsAndPartitions(first).equals(hostsAndPartitions(second))
+                && hostsAndPartitions(first).values().stream().flatMap(Set::stream).collect(Collectors.toSet())
+                    .equals(inputPartitions),
+            "both instances to see both, with the same assignment of both partitions");
         final Map<Integer, Set<TopicPartition>> assignment = hostsAndPartitions(first);
         assertEquals(inputPartitions, assignment.values().stream().flatMap(Set::stream).collect(Collectors.toSet()));
         assertEquals(1, assignment.get(7071).size(), assignment.toString());

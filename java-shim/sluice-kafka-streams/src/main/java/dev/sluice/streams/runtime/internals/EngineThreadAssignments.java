@@ -67,10 +67,16 @@ final class EngineThreadAssignments {
         rebalancesStarted++;
     }
 
-    /** {@code thread} owns {@code tasks} now, of which {@code alreadyRunning} (or more) run. */
+    /**
+     * {@code thread} owns {@code tasks} now, of which {@code alreadyRunning} (or more) run. A rebalance that took
+     * nothing from the thread began and ended with this assignment: it counts, as a Kafka Streams thread passes
+     * through PARTITIONS_ASSIGNED after every rebalance.
+     */
     synchronized void assigned(final String thread, final Set<TaskId> tasks, final Set<TaskId> alreadyRunning) {
         starting.remove(thread);
-        rebalancing.remove(thread);
+        if (!rebalancing.remove(thread)) {
+            rebalancesStarted++;
+        }
         final Set<TaskId> waiting = new HashSet<>(tasks);
         waiting.removeAll(alreadyRunning);
         if (waiting.isEmpty()) {
