@@ -88,13 +88,11 @@ struct JvmGroupMember(Arc<JavaMember>);
 impl Drop for JvmGroupMember {
     fn drop(&mut self) {
         // Leaving the group revokes what the member holds, through the callbacks below, which
-        // must find the member alive: it is closed before the `Arc` goes.
-        if let Err(error) = self
+        // must find the member alive: it is closed before the `Arc` goes. The Java member logs a
+        // close that fails; the thread is ending either way.
+        let _ = self
             .0
-            .call_void(jni_str!("close"), "closing the group member")
-        {
-            eprintln!("sluice: {error}");
-        }
+            .call_void(jni_str!("close"), "closing the group member");
     }
 }
 
@@ -287,23 +285,27 @@ fn java_failure(
     )
 }
 
-/// The member at `address` (a [`JavaMember`] that is alive while Java may call back).
-///
-/// # Safety
-/// `address` must be what [`JvmGroupMembership::join`] gave the Java member, whose `Arc` is
-/// held until the Java member is closed, after which it never calls back.
-unsafe fn member_at<'a>(address: jlong) -> &'a JavaMember {
-    // SAFETY: as the caller promises.
-    unsafe { &*(address as *const JavaMember) }
-}
-
-/// The partitions of a callback, framed as offsets without offsets.
-fn partitions(
+/// Runs `callback` with the member at `address` and the partitions `framed` names (offsets
+/// without offsets).
+fn with_member_and_partitions(
     env: &jni::Env<'_>,
+    address: jlong,
     framed: &JByteArray<'_>,
-) -> Result<Vec<TopicPartition>, NativeError> {
+    callback: impl FnOnce(&JavaMember, &[TopicPartition]),
+) -> Result<(), NativeError> {
+    if address == 0 {
+        return Err(NativeError::new(
+            JavaException::NullPointer,
+            "no engine member",
+        ));
+    }
     let offsets = framing::offsets(&read_bytes(env, framed, "partitions")?)?;
-    Ok(offsets.into_keys().collect())
+    let partitions: Vec<TopicPartition> = offsets.into_keys().collect();
+    // SAFETY: Java calls back only with the address `JvmGroupMembership::join` gave it, whose
+    // `Arc` the engine holds until the Java member is closed, after which it never calls back.
+    let member = unsafe { &*(address as *const JavaMember) };
+    callback(member, &partitions);
+    Ok(())
 }
 
 /// `EngineGroupMember.partitionsRevoked`: the member's partitions leave it (`lost`: they were
@@ -319,19 +321,9 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_EngineGroupMemb
     lost: jboolean,
 ) {
     env.with_env(|env| -> Result<(), NativeError> {
-        if address == 0 {
-            return Err(NativeError::new(
-                JavaException::NullPointer,
-                "no engine member",
-            ));
-        }
-        let partitions = partitions(env, &framed)?;
-        // SAFETY: Java calls back only with the address it was given, while the member is open.
-        let member = unsafe { member_at(address) };
-        member
-            .listener
-            .partitions_revoked(member, &partitions, lost);
-        Ok(())
+        with_member_and_partitions(env, address, &framed, |member, partitions| {
+            member.listener.partitions_revoked(member, partitions, lost)
+        })
     })
     .resolve::<ThrowJavaException>()
 }
@@ -347,17 +339,9 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_EngineGroupMemb
     framed: JByteArray<'local>,
 ) {
     env.with_env(|env| -> Result<(), NativeError> {
-        if address == 0 {
-            return Err(NativeError::new(
-                JavaException::NullPointer,
-                "no engine member",
-            ));
-        }
-        let partitions = partitions(env, &framed)?;
-        // SAFETY: as above.
-        let member = unsafe { member_at(address) };
-        member.listener.partitions_assigned(member, &partitions);
-        Ok(())
+        with_member_and_partitions(env, address, &framed, |member, partitions| {
+            member.listener.partitions_assigned(member, partitions)
+        })
     })
     .resolve::<ThrowJavaException>()
 }

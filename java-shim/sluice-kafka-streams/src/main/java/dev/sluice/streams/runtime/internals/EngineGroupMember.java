@@ -126,9 +126,16 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
         member.commit(committed);
     }
 
-    /** Leaves the group; the engine hears the revocation of what the member still held before this returns. */
+    /**
+     * Leaves the group; the engine hears the revocation of what the member still held before this returns. The
+     * engine thread is ending: a failure is logged, not thrown.
+     */
     void close() {
-        member.close();
+        try {
+            member.close();
+        } catch (final RuntimeException e) {
+            LOG.warn("The group member did not close cleanly", e);
+        }
     }
 
     @Override
