@@ -22,7 +22,9 @@ use crate::engine::error::{joined, Error, Result};
 use crate::engine::processor::{GlobalProcessor, ProcessorFactory};
 use crate::engine::restore::RestoreListener;
 use crate::engine::topology::ResolvedGlobalStore;
-use crate::kafka::{AssignedConsumer, ChangelogEvent, ChangelogReader, RecordRun, RestoreConsumer};
+use crate::kafka::{
+    AssignedConsumer, ChangelogEvent, ChangelogReader, ReadTo, RecordRun, RestoreConsumer,
+};
 use crate::store::TopicPartition;
 
 /// Longest wait of one poll of the global thread; bounds how late a stop is noticed.
@@ -199,7 +201,7 @@ fn read_to_end<'a>(
         }
         next.insert(range.partition.clone(), range.start);
         if range.start < range.end {
-            reader.start(&range.partition, range.start, None)?;
+            reader.start(&range.partition, range.start, ReadTo::End)?;
             ends.insert(range.partition.clone(), range.end);
         } else if let Some(listener) = listener {
             listener.on_restore_end(store, &range.partition, 0);

@@ -226,6 +226,14 @@ pub trait ProcessorFactory: Send + Sync {
         inputs: &[CommittedInput],
     ) -> Result<Box<dyn TaskProcessor>, ProcessorError>;
 
+    /// The processor of a standby replica of `task` (a warm-up replica too): it keeps the
+    /// task's stores, which the engine restores into until it closes it, and never processes.
+    /// The default fails: such a factory keeps no standby replicas.
+    fn create_standby(&self, task: TaskId) -> Result<Box<dyn TaskProcessor>, ProcessorError> {
+        let _ = task;
+        Err("this processor factory keeps no standby replicas".into())
+    }
+
     /// The processor of the global stores; `log_starts` holds every partition of the global
     /// topics with the first offset in its log. Called on the global thread, only for a
     /// topology with global stores. The default fails: such a factory keeps no globals.

@@ -11,6 +11,11 @@
 //! changelogs in full. A store whose changelog is one of the task's source topics is
 //! restored only up to the group's committed offset of that partition: the task processes
 //! what follows, and stores it then.
+//!
+//! A standby replica of a task (a warm-up replica is one too) is restored the same way, except
+//! that its changelogs are followed as they grow and it never runs: its stores commit each batch
+//! with its offsets, so a standby that restarts, or whose task becomes active here, reads only
+//! what it had not read yet.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -19,7 +24,7 @@ use std::time::Duration;
 use crate::engine::error::Result;
 use crate::engine::task::Task;
 use crate::engine::topology::TaskId;
-use crate::kafka::{ChangelogEvent, RecordRun, RestoreConsumer};
+use crate::kafka::{ChangelogEvent, ReadTo, RecordRun, RestoreConsumer};
 use crate::store::TopicPartition;
 
 /// Observes restoration, like Kafka Streams' `StateRestoreListener`.
@@ -57,23 +62,88 @@ pub trait RestoreListener: Send + Sync {
     fn on_restore_suspended(&self, store: &str, partition: &TopicPartition, restored: u64) {
         let _ = (store, partition, restored);
     }
+
+    /// A standby replica of `store` starts following `partition` at `start_offset` (the
+    /// first offset to read), like Kafka Streams' `StandbyUpdateListener`.
+    fn on_standby_update_start(&self, store: &str, partition: &TopicPartition, start_offset: i64) {
+        let _ = (store, partition, start_offset);
+    }
+
+    /// The standby replica of `store` of `task` put `batch_size` more records of `partition`
+    /// into its store, up to `batch_end_offset`; the changelog ends at `current_end_offset`
+    /// as last fetched (-1: not known yet).
+    fn on_standby_batch_loaded(
+        &self,
+        store: &str,
+        partition: &TopicPartition,
+        task: TaskId,
+        batch_end_offset: i64,
+        batch_size: u64,
+        current_end_offset: i64,
+    ) {
+        let _ = (
+            store,
+            partition,
+            task,
+            batch_end_offset,
+            batch_size,
+            current_end_offset,
+        );
+    }
+
+    /// The standby replica of `store` stopped following `partition`, its store at
+    /// `store_offset` (the last offset in it, -1: none) and the changelog at
+    /// `current_end_offset` (-1: not known): `promoted` when its task became active here,
+    /// otherwise it moved away.
+    fn on_standby_update_suspended(
+        &self,
+        store: &str,
+        partition: &TopicPartition,
+        store_offset: i64,
+        current_end_offset: i64,
+        promoted: bool,
+    ) {
+        let _ = (store, partition, store_offset, current_end_offset, promoted);
+    }
 }
 
+/// Where the reading of one changelog partition stands.
 struct Restoration {
     task: TaskId,
+    /// The task is a standby replica: the partition is followed, never ends.
+    standby: bool,
     /// The store the changelog belongs to.
     store: String,
     end_offset: i64,
+    /// The first offset read.
+    start_offset: i64,
     restored: u64,
     /// Records restored since the last batch reported to the listener.
     unreported: u64,
     last_offset: Option<i64>,
 }
 
-/// Restores the stores of one thread's tasks.
+impl Restoration {
+    /// The last offset in the store (-1: none).
+    fn store_offset(&self) -> i64 {
+        self.last_offset.unwrap_or(self.start_offset - 1)
+    }
+}
+
+/// Where a changelog partition is to be read from, and how far.
+struct Start {
+    store: String,
+    partition: TopicPartition,
+    offset: i64,
+    end_offset: i64,
+    to: ReadTo,
+}
+
+/// Restores the stores of one thread's tasks and keeps those of its standby replicas.
 pub struct Restorer {
     reader: Box<dyn RestoreConsumer>,
-    active: BTreeMap<TopicPartition, Restoration>,
+    /// The changelog partitions being read, active tasks' and standby replicas'.
+    reading: BTreeMap<TopicPartition, Restoration>,
     listener: Option<Arc<dyn RestoreListener>>,
     /// Most records one step reads (the restore consumer's `max.poll.records`), which also
     /// keeps the thread polling its group consumer well within `max.poll.interval.ms`.
@@ -90,7 +160,7 @@ impl Restorer {
     ) -> Self {
         Restorer {
             reader,
-            active: BTreeMap::new(),
+            reading: BTreeMap::new(),
             listener,
             records_per_step,
         }
@@ -105,74 +175,110 @@ impl Restorer {
         task: &mut Task,
         committed_inputs: &BTreeMap<TopicPartition, i64>,
     ) -> Result<()> {
-        if !task.kept_changelogs.is_empty() {
-            let committed = task.kept_store_offsets()?;
-            let mut plans = Vec::new();
-            let mut usable = true;
-            for changelog in &task.kept_changelogs {
-                let partition = &changelog.partition;
-                let (log_start, log_end) = self.reader.watermarks(partition)?;
-                // As in Kafka Streams' changelog reader: nothing committed, nothing to restore.
-                let end = if changelog.is_source_topic {
-                    log_end.min(committed_inputs.get(partition).copied().unwrap_or(0))
-                } else {
-                    log_end
-                };
-                let offset = committed.get(partition).copied().flatten();
-                usable &= offset.is_none_or(|offset| inside(offset, log_start, end));
-                let stop_at_end = changelog.is_source_topic;
-                plans.push((
-                    changelog.store.clone(),
-                    partition.clone(),
-                    offset,
-                    log_start,
-                    end,
-                    stop_at_end,
-                ));
+        for start in self.plan(task, Some(committed_inputs))? {
+            if let Some(listener) = &self.listener {
+                listener.on_restore_start(
+                    &start.store,
+                    &start.partition,
+                    start.offset,
+                    start.end_offset,
+                );
             }
-            if !usable {
-                task.wipe_kept_stores()?;
+            if start.offset >= start.end_offset {
+                if let Some(listener) = &self.listener {
+                    listener.on_restore_end(&start.store, &start.partition, 0);
+                }
+                continue;
             }
-            for (store, partition, offset, log_start, end, stop_at_end) in plans {
-                let start = match offset {
-                    Some(offset) if usable => offset + 1,
-                    _ => log_start,
-                };
-                self.start(task, store, partition, start, end, stop_at_end)?;
-            }
+            self.start(task, start, false)?;
         }
         task.start_if_restored()
     }
 
-    /// Starts reading `partition` from `start` for `store`, unless it is at `end_offset`.
-    /// With `stop_at_end`, reading stops at `end_offset` even if the partition goes on.
-    fn start(
+    /// Starts following the changelogs of `standby`, a standby replica, from what its stores
+    /// committed (wiping its state when an offset is not usable, as [`begin`](Self::begin)
+    /// does). It never runs.
+    pub fn follow(&mut self, standby: &mut Task) -> Result<()> {
+        for start in self.plan(standby, None)? {
+            if let Some(listener) = &self.listener {
+                listener.on_standby_update_start(&start.store, &start.partition, start.offset);
+            }
+            self.start(standby, start, true)?;
+        }
+        Ok(())
+    }
+
+    /// Where each changelog of `task` is read from and how far, its state wiped first when an
+    /// offset its stores committed is not usable. `committed_inputs` are an active task's (a
+    /// store whose changelog is a source topic is read as far as the group committed);
+    /// `None` for a standby replica, which follows every changelog.
+    fn plan(
         &mut self,
         task: &mut Task,
-        store: String,
-        partition: TopicPartition,
-        start: i64,
-        end_offset: i64,
-        stop_at_end: bool,
-    ) -> Result<()> {
-        if let Some(listener) = &self.listener {
-            listener.on_restore_start(&store, &partition, start, end_offset);
+        committed_inputs: Option<&BTreeMap<TopicPartition, i64>>,
+    ) -> Result<Vec<Start>> {
+        if task.kept_changelogs.is_empty() {
+            return Ok(Vec::new());
         }
-        if start >= end_offset {
-            if let Some(listener) = &self.listener {
-                listener.on_restore_end(&store, &partition, 0);
-            }
-            return Ok(());
+        let committed = task.kept_store_offsets()?;
+        let mut plans = Vec::new();
+        let mut usable = true;
+        for changelog in &task.kept_changelogs {
+            let partition = &changelog.partition;
+            let (log_start, log_end) = self.reader.watermarks(partition)?;
+            let (end_offset, to) = match committed_inputs {
+                // As in Kafka Streams' changelog reader: nothing committed, nothing to restore.
+                Some(inputs) if changelog.is_source_topic => {
+                    let end = log_end.min(inputs.get(partition).copied().unwrap_or(0));
+                    (end, ReadTo::Offset(end))
+                }
+                Some(_) => (log_end, ReadTo::End),
+                None => (log_end, ReadTo::Follow),
+            };
+            let offset = committed.get(partition).copied().flatten();
+            usable &= offset.is_none_or(|offset| inside(offset, log_start, end_offset));
+            plans.push((
+                changelog.store.clone(),
+                partition.clone(),
+                offset,
+                log_start,
+                end_offset,
+                to,
+            ));
         }
+        if !usable {
+            task.wipe_kept_stores()?;
+        }
+        Ok(plans
+            .into_iter()
+            .map(
+                |(store, partition, offset, log_start, end_offset, to)| Start {
+                    store,
+                    partition,
+                    offset: match offset {
+                        Some(offset) if usable => offset + 1,
+                        _ => log_start,
+                    },
+                    end_offset,
+                    to,
+                },
+            )
+            .collect())
+    }
+
+    /// Starts reading as `start` says for `task`, a standby replica when `standby`.
+    fn start(&mut self, task: &mut Task, start: Start, standby: bool) -> Result<()> {
         self.reader
-            .start(&partition, start, stop_at_end.then_some(end_offset))?;
-        task.restoring.insert(partition.clone());
-        self.active.insert(
-            partition,
+            .start(&start.partition, start.offset, start.to)?;
+        task.restoring.insert(start.partition.clone());
+        self.reading.insert(
+            start.partition,
             Restoration {
                 task: task.id,
-                store,
-                end_offset,
+                standby,
+                store: start.store,
+                end_offset: start.end_offset,
+                start_offset: start.offset,
                 restored: 0,
                 unreported: 0,
                 last_offset: None,
@@ -183,18 +289,44 @@ impl Restorer {
 
     /// Stops restoring `task` (it was revoked); its processor committed what it was handed.
     pub fn forget(&mut self, task: &mut Task) -> Result<()> {
-        let partitions: Vec<TopicPartition> = task.restoring.iter().cloned().collect();
-        for partition in partitions {
-            if let Some(restoration) = self.active.remove(&partition) {
-                if let Some(listener) = &self.listener {
-                    let (store, restored) = (&restoration.store, restoration.restored);
-                    listener.on_restore_suspended(store, &partition, restored);
-                }
+        for (partition, restoration) in self.stop_reading(task)? {
+            if let Some(listener) = &self.listener {
+                let (store, restored) = (&restoration.store, restoration.restored);
+                listener.on_restore_suspended(store, &partition, restored);
             }
-            self.reader.stop(&partition)?;
         }
-        task.restoring.clear();
         Ok(())
+    }
+
+    /// Stops following the changelogs of `standby`: `promoted` when its task becomes active
+    /// here, otherwise it went away.
+    pub fn forget_standby(&mut self, standby: &mut Task, promoted: bool) -> Result<()> {
+        for (partition, restoration) in self.stop_reading(standby)? {
+            if let Some(listener) = &self.listener {
+                let end = self.reader.fetched_end(&partition).unwrap_or(-1);
+                let store_offset = restoration.store_offset();
+                listener.on_standby_update_suspended(
+                    &restoration.store,
+                    &partition,
+                    store_offset,
+                    end,
+                    promoted,
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Stops reading the changelogs of `task`; what the reading of each had come to.
+    fn stop_reading(&mut self, task: &mut Task) -> Result<Vec<(TopicPartition, Restoration)>> {
+        let mut stopped = Vec::new();
+        for partition in std::mem::take(&mut task.restoring) {
+            self.reader.stop(&partition)?;
+            if let Some(restoration) = self.reading.remove(&partition) {
+                stopped.push((partition, restoration));
+            }
+        }
+        Ok(stopped)
     }
 
     /// Stops (or resumes) reading the changelogs, the ones begun meanwhile included.
@@ -202,42 +334,58 @@ impl Restorer {
         Ok(self.reader.set_paused(paused)?)
     }
 
-    /// True while some store is being restored.
+    /// True while the store of some active task is being restored.
     pub fn is_active(&self) -> bool {
-        !self.active.is_empty()
+        self.reading
+            .values()
+            .any(|restoration| !restoration.standby)
     }
 
-    /// Reads a bounded batch of changelog records into the stores, waiting at most
-    /// `max_wait`. Tasks whose last store finished become running.
-    pub fn step(&mut self, tasks: &mut BTreeMap<TaskId, Task>, max_wait: Duration) -> Result<()> {
+    /// Reads a bounded batch of changelog records into the stores of `tasks` and of the
+    /// `standbys`, waiting at most `max_wait`. Tasks whose last store finished become running.
+    /// True when it read as many records as a step may: more are likely waiting.
+    pub fn step(
+        &mut self,
+        tasks: &mut BTreeMap<TaskId, Task>,
+        standbys: &mut BTreeMap<TaskId, Task>,
+        max_wait: Duration,
+    ) -> Result<bool> {
         if self.reader.is_idle() {
-            return Ok(());
+            return Ok(false);
         }
         // Records for processors go over in one batch per task, in the order read.
-        let mut batches: BTreeMap<TaskId, Vec<RecordRun>> = BTreeMap::new();
+        let mut batches: BTreeMap<(bool, TaskId), Vec<RecordRun>> = BTreeMap::new();
+        let mut read = 0;
         for event in self.reader.poll(self.records_per_step, max_wait)? {
             match event {
                 ChangelogEvent::Records(run) => {
-                    let Some(restoration) = self.active.get_mut(&run.partition) else {
+                    let Some(restoration) = self.reading.get_mut(&run.partition) else {
                         continue;
                     };
-                    if !tasks.contains_key(&restoration.task) {
+                    let owners = if restoration.standby {
+                        &*standbys
+                    } else {
+                        &*tasks
+                    };
+                    if !owners.contains_key(&restoration.task) {
                         continue;
                     }
+                    read += run.len();
                     restoration.restored += run.len() as u64;
                     restoration.unreported += run.len() as u64;
                     restoration.last_offset = run.last_offset();
-                    batches.entry(restoration.task).or_default().push(run);
+                    let key = (restoration.standby, restoration.task);
+                    batches.entry(key).or_default().push(run);
                 }
+                // Only an active task's changelogs end.
                 ChangelogEvent::End(partition) => {
-                    let Some(restoration) = self.active.remove(&partition) else {
+                    let Some(mut restoration) = self.reading.remove(&partition) else {
                         continue;
                     };
                     let Some(task) = tasks.get_mut(&restoration.task) else {
                         continue;
                     };
-                    let mut restoration = restoration;
-                    if let Some(batch) = batches.remove(&task.id) {
+                    if let Some(batch) = batches.remove(&(false, task.id)) {
                         task.restore_kept_stores(&batch)?;
                     }
                     report_batch(&self.listener, &partition, &mut restoration, 0);
@@ -249,20 +397,28 @@ impl Restorer {
                 }
             }
         }
-        for (id, batch) in batches {
-            if let Some(task) = tasks.get_mut(&id) {
-                task.restore_kept_stores(&batch)?;
-                for changelog in &task.kept_changelogs {
-                    let partition = &changelog.partition;
-                    if let Some(restoration) = self.active.get_mut(partition) {
-                        let last = restoration.last_offset.unwrap_or(-1);
-                        let remaining = (restoration.end_offset - last - 1).max(0) as u64;
-                        report_batch(&self.listener, partition, restoration, remaining);
-                    }
+        for ((standby, id), batch) in batches {
+            let owners = if standby { &mut *standbys } else { &mut *tasks };
+            let Some(task) = owners.get_mut(&id) else {
+                continue;
+            };
+            task.restore_kept_stores(&batch)?;
+            for changelog in &task.kept_changelogs {
+                let partition = &changelog.partition;
+                let Some(restoration) = self.reading.get_mut(partition) else {
+                    continue;
+                };
+                if standby {
+                    let end = self.reader.fetched_end(partition).unwrap_or(-1);
+                    report_standby_batch(&self.listener, partition, restoration, end);
+                } else {
+                    let last = restoration.last_offset.unwrap_or(-1);
+                    let remaining = (restoration.end_offset - last - 1).max(0) as u64;
+                    report_batch(&self.listener, partition, restoration, remaining);
                 }
             }
         }
-        Ok(())
+        Ok(read >= self.records_per_step)
     }
 }
 
@@ -280,6 +436,30 @@ fn report_batch(
     if let Some(listener) = listener {
         let (store, restored) = (&restoration.store, restoration.restored);
         listener.on_batch_restored(store, partition, restored, remaining);
+    }
+}
+
+/// Reports the records a standby replica loaded since the last report, if any, as a batch;
+/// the changelog ends at `end_offset` as last fetched.
+fn report_standby_batch(
+    listener: &Option<Arc<dyn RestoreListener>>,
+    partition: &TopicPartition,
+    restoration: &mut Restoration,
+    end_offset: i64,
+) {
+    let batch_size = std::mem::take(&mut restoration.unreported);
+    if batch_size == 0 {
+        return;
+    }
+    if let Some(listener) = listener {
+        listener.on_standby_batch_loaded(
+            &restoration.store,
+            partition,
+            restoration.task,
+            restoration.store_offset(),
+            batch_size,
+            end_offset,
+        );
     }
 }
 

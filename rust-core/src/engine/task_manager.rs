@@ -16,6 +16,11 @@
 //!
 //! A task whose processor finds its state corrupt while it processes is wiped and
 //! restored, the other tasks rewinding to the last commit.
+//!
+//! The thread also keeps the standby replicas the group gives it (warm-up replicas are
+//! standby replicas too): tasks active elsewhere whose stores follow their changelogs here and
+//! never process. One whose task becomes active here is closed first, and the active task opens
+//! over the stores it kept, restoring only what it had not read.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
@@ -76,6 +81,10 @@ pub(crate) struct TaskManager {
     /// The thread's index (1-based).
     index: usize,
     tasks: Tasks,
+    /// Standby replicas of tasks active elsewhere, by task.
+    standbys: BTreeMap<TaskId, Task>,
+    /// The last restore step read as much as a step may: more is likely waiting.
+    changelog_backlog: bool,
     /// Input partitions of each task.
     inputs: BTreeMap<TaskId, Vec<TopicPartition>>,
     /// Tasks whose inputs are paused on the consumer: until they are restored, and every
@@ -137,6 +146,8 @@ impl TaskManager {
             shared,
             index,
             tasks: BTreeMap::new(),
+            standbys: BTreeMap::new(),
+            changelog_backlog: false,
             inputs: BTreeMap::new(),
             paused: BTreeSet::new(),
             processing_paused: false,
@@ -156,15 +167,36 @@ impl TaskManager {
         self.failure.take().map_or(Ok(()), Err)
     }
 
-    /// Opens the tasks of the `partitions` just assigned, then makes sure every source topic
-    /// is there still; the broker is asked after the inputs that must wait were paused, so
-    /// that the consumer does not fetch them meanwhile.
+    /// Opens the tasks of the `partitions` just assigned and keeps standby replicas of the
+    /// tasks `standby_inputs` belong to, then makes sure every source topic is there still; the
+    /// broker is asked after the inputs that must wait were paused, so that the consumer does
+    /// not fetch them meanwhile.
     pub fn on_assigned(
         &mut self,
         consumer: GroupConsumer<'_>,
         partitions: &[TopicPartition],
+        standby_inputs: &[TopicPartition],
     ) -> Result<()> {
         let topology = self.shared.topology();
+        let standbys: BTreeSet<TaskId> = standby_inputs
+            .iter()
+            .filter_map(|partition| topology.task_of(partition))
+            .collect();
+        let activated: BTreeSet<TaskId> = partitions
+            .iter()
+            .filter_map(|partition| topology.task_of(partition))
+            .collect();
+        // Before any task opens: a standby replica whose task becomes active here hands its
+        // stores over.
+        let gone: Vec<TaskId> = self
+            .standbys
+            .keys()
+            .filter(|id| !standbys.contains(id))
+            .copied()
+            .collect();
+        for id in gone {
+            self.close_standby(id, activated.contains(&id))?;
+        }
         consumer
             .fetcher
             .assign(partitions, &topology.offset_resets)?;
@@ -199,6 +231,12 @@ impl TaskManager {
                 self.held.insert(id);
             } else {
                 self.open_task(consumer, id, false)?;
+            }
+        }
+        for id in standbys {
+            let active_here = self.tasks.contains_key(&id) || self.held.contains(&id);
+            if !active_here && !self.standbys.contains_key(&id) {
+                self.open_standby(id)?;
             }
         }
         self.check_source_topics(consumer.fetcher)?;
@@ -262,6 +300,37 @@ impl TaskManager {
             self.pause(consumer.fetcher, id)?;
         }
         self.tasks.insert(id, task);
+        Ok(())
+    }
+
+    /// Opens a standby replica of task `id`, which follows its changelogs from what its
+    /// stores committed.
+    fn open_standby(&mut self, id: TaskId) -> Result<()> {
+        let topology = self.shared.topology();
+        let subtopology = topology
+            .subtopology(id.subtopology)
+            .expect("tasks come from the topology");
+        let processor =
+            self.shared
+                .factory
+                .create_standby(id)
+                .map_err(|source| Error::Processor {
+                    task: id.to_string(),
+                    source,
+                })?;
+        let mut standby = Task::open(id, subtopology, processor);
+        self.restorer.follow(&mut standby)?;
+        self.standbys.insert(id, standby);
+        Ok(())
+    }
+
+    /// Closes the standby replica of task `id`: `promoted` when the task becomes active here.
+    /// Its stores committed every batch they were handed, so it always closes clean.
+    fn close_standby(&mut self, id: TaskId, promoted: bool) -> Result<()> {
+        if let Some(mut standby) = self.standbys.remove(&id) {
+            self.restorer.forget_standby(&mut standby, promoted)?;
+            standby.close(true)?;
+        }
         Ok(())
     }
 
@@ -507,12 +576,28 @@ impl TaskManager {
         self.restorer.is_active() && !self.processing_paused
     }
 
-    /// Restores for a bounded time, unless processing is paused.
+    /// Restores for a bounded time, and brings the standby replicas' stores up to date
+    /// without waiting, unless processing is paused.
     pub fn restore_step(&mut self) -> Result<()> {
-        if self.is_restoring() {
-            self.restorer.step(&mut self.tasks, RESTORE_STEP_WAIT)?;
+        if self.processing_paused {
+            self.changelog_backlog = false;
+            return Ok(());
         }
+        let wait = if self.restorer.is_active() {
+            RESTORE_STEP_WAIT
+        } else {
+            Duration::ZERO
+        };
+        self.changelog_backlog = self
+            .restorer
+            .step(&mut self.tasks, &mut self.standbys, wait)?;
         Ok(())
+    }
+
+    /// True when changelog records are likely waiting to be read: the thread should not wait
+    /// for input records meanwhile.
+    pub fn has_changelog_backlog(&self) -> bool {
+        self.changelog_backlog
     }
 
     /// Pauses the inputs of the tasks that cannot process and resumes those of the tasks
@@ -716,6 +801,12 @@ impl TaskManager {
                 .forget(&mut task)
                 .and_then(|()| task.close(committed));
             if let Err(error) = closed {
+                first_error.get_or_insert(error);
+            }
+        }
+        let standbys: Vec<TaskId> = self.standbys.keys().copied().collect();
+        for id in standbys {
+            if let Err(error) = self.close_standby(id, false) {
                 first_error.get_or_insert(error);
             }
         }

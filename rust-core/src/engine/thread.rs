@@ -110,7 +110,7 @@ fn run_loop(
             manager.follow_pause(consumer, shared.paused.load(Ordering::Relaxed))?;
             manager.restore_step()?;
             manager.update_paused_inputs(consumer.fetcher)?;
-            if manager.is_restoring() {
+            if manager.is_restoring() || manager.has_changelog_backlog() {
                 Duration::ZERO
             } else {
                 manager.time_to_commit().min(MAX_POLL_WAIT)
@@ -211,9 +211,15 @@ impl RebalanceListener for ThreadListener {
         }
     }
 
-    fn partitions_assigned(&self, member: &dyn GroupMember, partitions: &[TopicPartition]) {
+    fn partitions_assigned(
+        &self,
+        member: &dyn GroupMember,
+        partitions: &[TopicPartition],
+        standby_inputs: &[TopicPartition],
+    ) {
         let mut manager = self.lock();
-        if let Err(error) = manager.on_assigned(self.consumer(member), partitions) {
+        let consumer = self.consumer(member);
+        if let Err(error) = manager.on_assigned(consumer, partitions, standby_inputs) {
             manager.failure.get_or_insert(error);
         }
     }

@@ -285,6 +285,15 @@ fn java_failure(
     )
 }
 
+/// The partitions `framed` names (offsets without offsets).
+fn read_partitions(
+    env: &jni::Env<'_>,
+    framed: &JByteArray<'_>,
+) -> Result<Vec<TopicPartition>, NativeError> {
+    let offsets = framing::offsets(&read_bytes(env, framed, "partitions")?)?;
+    Ok(offsets.into_keys().collect())
+}
+
 /// Runs `callback` with the member at `address` and the partitions `framed` names (offsets
 /// without offsets).
 fn with_member_and_partitions(
@@ -299,8 +308,7 @@ fn with_member_and_partitions(
             "no engine member",
         ));
     }
-    let offsets = framing::offsets(&read_bytes(env, framed, "partitions")?)?;
-    let partitions: Vec<TopicPartition> = offsets.into_keys().collect();
+    let partitions = read_partitions(env, framed)?;
     // SAFETY: Java calls back only with the address `JvmGroupMembership::join` gave it, whose
     // `Arc` the engine holds until the Java member is closed, after which it never calls back.
     let member = unsafe { &*(address as *const JavaMember) };
@@ -328,7 +336,8 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_EngineGroupMemb
     .resolve::<ThrowJavaException>()
 }
 
-/// `EngineGroupMember.partitionsAssigned`: partitions were added to the member.
+/// `EngineGroupMember.partitionsAssigned`: partitions were added to the member, which keeps
+/// standby replicas of the tasks `standby_inputs` are the input partitions of.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_sluice_streams_runtime_internals_EngineGroupMember_partitionsAssigned<
     'local,
@@ -337,10 +346,14 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_EngineGroupMemb
     _class: JClass<'local>,
     address: jlong,
     framed: JByteArray<'local>,
+    standby_inputs: JByteArray<'local>,
 ) {
     env.with_env(|env| -> Result<(), NativeError> {
+        let standby_inputs = read_partitions(env, &standby_inputs)?;
         with_member_and_partitions(env, address, &framed, |member, partitions| {
-            member.listener.partitions_assigned(member, partitions)
+            member
+                .listener
+                .partitions_assigned(member, partitions, &standby_inputs)
         })
     })
     .resolve::<ThrowJavaException>()

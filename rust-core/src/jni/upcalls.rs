@@ -77,6 +77,27 @@ impl ProcessorFactory for JvmProcessorFactory {
         })))
     }
 
+    fn create_standby(&self, task: TaskId) -> Result<Box<dyn TaskProcessor>, ProcessorError> {
+        let runner = upcall(&self.vm, |env| {
+            let runner = env
+                .call_method(
+                    &*self.factory,
+                    jni_str!("createStandby"),
+                    jni_sig!("(II)Ldev/sluice/streams/runtime/internals/StateRunner;"),
+                    &[
+                        JValue::Int(task.subtopology as jint),
+                        JValue::Int(task.partition),
+                    ],
+                )?
+                .l()?;
+            Ok(env.new_global_ref(&runner)?)
+        })?;
+        Ok(Box::new(JvmTaskProcessor(JvmRunner {
+            vm: self.vm.clone(),
+            runner,
+        })))
+    }
+
     fn create_global(
         &self,
         log_starts: &BTreeMap<TopicPartition, i64>,
@@ -285,7 +306,9 @@ impl JvmRunner {
     }
 }
 
-/// A task run by a Java `TaskRunner`, which keeps the task's stores.
+/// A task run by a Java `TaskRunner`, which keeps the task's stores; or a standby replica
+/// kept by a Java `StateRunner`, which has the methods the engine calls on a standby replica
+/// (those of its stores).
 struct JvmTaskProcessor(JvmRunner);
 
 impl TaskProcessor for JvmTaskProcessor {
@@ -575,6 +598,62 @@ impl RestoreListener for JvmRestoreListener {
             store,
             partition,
             &[restored as i64],
+        );
+    }
+
+    fn on_standby_update_start(&self, store: &str, partition: &TopicPartition, start_offset: i64) {
+        let sig = jni_sig!("(Ljava/lang/String;Ljava/lang/String;IJ)V");
+        let numbers = [start_offset];
+        self.report(
+            jni_str!("standbyUpdateStarted"),
+            &sig,
+            store,
+            partition,
+            &numbers,
+        );
+    }
+
+    fn on_standby_batch_loaded(
+        &self,
+        store: &str,
+        partition: &TopicPartition,
+        task: TaskId,
+        batch_end_offset: i64,
+        batch_size: u64,
+        current_end_offset: i64,
+    ) {
+        let sig = jni_sig!("(Ljava/lang/String;Ljava/lang/String;IJJJJ)V");
+        let numbers = [
+            i64::from(task.subtopology),
+            batch_end_offset,
+            batch_size as i64,
+            current_end_offset,
+        ];
+        self.report(
+            jni_str!("standbyBatchLoaded"),
+            &sig,
+            store,
+            partition,
+            &numbers,
+        );
+    }
+
+    fn on_standby_update_suspended(
+        &self,
+        store: &str,
+        partition: &TopicPartition,
+        store_offset: i64,
+        current_end_offset: i64,
+        promoted: bool,
+    ) {
+        let sig = jni_sig!("(Ljava/lang/String;Ljava/lang/String;IJJJ)V");
+        let numbers = [store_offset, current_end_offset, i64::from(promoted)];
+        self.report(
+            jni_str!("standbyUpdateSuspended"),
+            &sig,
+            store,
+            partition,
+            &numbers,
         );
     }
 }

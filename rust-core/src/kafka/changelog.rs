@@ -20,8 +20,9 @@ use rdkafka::message::{BorrowedMessage, Message};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
 use rdkafka::ClientConfig;
 
-use crate::kafka::clients::RestoreConsumer;
+use crate::kafka::clients::{ReadTo, RestoreConsumer};
 use crate::kafka::error::{retrying_transient, KafkaFailure};
+use crate::kafka::fetcher::cached_watermarks;
 use crate::kafka::lists::partition_list;
 use crate::kafka::queue_signal::QueueSignal;
 use crate::kafka::records::RecordRun;
@@ -61,14 +62,14 @@ struct TopicReader {
 struct Reading {
     /// Next offset to read.
     next: i64,
-    /// The partition ends here (exclusive) rather than at its end, when set.
-    until: Option<i64>,
+    /// How far it is read.
+    to: ReadTo,
     queue: PartitionQueue<DefaultConsumerContext>,
 }
 
 impl Reading {
     fn reached_until(&self) -> bool {
-        self.until.is_some_and(|until| self.next >= until)
+        matches!(self.to, ReadTo::Offset(until) if self.next >= until)
     }
 }
 
@@ -192,20 +193,20 @@ impl RestoreConsumer for ChangelogReader {
         .map_err(|e| KafkaFailure::new(format!("reading the offsets of {partition}"), e))
     }
 
-    /// Starts reading `partition` at `offset`, up to its end or, with `until`, up to that
-    /// offset (exclusive): a source topic serving as a changelog is read only as far as the
-    /// group committed.
+    /// Starts reading `partition` at `offset`, as far as `to` says: a source topic serving as
+    /// a changelog is read only as far as the group committed, a standby task's changelog on
+    /// and on.
     fn start(
         &mut self,
         partition: &TopicPartition,
         offset: i64,
-        until: Option<i64>,
+        to: ReadTo,
     ) -> Result<(), KafkaFailure> {
         let (timeout, paused, signal) = (self.timeout, self.paused, Arc::clone(&self.signal));
         let reader = self.topic_reader(&partition.topic)?;
         if let Some(reading) = reader.readings.get_mut(&partition.partition) {
             reading.next = offset;
-            reading.until = until;
+            reading.to = to;
             return reader
                 .consumer
                 .seek(
@@ -225,7 +226,7 @@ impl RestoreConsumer for ChangelogReader {
         )?;
         let reading = Reading {
             next: offset,
-            until,
+            to,
             queue,
         };
         reader.readings.insert(partition.partition, reading);
@@ -261,6 +262,11 @@ impl RestoreConsumer for ChangelogReader {
             reader.remove(&partition.topic, partition.partition)?;
         }
         Ok(())
+    }
+
+    fn fetched_end(&self, partition: &TopicPartition) -> Option<i64> {
+        let reader = self.topics.get(&partition.topic)?;
+        cached_watermarks(reader.consumer.client(), partition).map(|(_, end)| end)
     }
 
     /// True when no partition is being read.
@@ -326,10 +332,10 @@ fn read_share(
     for _ in 0..share {
         match reading.queue.poll(Duration::ZERO) {
             None => return Ok(false),
-            Some(Ok(message)) => match reading.until {
+            Some(Ok(message)) => match reading.to {
                 // Past the limit (a transaction marker was the last offset before it): the
                 // partition ended without this record.
-                Some(until) if message.offset() >= until => return Ok(true),
+                ReadTo::Offset(until) if message.offset() >= until => return Ok(true),
                 _ => {
                     reading.next = message.offset() + 1;
                     push_event(events, topic, &message);
@@ -338,7 +344,8 @@ fn read_share(
                     }
                 }
             },
-            Some(Err(KafkaError::PartitionEOF(_))) => return Ok(true),
+            // A followed partition is at its end only until its next record.
+            Some(Err(KafkaError::PartitionEOF(_))) => return Ok(reading.to != ReadTo::Follow),
             Some(Err(error)) => {
                 return Err(KafkaFailure::new(
                     format!("reading changelog {topic}-{partition}"),

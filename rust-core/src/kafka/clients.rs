@@ -89,8 +89,15 @@ pub trait RebalanceListener: Send + Sync {
         lost: bool,
     );
 
-    /// `partitions` were just assigned to this member.
-    fn partitions_assigned(&self, member: &dyn GroupMember, partitions: &[TopicPartition]);
+    /// `partitions` were just assigned to this member, which now keeps standby replicas of the
+    /// tasks `standby_inputs` are the input partitions of (every such task it keeps, not only
+    /// those added; warm-up replicas among them).
+    fn partitions_assigned(
+        &self,
+        member: &dyn GroupMember,
+        partitions: &[TopicPartition],
+        standby_inputs: &[TopicPartition],
+    );
 }
 
 /// The group generation a member belongs to, which a transaction commits the consumed offsets
@@ -261,19 +268,34 @@ pub trait StreamsProducer: Send {
     fn abort(&mut self) -> Result<(), TransactionFailure>;
 }
 
-/// Reads changelog partitions up to their end, to restore stores from them.
+/// How far a [`RestoreConsumer`] reads a changelog partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadTo {
+    /// To the end it has when reading gets there, which is reported.
+    End,
+    /// Up to this offset (exclusive), which is reported as its end.
+    Offset(i64),
+    /// On and on as it grows, its end never reported: a standby task's changelog.
+    Follow,
+}
+
+/// Reads changelog partitions up to their end, to restore stores from them, or on as they
+/// grow, to keep standby tasks' stores up to date.
 pub trait RestoreConsumer: Send {
     /// The log start offset and the end (high watermark) of `partition`.
     fn watermarks(&mut self, partition: &TopicPartition) -> Result<(i64, i64), KafkaFailure>;
 
-    /// Starts reading `partition` from `offset`, up to its end, or up to `until`
-    /// (exclusive) when given.
+    /// Starts reading `partition` from `offset`, as far as `to` says.
     fn start(
         &mut self,
         partition: &TopicPartition,
         offset: i64,
-        until: Option<i64>,
+        to: ReadTo,
     ) -> Result<(), KafkaFailure>;
+
+    /// The end (high watermark) of `partition` as its reading last saw it, without asking the
+    /// broker; `None` while unknown.
+    fn fetched_end(&self, partition: &TopicPartition) -> Option<i64>;
 
     /// Stops (or resumes) reading every partition, those started meanwhile included.
     fn set_paused(&mut self, paused: bool) -> Result<(), KafkaFailure>;

@@ -15,6 +15,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use rdkafka::bindings as native;
+use rdkafka::client::{Client, ClientContext};
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::topic_partition_list::Offset;
@@ -273,21 +274,7 @@ impl PartitionFetcher for KafkaPartitionFetcher {
     }
 
     fn fetched_watermarks(&self, partition: &TopicPartition) -> Option<(i64, i64)> {
-        let topic = CString::new(partition.topic.as_str()).ok()?;
-        let (mut low, mut high) = (-1i64, -1i64);
-        // SAFETY: the client pointer is live for as long as `self`, the topic a valid C string,
-        // and librdkafka only writes the two offsets; it reads its cached fetch state, no I/O.
-        let error = unsafe {
-            native::rd_kafka_get_watermark_offsets(
-                self.consumer.client().native_ptr(),
-                topic.as_ptr(),
-                partition.partition,
-                &mut low,
-                &mut high,
-            )
-        };
-        (error == native::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR && low >= 0 && high >= 0)
-            .then_some((low, high))
+        cached_watermarks(self.consumer.client(), partition)
     }
 
     fn offset_for_time(
@@ -333,4 +320,27 @@ impl PartitionFetcher for KafkaPartitionFetcher {
         }
         Ok(missing)
     }
+}
+
+/// The log start and end of `partition` as `client`'s last fetch of it saw them, without
+/// asking the broker; `None` while unknown.
+pub(super) fn cached_watermarks<C: ClientContext>(
+    client: &Client<C>,
+    partition: &TopicPartition,
+) -> Option<(i64, i64)> {
+    let topic = CString::new(partition.topic.as_str()).ok()?;
+    let (mut low, mut high) = (-1i64, -1i64);
+    // SAFETY: the client pointer is live for as long as `client`, the topic a valid C string,
+    // and librdkafka only writes the two offsets; it reads its cached fetch state, no I/O.
+    let error = unsafe {
+        native::rd_kafka_get_watermark_offsets(
+            client.native_ptr(),
+            topic.as_ptr(),
+            partition.partition,
+            &mut low,
+            &mut high,
+        )
+    };
+    (error == native::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR && low >= 0 && high >= 0)
+        .then_some((low, high))
 }

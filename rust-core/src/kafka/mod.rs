@@ -44,7 +44,7 @@ pub use changelog::{ChangelogEvent, ChangelogReader};
 pub use client_config::{ClientProperties, ClientRole};
 pub use clients::{
     DeliveredOffsets, FailedSend, GroupConsumer, GroupMember, GroupMembership, GroupMetadata,
-    OffsetReset, PartitionFetcher, RebalanceListener, RestoreConsumer, SendReports,
+    OffsetReset, PartitionFetcher, ReadTo, RebalanceListener, RestoreConsumer, SendReports,
     StreamsProducer, ThreadClients,
 };
 pub use error::{ClientError, KafkaFailure, TransactionFailure};

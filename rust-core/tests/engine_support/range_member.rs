@@ -86,7 +86,7 @@ impl ConsumerContext for MemberContext {
         if let Rebalance::Assign(list) = rebalance {
             consumer.pause(list).expect("assigned partitions pause");
             self.listener
-                .partitions_assigned(&Callback(consumer), &partitions_of(list));
+                .partitions_assigned(&Callback(consumer), &partitions_of(list), &[]);
         }
     }
 }

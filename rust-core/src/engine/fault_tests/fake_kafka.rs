@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use crate::kafka::{
     ChangelogEvent, ClientError, DeliveredOffsets, FailedSend, GroupMember, GroupMetadata,
-    InputOffset, KafkaFailure, OffsetReset, PartitionFetcher, ProducedRecord, ProducedView,
+    InputOffset, KafkaFailure, OffsetReset, PartitionFetcher, ProducedRecord, ProducedView, ReadTo,
     RebalanceListener, RecordRun, RestoreConsumer, SendReports, StreamsProducer, ThreadClients,
     TransactionFailure,
 };
@@ -331,7 +331,7 @@ impl GroupMember for FakeMember {
         match next {
             Poll::Assign(partitions) => {
                 self.kafka.cluster().generation += 1;
-                self.listener.partitions_assigned(self, &partitions);
+                self.listener.partitions_assigned(self, &partitions, &[]);
             }
             Poll::Revoke { partitions, lost } => {
                 self.listener.partitions_revoked(self, &partitions, lost);
@@ -722,9 +722,13 @@ impl RestoreConsumer for NoChangelogs {
         &mut self,
         partition: &TopicPartition,
         _offset: i64,
-        _until: Option<i64>,
+        _to: ReadTo,
     ) -> Result<(), KafkaFailure> {
         self.watermarks(partition).map(|_| ())
+    }
+
+    fn fetched_end(&self, _partition: &TopicPartition) -> Option<i64> {
+        None
     }
 
     fn set_paused(&mut self, _paused: bool) -> Result<(), KafkaFailure> {

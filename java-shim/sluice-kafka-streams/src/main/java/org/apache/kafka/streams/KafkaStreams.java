@@ -128,6 +128,7 @@ public class KafkaStreams implements AutoCloseable {
     private StateListener stateListener;
     /** Set before start; every engine this client starts reports restoration to it. */
     private volatile StateRestoreListener restoreListener;
+    private volatile StandbyUpdateListener standbyListener;
     private StreamsUncaughtExceptionHandler uncaughtExceptionHandler = exception -> StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
 
     /** Guards starting and closing the engine, so an engine never outlives a close. */
@@ -327,10 +328,6 @@ public class KafkaStreams implements AutoCloseable {
 
         adjustedClientSettings.forEach((key, used) -> log.warn("{} is beyond the range Sluice's engine clients"
             + " (librdkafka) accept; they use {}", key, used));
-        if (applicationConfigs.getInt(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG) > 0) {
-            log.warn("{} is set, but Sluice's runtime runs no standby tasks: state is restored from the changelogs",
-                StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG);
-        }
         if (!GroupProtocol.CLASSIC.name().equalsIgnoreCase(applicationConfigs.getString(StreamsConfig.GROUP_PROTOCOL_CONFIG))) {
             log.warn("{}={} is not supported: Sluice's engine threads join the group with the classic rebalance "
                 + "protocol", StreamsConfig.GROUP_PROTOCOL_CONFIG, applicationConfigs.getString(StreamsConfig.GROUP_PROTOCOL_CONFIG));
@@ -593,10 +590,7 @@ public class KafkaStreams implements AutoCloseable {
         }
     }
 
-    /**
-     * Accepted and never called: Sluice runs no standby tasks, as Kafka Streams with
-     * {@code num.standby.replicas=0} (the constructor warns when more are configured).
-     */
+    /** The listener hears how the standby replicas of this client's tasks follow their changelogs. */
     public void setStandbyUpdateListener(final StandbyUpdateListener standbyListener) {
         if (apacheRuntime != null) {
             apacheRuntime.setStandbyUpdateListener(standbyListener);
@@ -607,6 +601,7 @@ public class KafkaStreams implements AutoCloseable {
                 throw new IllegalStateException(
                     "Can only set StandbyUpdateListener before calling start(). Current state is: " + state);
             }
+            this.standbyListener = standbyListener;
         }
     }
 
@@ -726,10 +721,10 @@ public class KafkaStreams implements AutoCloseable {
                 stateDirectory.cleanOutdatedDirsOnStartup(maxDirectoryAge);
             }
             instances.startInBackground();
-            StoresOnDisk.openAndClose(topologyMetadata, stateDirectory, applicationConfigs, streamsMetrics, time,
-                logContext);
+            final Map<TaskId, Long> offsetSumsOnDisk = StoresOnDisk.openAndClose(topologyMetadata, stateDirectory,
+                applicationConfigs, streamsMetrics, time, logContext);
             synchronized (engineLock) {
-                engine = startedEngine();
+                engine = startedEngine(offsetSumsOnDisk);
             }
             instances.awaitStarted();
             // A pause or resume while the engine started found no engine to tell.
@@ -756,11 +751,16 @@ public class KafkaStreams implements AutoCloseable {
         }, cleanupDelay, cleanupDelay, TimeUnit.MILLISECONDS);
     }
 
-    /** The client's engine, started; its threads' failures go to the {@link #supervisor}. */
-    private EngineRuntime startedEngine() {
+    /**
+     * The client's engine, started; its threads' failures go to the {@link #supervisor}. {@code offsetSumsOnDisk}:
+     * the changelog offset sums of the task directories found on disk.
+     */
+    private EngineRuntime startedEngine(final Map<TaskId, Long> offsetSumsOnDisk) {
         final EngineRuntime fresh = new EngineRuntime(topologyMetadata, applicationConfigs, time, new EngineListener(),
             streamsMetrics, stateDirectory, processId);
         fresh.setRestoreListener(restoreListener);
+        fresh.setStandbyUpdateListener(standbyListener);
+        fresh.setTaskOffsetSumsOnDisk(offsetSumsOnDisk);
         fresh.start();
         return fresh;
     }
@@ -1140,18 +1140,32 @@ public class KafkaStreams implements AutoCloseable {
             throw new InvalidStateStoreException("Cannot get state store " + storeName
                 + " because the stream thread is " + state + ", not RUNNING");
         }
+        final boolean withStandbys = storeQueryParameters.staleStoresEnabled();
         return storeQueryParameters.queryableStoreType().create(
-            new LocalStateStoreProvider(this::localStores, storeQueryParameters,
+            new LocalStateStoreProvider(name -> localStores(name, withStandbys), storeQueryParameters,
                 applicationConfigs.defaultInteractiveQueryIsolationLevel()),
             storeName);
     }
 
+    /** The running tasks' stores called {@code storeName}, by partition. */
     private Map<Integer, StateStore> localStores(final String storeName) {
+        return localStores(storeName, false);
+    }
+
+    /**
+     * The stores called {@code storeName} of the running tasks and, {@code withStandbys}, of the standby replicas
+     * too, by partition.
+     */
+    private Map<Integer, StateStore> localStores(final String storeName, final boolean withStandbys) {
         final EngineRuntime current = currentEngine();
         if (current == null || !isRunningOrRebalancing()) {
             throw new InvalidStateStoreException("KafkaStreams has been stopped (" + state + ").");
         }
-        return current.localStores(storeName);
+        final Map<Integer, StateStore> stores = new HashMap<>(current.localStores(storeName));
+        if (withStandbys) {
+            current.standbyStores(storeName).forEach(stores::putIfAbsent);
+        }
+        return stores;
     }
 
     public <R> StateQueryResult<R> query(final StateQueryRequest<R> request) {
@@ -1178,12 +1192,19 @@ public class KafkaStreams implements AutoCloseable {
             return result;
         }
         final Map<Integer, StateStore> stores = new TreeMap<>(localStores(storeName));
+        final Set<Integer> active = Set.copyOf(stores.keySet());
+        currentEngine().standbyStores(storeName).forEach(stores::putIfAbsent);
         final QueryConfig queryConfig = new QueryConfig(request.executionInfoEnabled(),
             request.isolationLevel().orElseGet(applicationConfigs::defaultInteractiveQueryIsolationLevel));
         for (final Map.Entry<Integer, StateStore> entry : stores.entrySet()) {
             final int partition = entry.getKey();
-            if (request.isAllPartitions() || request.getPartitions().contains(partition)) {
-                // Every local task is an active one (Sluice runs no standbys), so requireActive holds.
+            if (!request.isAllPartitions() && !request.getPartitions().contains(partition)) {
+                continue;
+            }
+            if (!active.contains(partition) && request.isRequireActive()) {
+                result.addResult(partition, QueryResult.forFailure(FailureReason.NOT_ACTIVE,
+                    "The query requires active partitions; partition " + partition + " is a standby replica here."));
+            } else {
                 final PositionBound bound = request.isRequireActive() ? PositionBound.unbounded() : request.getPositionBound();
                 result.addResult(partition, entry.getValue().query(request.getQuery(), bound, queryConfig));
             }
@@ -1271,7 +1292,8 @@ public class KafkaStreams implements AutoCloseable {
     // ---------------------------------------------------------------- local threads and lags
 
     /**
-     * One entry per engine thread that runs tasks, with the tasks it reported running. Client ids
+     * One entry per engine thread that runs tasks, with the tasks it reported running and the standby replicas it
+     * keeps. Client ids
      * follow Kafka Streams' naming; the engine's own clients are not visible from the JVM.
      */
     public Set<ThreadMetadata> metadataForLocalThreads() {
@@ -1291,18 +1313,21 @@ public class KafkaStreams implements AutoCloseable {
                 tasksByThread.computeIfAbsent(thread, t -> new HashSet<>()).add(metadata);
             }
         });
+        final Map<String, Set<TaskMetadata>> standbysByThread = current.standbyTasks();
+        standbysByThread.keySet().forEach(thread -> tasksByThread.computeIfAbsent(thread, t -> new HashSet<>()));
         final Set<ThreadMetadata> result = new HashSet<>();
         tasksByThread.forEach((thread, active) -> result.add(new ThreadMetadataImpl(thread,
             threadStates.getOrDefault(thread, "RUNNING"),
             ClientUtils.consumerClientId(thread), ClientUtils.restoreConsumerClientId(thread),
-            ClientUtils.producerClientId(thread), ClientUtils.adminClientId(clientId), active, Set.of())));
+            ClientUtils.producerClientId(thread), ClientUtils.adminClientId(clientId), active,
+            standbysByThread.getOrDefault(thread, Set.of()))));
         return result;
     }
 
     /**
      * For each logged store of each local task, its changelog's end offset and how far the store is: a
      * restoring task's as far as its restoration got, a running one's at the end (lag 0), as Kafka Streams
-     * counts a running active task caught up. Sluice runs no standbys, so only active tasks appear.
+     * counts a running active task caught up; a standby replica's as far as it read its changelog.
      */
     public Map<String, Map<Integer, LagInfo>> allLocalStorePartitionLags() {
         if (apacheRuntime != null) {
@@ -1327,6 +1352,11 @@ public class KafkaStreams implements AutoCloseable {
         current.restoring().forEach(restoring -> {
             storeNameByChangelog.put(restoring.changelog(), restoring.store());
             restoredTo.put(restoring.changelog(), restoring.offset());
+        });
+        // A standby replica's store is as far as it read its changelog.
+        current.followed().forEach(followed -> {
+            storeNameByChangelog.put(followed.changelog(), followed.store());
+            restoredTo.put(followed.changelog(), followed.offset());
         });
         if (storeNameByChangelog.isEmpty()) {
             return Map.of();

@@ -13,7 +13,6 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
 import org.apache.kafka.streams.processor.TaskId;
-import org.apache.kafka.streams.processor.internals.Task;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,8 +20,8 @@ import org.slf4j.LoggerFactory;
  * An engine thread's member of the application's group: a {@link KafkaStreamsGroupMember}, called by the engine
  * thread that owns it, whose rebalances go to the engine as they happen. The engine knows partitions and opens a
  * task with all of its input partitions at once, so each assignment is handed on as the input partitions it
- * adds, and each revocation or loss as the input partitions of every task it touches; a task whose input
- * partitions change (a topic its pattern matches comes or goes) is handed on as taken away and given back. The
+ * adds (with the input partitions of every standby task it keeps), and each revocation or loss as the input
+ * partitions of every task it touches; a task whose input partitions change (a topic its pattern matches comes or goes) is handed on as taken away and given back. The
  * native calls run the engine's rebalance listener on the calling thread, inside {@link #poll()}.
  */
 final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
@@ -41,6 +40,7 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
     /** The input partitions of the active tasks this member holds, as the engine was told them. */
     private final Set<TopicPartition> owned = new HashSet<>();
     private final Map<TaskId, Set<TopicPartition>> activeTasks = new HashMap<>();
+    private final Map<TaskId, Set<TopicPartition>> standbyTasks = new HashMap<>();
     private boolean rejoinRequested;
     private long polledAtNs = System.nanoTime() - POLL_INTERVAL_NS;
     private volatile boolean fenced;
@@ -55,14 +55,9 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
         member.subscribe(List.of(topics));
     }
 
-    /**
-     * The changelog offset sums the assignor asks for: every active task this member holds counts as running
-     * (Kafka Streams' {@link Task#LATEST_OFFSET}), so that it stays where it is.
-     */
-    synchronized Map<TaskId, Long> taskOffsetSums() {
-        final Map<TaskId, Long> sums = new HashMap<>();
-        activeTasks.keySet().forEach(task -> sums.put(task, Task.LATEST_OFFSET));
-        return sums;
+    /** The changelog offset sums the assignor asks for ({@link TaskEnvironment#taskOffsetSums}). */
+    synchronized Map<TaskId, Long> taskOffsetSums(final TaskEnvironment environment) {
+        return environment.taskOffsetSums(Set.copyOf(activeTasks.keySet()), Set.copyOf(standbyTasks.keySet()));
     }
 
     /** One turn of the membership, unless the last was less than 10 ms ago; a rejoin asked for meanwhile happens first. */
@@ -163,16 +158,20 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
             taken(changed, false);
         }
         final Map<TopicPartition, Long> added = new LinkedHashMap<>();
+        final Map<TopicPartition, Long> standbyInputs = new LinkedHashMap<>();
         synchronized (this) {
             activeTasks.clear();
             activeTasks.putAll(active);
+            standbyTasks.clear();
+            standbyTasks.putAll(standby);
             active.values().forEach(inputs -> inputs.forEach(partition -> {
                 if (owned.add(partition)) {
                     added.put(partition, null);
                 }
             }));
+            standby.values().forEach(inputs -> inputs.forEach(partition -> standbyInputs.put(partition, null)));
         }
-        partitionsAssigned(engineMember, OffsetFraming.write(added));
+        partitionsAssigned(engineMember, OffsetFraming.write(added), OffsetFraming.write(standbyInputs));
     }
 
     @Override
@@ -201,6 +200,9 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
     /** The engine's member hears that {@code partitions} (framed as {@link OffsetFraming}) leave it. */
     private static native void partitionsRevoked(long engineMember, byte[] partitions, boolean lost);
 
-    /** The engine's member hears that {@code partitions} (framed as {@link OffsetFraming}) were added to it. */
-    private static native void partitionsAssigned(long engineMember, byte[] partitions);
+    /**
+     * The engine's member hears that {@code partitions} were added to it, and that it keeps standby replicas of the
+     * tasks {@code standbyInputs} are the input partitions of (both framed as {@link OffsetFraming}).
+     */
+    private static native void partitionsAssigned(long engineMember, byte[] partitions, byte[] standbyInputs);
 }

@@ -25,6 +25,7 @@ import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TaskMetadata;
 import org.apache.kafka.streams.errors.StreamsException;
+import org.apache.kafka.streams.processor.StandbyUpdateListener;
 import org.apache.kafka.streams.processor.StateRestoreListener;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.TaskId;
@@ -62,6 +63,7 @@ public final class EngineRuntime implements AutoCloseable {
     private final TopicPartitionLookup partitionLookup;
     private final TaskEnvironment environment;
     private StateRestoreListener restoreListener;
+    private StandbyUpdateListener standbyListener;
     /** What the engine restores, heard from its threads; null until it starts. */
     private volatile RestoreProgress restoreProgress;
     /** The topics the pattern sources match, when the topology has any; known once started. */
@@ -126,7 +128,7 @@ public final class EngineRuntime implements AutoCloseable {
         patternSubscription = patterns;
         final byte[] topology = EngineTopology.json(topologyMetadata, config, patterns == null ? Set.of() : patterns.matched());
         NativeLibrary.load();
-        final RestoreProgress progress = new RestoreProgress(restoreListener);
+        final RestoreProgress progress = new RestoreProgress(restoreListener, standbyListener);
         restoreProgress = progress;
         final Map<String, String> properties = engineProperties(config);
         // As Kafka Streams runs a topology of global stores only: with the global thread alone.
@@ -181,6 +183,22 @@ public final class EngineRuntime implements AutoCloseable {
             throw new IllegalStateException("The restore listener must be set before the engine starts");
         }
         this.restoreListener = listener;
+    }
+
+    /** The listener that hears how standby replicas follow their changelogs; set before {@link #start()}. */
+    public synchronized void setStandbyUpdateListener(final StandbyUpdateListener listener) {
+        if (handle != 0) {
+            throw new IllegalStateException("The standby update listener must be set before the engine starts");
+        }
+        this.standbyListener = listener;
+    }
+
+    /**
+     * The changelog offset sums of the task directories this client found on disk as it started
+     * ({@code StoresOnDisk}), which its threads' group members report for tasks they hold no replica of.
+     */
+    public void setTaskOffsetSumsOnDisk(final Map<TaskId, Long> sums) {
+        environment.taskOffsetSumsOnDisk(sums);
     }
 
     /**
@@ -399,10 +417,21 @@ public final class EngineRuntime implements AutoCloseable {
         return environment.localStores(storeName);
     }
 
+    /** The store {@code storeName} of each standby replica this client keeps, keyed by partition. */
+    public Map<Integer, StateStore> standbyStores(final String storeName) {
+        return environment.standbyStores(storeName);
+    }
+
     /** The changelog partitions the engine's threads are restoring now, with the offset each reached. */
     public List<RestoreProgress.Position> restoring() {
         final RestoreProgress progress = restoreProgress;
         return progress == null ? List.of() : progress.restoring();
+    }
+
+    /** The changelog partitions the standby replicas follow, each with the next offset to read. */
+    public List<RestoreProgress.Position> followed() {
+        final RestoreProgress progress = restoreProgress;
+        return progress == null ? List.of() : progress.followed();
     }
 
     /**
@@ -435,6 +464,11 @@ public final class EngineRuntime implements AutoCloseable {
     /** Running local tasks' metadata (inputs, committed and fetched offsets, live), by task. */
     public Map<TaskId, TaskMetadata> localTasks() {
         return environment.localTasks();
+    }
+
+    /** The metadata of the standby replicas this client keeps, by the engine thread that keeps them. */
+    public Map<String, Set<TaskMetadata>> standbyTasks() {
+        return environment.standbyTasks();
     }
 
     /**

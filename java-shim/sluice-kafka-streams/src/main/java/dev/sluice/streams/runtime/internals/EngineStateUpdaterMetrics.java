@@ -15,10 +15,10 @@ import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
 /**
  * Kafka Streams' state updater metrics (group {@code stream-state-updater-metrics}, tag {@code thread-id}
  * = the stream thread's name with {@code -StateUpdater-} for {@code -StreamThread-}) of one engine thread,
- * which restores its tasks itself: the active tasks restoring now, the records restored and the restore
- * calls. Standby and paused counts are registered as Kafka Streams registers them and stay 0: the engine
- * has no standby tasks, and the tasks of a paused engine thread that were restoring stay counted as
- * restoring. The state updater's time ratios are not registered: restoring is a step of the engine
+ * which restores its tasks and keeps its standby replicas itself: the active tasks restoring now, the standby
+ * replicas it keeps, the records restored and the restore calls. The paused counts are registered as Kafka
+ * Streams registers them and stay 0: the tasks of a paused engine thread that were restoring stay counted as
+ * restoring, its replicas as updating. The state updater's time ratios are not registered: restoring is a step of the engine
  * thread's loop, not a thread of its own.
  */
 final class EngineStateUpdaterMetrics {
@@ -28,6 +28,7 @@ final class EngineStateUpdaterMetrics {
     private final String threadId;
     private final StreamsMetricsImpl metrics;
     private final AtomicInteger restoringTasks = new AtomicInteger();
+    private final AtomicInteger standbyTasks = new AtomicInteger();
     private final List<MetricName> gauges = new ArrayList<>();
     private final Sensor restoreRecords;
 
@@ -38,7 +39,7 @@ final class EngineStateUpdaterMetrics {
         addGauge("active-restoring-tasks", "The number of active tasks currently undergoing restoration", tags,
             (config, now) -> restoringTasks.get());
         addGauge("standby-updating-tasks", "The number of standby tasks currently undergoing state update", tags,
-            (config, now) -> 0);
+            (config, now) -> standbyTasks.get());
         addGauge("active-paused-tasks", "The number of active tasks paused restoring", tags, (config, now) -> 0);
         addGauge("standby-paused-tasks", "The number of standby tasks paused state update", tags, (config, now) -> 0);
         restoreRecords = metrics.threadLevelSensor(threadId, "restore-records", Sensor.RecordingLevel.INFO);
@@ -64,6 +65,11 @@ final class EngineStateUpdaterMetrics {
     /** A task of the thread stopped restoring: it was restored, or it was closed first. */
     void taskNoLongerRestoring() {
         restoringTasks.decrementAndGet();
+    }
+
+    /** The thread keeps one more standby replica ({@code +1}) or one fewer ({@code -1}). */
+    void standbyTasksChanged(final int delta) {
+        standbyTasks.addAndGet(delta);
     }
 
     /** One restore call wrote {@code records} records. */

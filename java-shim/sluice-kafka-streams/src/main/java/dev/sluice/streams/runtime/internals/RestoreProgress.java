@@ -5,7 +5,9 @@ import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.streams.processor.StandbyUpdateListener;
 import org.apache.kafka.streams.processor.StateRestoreListener;
+import org.apache.kafka.streams.processor.TaskId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -13,9 +15,10 @@ import org.slf4j.LoggerFactory;
  * The engine's restoration reports, called on engine threads: kept as each restoring changelog
  * partition's position, which {@code KafkaStreams#allLocalStorePartitionLags} reads, and handed to a Kafka
  * Streams {@link StateRestoreListener} (the one set with {@code KafkaStreams#setGlobalStateRestoreListener}),
- * if any. The engine counts what it restored so far and what remains; Kafka Streams' listener wants each
+ * if any. How standby replicas follow their changelogs goes to the {@link StandbyUpdateListener} set with
+ * {@code KafkaStreams#setStandbyUpdateListener}, if any. The engine counts what it restored so far and what remains; Kafka Streams' listener wants each
  * batch's size and last offset, which this class derives. A listener that throws is logged and otherwise
- * ignored: progress reports must not stop a restore.
+ * ignored: progress reports must not stop a restore (or a standby replica).
  *
  * <p>A partition is restoring from its start report until its end (or suspension) report has been heard
  * by the listener, so that a listener asking for the lags from within a report finds its partition.
@@ -42,12 +45,19 @@ public final class RestoreProgress {
     public record Position(String store, TopicPartition changelog, long offset) { }
 
     private final StateRestoreListener listener;
+    private final StandbyUpdateListener standbyListener;
     /** Per restoring changelog partition. Engine threads own disjoint partitions. */
     private final ConcurrentHashMap<TopicPartition, Restoring> partitions = new ConcurrentHashMap<>();
+    /** Per changelog partition a standby replica follows: its store and the next offset to read. */
+    private final ConcurrentHashMap<TopicPartition, Position> followed = new ConcurrentHashMap<>();
 
-    /** @param listener hears every report; null for none */
-    public RestoreProgress(final StateRestoreListener listener) {
+    /**
+     * @param listener        hears every restore report; null for none
+     * @param standbyListener hears every standby replica's report; null for none
+     */
+    public RestoreProgress(final StateRestoreListener listener, final StandbyUpdateListener standbyListener) {
         this.listener = listener;
+        this.standbyListener = standbyListener;
     }
 
     /** The changelog partitions restoring now, each with the next offset to restore. */
@@ -56,6 +66,11 @@ public final class RestoreProgress {
         partitions.forEach((changelog, restoring) ->
             positions.add(new Position(restoring.store, changelog, restoring.position)));
         return positions;
+    }
+
+    /** The changelog partitions standby replicas follow, each with the next offset to read. */
+    public List<Position> followed() {
+        return new ArrayList<>(followed.values());
     }
 
     /** Restoring starts at {@code startOffset} towards {@code endOffset} (exclusive). */
@@ -95,6 +110,40 @@ public final class RestoreProgress {
         partitions.remove(changelog);
     }
 
+    /** A standby replica of {@code store} starts following its changelog partition at {@code startOffset}. */
+    void standbyUpdateStarted(final String store, final String topic, final int partition, final long startOffset) {
+        final TopicPartition changelog = new TopicPartition(topic, partition);
+        followed.put(changelog, new Position(store, changelog, startOffset));
+        reportStandby(standby -> standby.onUpdateStart(changelog, store, startOffset));
+    }
+
+    /**
+     * The standby replica of {@code store} of task {@code subtopology}_{@code partition} put {@code batchSize} more
+     * records into its store, up to {@code batchEndOffset}; the changelog ends at {@code currentEndOffset}.
+     */
+    void standbyBatchLoaded(final String store, final String topic, final int partition, final long subtopology,
+                            final long batchEndOffset, final long batchSize, final long currentEndOffset) {
+        final TopicPartition changelog = new TopicPartition(topic, partition);
+        final TaskId task = new TaskId((int) subtopology, partition);
+        followed.put(changelog, new Position(store, changelog, batchEndOffset + 1));
+        reportStandby(standby ->
+            standby.onBatchLoaded(changelog, store, task, batchEndOffset, batchSize, currentEndOffset));
+    }
+
+    /**
+     * The standby replica of {@code store} stopped following its changelog partition, its store at
+     * {@code storeOffset}: {@code promoted} (1) when its task became active on this client, otherwise it moved away.
+     */
+    void standbyUpdateSuspended(final String store, final String topic, final int partition, final long storeOffset,
+                                final long currentEndOffset, final long promoted) {
+        final TopicPartition changelog = new TopicPartition(topic, partition);
+        final StandbyUpdateListener.SuspendReason reason = promoted != 0
+            ? StandbyUpdateListener.SuspendReason.PROMOTED
+            : StandbyUpdateListener.SuspendReason.MIGRATED;
+        reportStandby(standby -> standby.onUpdateSuspended(changelog, store, storeOffset, currentEndOffset, reason));
+        followed.remove(changelog);
+    }
+
     private void report(final Consumer<StateRestoreListener> report) {
         if (listener == null) {
             return;
@@ -103,6 +152,17 @@ public final class RestoreProgress {
             report.accept(listener);
         } catch (final RuntimeException e) {
             LOG.error("The state restore listener failed; restoration goes on", e);
+        }
+    }
+
+    private void reportStandby(final Consumer<StandbyUpdateListener> report) {
+        if (standbyListener == null) {
+            return;
+        }
+        try {
+            report.accept(standbyListener);
+        } catch (final RuntimeException e) {
+            LOG.error("The standby update listener failed; the standby replica goes on", e);
         }
     }
 }

@@ -95,6 +95,7 @@ final class StreamTaskRunner implements TaskRunner {
         this.committedInputs = new HashMap<>(committedInputs);
         this.threadMetrics = environment.threadMetrics();
         build();
+        environment.stateOpened(id);
         restoring = true;
         threadMetrics.stateUpdater().taskRestoring();
     }
@@ -339,6 +340,7 @@ final class StreamTaskRunner implements TaskRunner {
             } else {
                 closeDirtyQuietly();
             }
+            environment.stateClosed(id, stateManager.changelogOffsets());
             task = null;
             threadMetrics.taskClosed();
             stopRestoring();

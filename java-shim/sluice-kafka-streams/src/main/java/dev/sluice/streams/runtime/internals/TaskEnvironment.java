@@ -29,6 +29,7 @@ import org.apache.kafka.streams.processor.assignment.ProcessId;
 import org.apache.kafka.streams.processor.internals.ClientUtils;
 import org.apache.kafka.streams.processor.internals.StateDirectory;
 import org.apache.kafka.streams.processor.internals.StreamsMetadataState;
+import org.apache.kafka.streams.processor.internals.Task;
 import org.apache.kafka.streams.processor.internals.TopologyMetadata;
 import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
 import org.apache.kafka.streams.state.HostInfo;
@@ -64,8 +65,15 @@ final class TaskEnvironment implements TaskFactory {
     private final EngineThreadAssignments assignments;
     private final UUID processId;
     private volatile GlobalStateRunner globalRunner;
-    /** The config the threads' group members are made with ({@link #memberConfig}). */
+    /** The application's config, which the threads' group members are made with. */
     private final StreamsConfig memberConfig;
+    /** The standby replicas of this client's threads, by task. */
+    private final Map<TaskId, StandbyTaskRunner> standbys = new ConcurrentHashMap<>();
+    /**
+     * The changelog offset sum of the state of each task this client has on disk but holds no replica of: as found
+     * at start, and as each replica left it when it closed.
+     */
+    private final Map<TaskId, Long> offsetSumsOnDisk = new ConcurrentHashMap<>();
     /** Kafka Streams' view of the group's hosts, which its partition assignor keeps. */
     private final StreamsMetadataState assignorMetadata;
     /** The assignor's admin client (internal topics, offsets), made when the first member joins. */
@@ -93,23 +101,10 @@ final class TaskEnvironment implements TaskFactory {
         this.totalCacheBytes = Math.max(0L, StreamsConfigUtils.totalCacheSize(config));
         this.globalThreads = topologyMetadata.hasGlobalTopology() ? 1 : 0;
         this.assignments = new EngineThreadAssignments(topologyMetadata.numStreamThreads(config));
-        this.memberConfig = memberConfig(config);
+        this.memberConfig = config;
         final HostInfo host = HostInfo.buildFromEndpoint(config.getString(StreamsConfig.APPLICATION_SERVER_CONFIG));
         this.assignorMetadata = new StreamsMetadataState(topologyMetadata, host == null ? HostInfo.unavailable() : host,
             new LogContext());
-    }
-
-    /**
-     * The config of the threads' group members: the application's, with every client counted caught up on every
-     * task ({@code acceptable.recovery.lag} without bound) and no standby replicas, since Sluice's engine runs no
-     * standby or warm-up tasks yet. Kafka Streams' assignor then balances the tasks over the clients at once,
-     * sticking to where each ran, and a client that takes a stateful task restores it from its changelogs.
-     */
-    static StreamsConfig memberConfig(final StreamsConfig config) {
-        final Map<String, Object> originals = new HashMap<>(config.originals());
-        originals.put(StreamsConfig.ACCEPTABLE_RECOVERY_LAG_CONFIG, Long.MAX_VALUE);
-        originals.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, 0);
-        return new ClientUtils.QuietStreamsConfig(originals);
     }
 
     @Override
@@ -120,7 +115,8 @@ final class TaskEnvironment implements TaskFactory {
             : userClientId;
         final EngineGroupMember member = new EngineGroupMember(engineMember);
         member.join(new KafkaStreamsGroupMember(memberConfig, topologyMetadata, new ProcessId(processId),
-            clientId + "-StreamThread-" + thread, thread, admin(clientId), assignorMetadata, member::taskOffsetSums,
+            clientId + "-StreamThread-" + thread, thread, admin(clientId), assignorMetadata,
+            () -> member.taskOffsetSums(this),
             member, time), topics);
         return member;
     }
@@ -170,6 +166,17 @@ final class TaskEnvironment implements TaskFactory {
             final StreamTaskRunner task = new StreamTaskRunner(this, new TaskId(subtopology, partition), committed);
             threadMetrics().taskCreated();
             return task;
+        } catch (final RuntimeException | Error e) {
+            reportFailure(e);
+            throw e;
+        }
+    }
+
+    /** Creates the standby replica of a task on the calling engine thread. */
+    @Override
+    public StandbyTaskRunner createStandby(final int subtopology, final int partition) {
+        try {
+            return new StandbyTaskRunner(this, new TaskId(subtopology, partition));
         } catch (final RuntimeException | Error e) {
             reportFailure(e);
             throw e;
@@ -408,6 +415,71 @@ final class TaskEnvironment implements TaskFactory {
 
     void stopped(final StreamTaskRunner task) {
         runningTasks.remove(task.id(), task);
+    }
+
+    /** Takes the changelog offset sums of the task directories found on disk as the client started. */
+    void taskOffsetSumsOnDisk(final Map<TaskId, Long> sums) {
+        offsetSumsOnDisk.putAll(sums);
+    }
+
+    /** A task's runner opened its state: it reports the task's offset sum from now on. */
+    void stateOpened(final TaskId task) {
+        offsetSumsOnDisk.remove(task);
+    }
+
+    /** A task's runner closed its state, whose stores hold {@code changelogOffsets} (none: stateless). */
+    void stateClosed(final TaskId task, final Map<TopicPartition, Long> changelogOffsets) {
+        if (!changelogOffsets.isEmpty()) {
+            offsetSumsOnDisk.put(task, TaskOffsetSums.sum(changelogOffsets));
+        }
+    }
+
+    void standbyOpened(final StandbyTaskRunner standby) {
+        standbys.put(standby.id(), standby);
+        stateOpened(standby.id());
+    }
+
+    void standbyClosed(final StandbyTaskRunner standby, final Map<TopicPartition, Long> changelogOffsets) {
+        standbys.remove(standby.id(), standby);
+        stateClosed(standby.id(), changelogOffsets);
+    }
+
+    /**
+     * The changelog offset sums one thread's group member reports to Kafka Streams' assignor: each active task it
+     * holds counts as running ({@link Task#LATEST_OFFSET}), so that it stays where it is; each of its standby
+     * replicas by what its stores hold; and the state on disk that no replica of this client holds, as last known.
+     * Called on the member's engine thread, which owns the standby replicas it reports.
+     */
+    Map<TaskId, Long> taskOffsetSums(final Set<TaskId> activeTasks, final Set<TaskId> standbyTasks) {
+        final Map<TaskId, Long> sums = new HashMap<>(offsetSumsOnDisk);
+        for (final TaskId task : standbyTasks) {
+            final StandbyTaskRunner standby = standbys.get(task);
+            if (standby != null) {
+                sums.put(task, standby.changelogOffsetSum());
+            }
+        }
+        activeTasks.forEach(task -> sums.put(task, Task.LATEST_OFFSET));
+        return sums;
+    }
+
+    /** The metadata of the standby replicas this client keeps, by the engine thread that keeps them. */
+    Map<String, Set<TaskMetadata>> standbyTasks() {
+        final Map<String, Set<TaskMetadata>> byThread = new HashMap<>();
+        standbys.values().forEach(standby ->
+            byThread.computeIfAbsent(standby.thread(), thread -> new HashSet<>()).add(standby.metadata()));
+        return byThread;
+    }
+
+    /** The store {@code storeName} of each standby replica of this client, keyed by partition. */
+    Map<Integer, StateStore> standbyStores(final String storeName) {
+        final Map<Integer, StateStore> stores = new HashMap<>();
+        for (final StandbyTaskRunner standby : standbys.values()) {
+            final StateStore store = standby.store(storeName);
+            if (store != null) {
+                stores.put(standby.id().partition(), store);
+            }
+        }
+        return stores;
     }
 
     /** The store {@code storeName} of each running task, keyed by partition. */

@@ -15,6 +15,9 @@ public interface TaskFactory {
      */
     TaskRunner create(int subtopology, int partition, byte[] inputs);
 
+    /** A standby replica of a task (a warm-up replica too) was assigned to the calling engine thread. */
+    StateRunner createStandby(int subtopology, int partition);
+
     /**
      * The engine's global thread starts: the runner that keeps the global stores.
      *

@@ -8,19 +8,7 @@ import java.nio.ByteBuffer;
  * {@link RuntimeFraming} and cross in direct buffers: consumed records in one over the engine's memory, valid
  * only during the call, produced records in one the task reuses, which the engine copies as the call returns.
  */
-public interface TaskRunner {
-
-    /**
-     * Framed offsets: each changelog partition of the task's logged stores with the offset of the last
-     * changelog record its store committed (-1: none). Called once after creation, before restore.
-     */
-    byte[] committedChangelogOffsets();
-
-    /** The task's local state is unusable: drop every store's data; every changelog is then restored from its start. */
-    void wipeState();
-
-    /** Framed consumed records of one or more changelog partitions, to put into their stores. */
-    void restore(ByteBuffer records);
+public interface TaskRunner extends StateRunner {
 
     /** Every changelog is restored (or there was nothing to restore): the task starts running. */
     void restored();
@@ -102,6 +90,7 @@ public interface TaskRunner {
     void rolledBack(String cause);
 
     /** Closes the task; {@code clean} when it committed just before, otherwise it closes dirty. */
+    @Override
     void close(boolean clean);
 
     /** The store bytes written since the last commit. */

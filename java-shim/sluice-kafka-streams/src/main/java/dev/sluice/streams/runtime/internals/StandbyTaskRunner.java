@@ -1,0 +1,221 @@
+package dev.sluice.streams.runtime.internals;
+
+import dev.sluice.streams.internals.OffsetFraming;
+import java.io.File;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Utils;
+import org.apache.kafka.common.utils.internals.LogContext;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TaskMetadata;
+import org.apache.kafka.streams.errors.ProcessorStateException;
+import org.apache.kafka.streams.errors.TaskCorruptedException;
+import org.apache.kafka.streams.internals.StreamsConfigUtils;
+import org.apache.kafka.streams.internals.UpgradeFromValues;
+import org.apache.kafka.streams.processor.StateStore;
+import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.processor.internals.ProcessorContextImpl;
+import org.apache.kafka.streams.processor.internals.ProcessorStateManager;
+import org.apache.kafka.streams.processor.internals.ProcessorTopology;
+import org.apache.kafka.streams.processor.internals.StandbyTask;
+import org.apache.kafka.streams.processor.internals.StandbyTasks;
+import org.apache.kafka.streams.processor.internals.Task;
+import org.apache.kafka.streams.processor.internals.TaskMetadataImpl;
+import org.apache.kafka.streams.state.internals.ThreadCache;
+import org.slf4j.Logger;
+
+/**
+ * Keeps the stores of a standby replica of one task (a warm-up replica is one too) with Kafka Streams' own
+ * machinery, as a stream thread does: a {@link StandbyTask} over the sub-topology with a standby's
+ * {@link ProcessorStateManager}, whose stores the engine restores into as it follows their changelogs. Each batch
+ * is committed with its offsets at once, so a replica that restarts, or whose task becomes active on this client,
+ * reads only what it had not read. Its stores answer interactive queries that accept stale stores.
+ */
+final class StandbyTaskRunner implements StateRunner {
+
+    private final TaskEnvironment environment;
+    private final TaskId id;
+    private final String thread;
+    private final Logger log;
+    private final LogContext logContext;
+    // The current incarnation of the replica; a wipe replaces it.
+    private volatile StandbyTask task;
+    private volatile Set<TopicPartition> inputPartitions = Set.of();
+    private ProcessorStateManager stateManager;
+
+    /** Creates the replica and opens its stores; failures propagate to the caller, which reports them. */
+    StandbyTaskRunner(final TaskEnvironment environment, final TaskId id) {
+        this.environment = environment;
+        this.id = id;
+        this.thread = Thread.currentThread().getName();
+        this.logContext = new LogContext("stream-thread [" + thread + "] standby-task [" + id + "] ");
+        this.log = logContext.logger(StandbyTaskRunner.class);
+        build();
+        environment.standbyOpened(this);
+        environment.threadMetrics().stateUpdater().standbyTasksChanged(1);
+    }
+
+    TaskId id() {
+        return id;
+    }
+
+    /** The engine thread that keeps the replica. */
+    String thread() {
+        return thread;
+    }
+
+    /** Kafka Streams' metadata of a standby task: its input partitions, no offsets. */
+    TaskMetadata metadata() {
+        return new TaskMetadataImpl(id, inputPartitions, Map.of(), Map.of(), Optional.empty());
+    }
+
+    /** The outermost store called {@code name} of this replica (read by queries that accept stale stores), or null. */
+    StateStore store(final String name) {
+        final StandbyTask current = task;
+        return current == null ? null : current.store(name);
+    }
+
+    /**
+     * The sum of the changelog offsets its stores hold, as Kafka Streams' assignor wants it for a standby task
+     * (a store without an offset counts nothing); read on the engine thread that owns the replica.
+     */
+    long changelogOffsetSum() {
+        return TaskOffsetSums.sum(stateManager.changelogOffsets());
+    }
+
+    @Override
+    public byte[] committedChangelogOffsets() {
+        return guarded(() -> {
+            // The state manager's changelog offsets are the next offset to read; the engine wants the last one in
+            // the store, -1 for none.
+            final Map<TopicPartition, Long> committed = new LinkedHashMap<>();
+            stateManager.changelogOffsets().forEach((changelog, next) -> committed.put(changelog, next - 1));
+            return OffsetFraming.write(committed);
+        });
+    }
+
+    @Override
+    public void wipeState() {
+        guarded(() -> {
+            log.info("Wiping the local state of the standby replica: its stores' offsets are outside their changelogs");
+            closeQuietly(false);
+            wipeDirectory();
+            build();
+            return null;
+        });
+    }
+
+    @Override
+    public void restore(final ByteBuffer records) {
+        guarded(() -> {
+            final Map<TopicPartition, List<ConsumerRecord<byte[], byte[]>>> byChangelog =
+                RuntimeFraming.readConsumedRecords(records);
+            byChangelog.forEach((changelog, batch) -> StateManagerRestore.restore(stateManager, changelog, batch));
+            // What a changelog holds is committed: the stores commit it with its offsets at once.
+            stateManager.commit();
+            return null;
+        });
+    }
+
+    @Override
+    public void close(final boolean clean) {
+        guarded(() -> {
+            environment.standbyClosed(this, stateManager.changelogOffsets());
+            environment.threadMetrics().stateUpdater().standbyTasksChanged(-1);
+            closeQuietly(clean);
+            task = null;
+            return null;
+        });
+    }
+
+    /** A new incarnation of the replica over the stores' committed state, its stores open. */
+    private void build() {
+        try {
+            create();
+            task.initializeIfNeeded();
+        } catch (final TaskCorruptedException corrupted) {
+            log.warn("The standby replica's local state is corrupted; wiping it", corrupted);
+            closeQuietly(false);
+            wipeDirectory();
+            create();
+            task.initializeIfNeeded();
+        }
+    }
+
+    private void create() {
+        final StreamsConfig config = environment.config();
+        final ProcessorTopology topology = environment.topologyMetadata().buildSubtopology(id);
+        final Set<TopicPartition> inputs = new HashSet<>();
+        for (final String topic : topology.sourceTopics()) {
+            inputs.add(new TopicPartition(topic, id.partition()));
+        }
+        inputPartitions = Set.copyOf(inputs);
+        final String upgradeFrom = config.getString(StreamsConfig.UPGRADE_FROM_CONFIG);
+        stateManager = new ProcessorStateManager(
+            id,
+            Task.TaskType.STANDBY,
+            StreamsConfigUtils.eosEnabled(config),
+            true,
+            logContext,
+            environment.stateDirectory(),
+            environment.time(),
+            topology.storeToChangelogTopic(),
+            inputs,
+            upgradeFrom == null ? null : UpgradeFromValues.fromString(upgradeFrom));
+        // A standby replica caches nothing, as in Kafka Streams.
+        final ThreadCache noCache = new ThreadCache(logContext, 0, environment.metrics());
+        final ProcessorContextImpl context = new ProcessorContextImpl(id, config, stateManager, environment.metrics(), noCache);
+        task = StandbyTasks.create(id, inputs, topology, environment.taskSettings(), environment.metrics(), stateManager,
+            environment.stateDirectory(), noCache, context);
+    }
+
+    /**
+     * Closes the current incarnation; clean, its stores keep what they committed. Closing dirty is for a replica
+     * about to be wiped or whose stores failed: a failure to suspend is logged.
+     */
+    private void closeQuietly(final boolean clean) {
+        if (task == null) {
+            return;
+        }
+        try {
+            task.suspend();
+        } catch (final RuntimeException e) {
+            if (clean) {
+                throw e;
+            }
+            log.warn("Suspending the standby replica before closing it dirty failed", e);
+        }
+        if (clean) {
+            task.closeClean();
+        } else {
+            task.closeDirty();
+        }
+    }
+
+    private void wipeDirectory() {
+        final File directory = environment.stateDirectory().getOrCreateDirectoryForTask(id);
+        try {
+            Utils.delete(directory);
+        } catch (final IOException e) {
+            throw new ProcessorStateException("Could not wipe the state directory " + directory + " of task " + id, e);
+        }
+    }
+
+    private <T> T guarded(final Supplier<T> upcall) {
+        try {
+            return upcall.get();
+        } catch (final RuntimeException | Error e) {
+            environment.reportFailure(e);
+            throw e;
+        }
+    }
+}

@@ -1,0 +1,239 @@
+package org.apache.kafka.streams;
+
+import static org.apache.kafka.streams.EngineTestSupport.waitFor;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sluice.streams.testing.broker.LocalKafkaBroker;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.LongDeserializer;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.processor.StandbyUpdateListener;
+import org.apache.kafka.streams.processor.StateRestoreListener;
+import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.QueryableStoreTypes;
+import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Standby replicas on Sluice's runtime, as Kafka Streams keeps them with {@code num.standby.replicas=1}: of two
+ * instances each keeps a replica of the other's task, which follows the task's changelog (heard by the
+ * {@link StandbyUpdateListener}) and answers queries that accept stale stores; when the other instance leaves, the
+ * replica's task becomes active over the state it kept, restoring only what it had not read.
+ */
+class StandbyReplicasTest {
+
+    @RegisterExtension
+    static final LocalKafkaBroker BROKER = new LocalKafkaBroker();
+
+    private static final String STORE = "counts";
+
+    @TempDir
+    Path stateDirs;
+
+    private final List<AutoCloseable> closing = new ArrayList<>();
+    /** Each word's count of the records the test wrote, by input partition. */
+    private final Map<Integer, Map<String, Long>> written = new ConcurrentHashMap<>();
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (final AutoCloseable closeable : closing) {
+            closeable.close();
+        }
+    }
+
+    @Test
+    void aStandbyReplicaFollowsItsChangelogAnswersStaleQueriesAndIsPromotedWithoutRestoringItsState() throws Exception {
+        final String app = "standby-replicas";
+        BROKER.createTopic(app + "-input", 2);
+        final StandbyUpdates firstUpdates = new StandbyUpdates();
+        final KafkaStreams first = start(app, "first", firstUpdates, new RestoreStarts());
+        waitFor(() -> activeTasks(first).size() == 2 && first.state() == KafkaStreams.State.RUNNING,
+            "the first instance to run both tasks");
+        final StandbyUpdates updates = new StandbyUpdates();
+        final RestoreStarts restores = new RestoreStarts();
+        final KafkaStreams second = start(app, "second", updates, restores);
+        waitFor(() -> activeTasks(first).size() == 1 && activeTasks(second).size() == 1
+            && standbyTasks(first).size() == 1 && standbyTasks(second).size() == 1
+            && first.state() == KafkaStreams.State.RUNNING && second.state() == KafkaStreams.State.RUNNING,
+            "each instance to run one task and keep a standby replica of the other");
+        final int replicated = activeTasks(first).iterator().next().partition();
+        assertEquals(Set.of(new TaskId(0, replicated)), standbyTasks(second), "the second keeps the first's task");
+
+        produceWords(app, 2000);
+        final Map<String, Long> all = allWritten();
+        assertEquals(all, countsUntil(app, all));
+        waitFor(() -> written.get(replicated).equals(staleCounts(second, replicated)),
+            "the standby replica's store to hold the first instance's counts");
+        final TopicPartition changelog = new TopicPartition(app + "-" + STORE + "-changelog", replicated);
+        assertTrue(updates.started.containsKey(changelog), "the standby update listener heard the start");
+        assertTrue(updates.loaded.getOrDefault(changelog, 0L) > 0, "the standby update listener heard batches");
+        restores.starts.clear();
+
+        first.close(Duration.ofSeconds(60));
+        waitFor(() -> activeTasks(second).size() == 2 && second.state() == KafkaStreams.State.RUNNING,
+            "the second instance to take the first's task");
+        waitFor(() -> updates.suspended.containsKey(changelog), "the standby update listener to hear the promotion");
+        assertEquals(StandbyUpdateListener.SuspendReason.PROMOTED, updates.suspended.get(changelog));
+        final Long restoredFrom = restores.starts.get(changelog);
+        assertTrue(restoredFrom != null && restoredFrom > 0, "the promoted task restores only what its replica had not read, from offset "
+            + restoredFrom + " on, not its whole changelog");
+
+        produceWords(app, 400);
+        final Map<String, Long> afterPromotion = allWritten();
+        assertEquals(afterPromotion, countsUntil(app, afterPromotion));
+    }
+
+    private KafkaStreams start(final String app, final String instance, final StandbyUpdateListener updates,
+                               final StateRestoreListener restores) {
+        final Properties props = EngineTestSupport.props(BROKER, app, stateDirs.resolve(instance));
+        props.put(StreamsConfig.CLIENT_ID_CONFIG, app + "-" + instance);
+        props.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, 1);
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream(app + "-input", Consumed.with(Serdes.String(), Serdes.String()))
+            .groupByKey()
+            .count(Materialized.as(STORE))
+            .toStream()
+            .to(app + "-counts", Produced.with(Serdes.String(), Serdes.Long()));
+        final KafkaStreams streams = new KafkaStreams(builder.build(), props);
+        streams.setStandbyUpdateListener(updates);
+        streams.setGlobalStateRestoreListener(restores);
+        closing.add(() -> streams.close(Duration.ofSeconds(60)));
+        streams.start();
+        return streams;
+    }
+
+    private static Set<TaskId> activeTasks(final KafkaStreams streams) {
+        return streams.metadataForLocalThreads().stream().flatMap(thread -> thread.activeTasks().stream())
+            .map(TaskMetadata::taskId).collect(Collectors.toSet());
+    }
+
+    private static Set<TaskId> standbyTasks(final KafkaStreams streams) {
+        return streams.metadataForLocalThreads().stream().flatMap(thread -> thread.standbyTasks().stream())
+            .map(TaskMetadata::taskId).collect(Collectors.toSet());
+    }
+
+    /** The counts the store of {@code partition} holds on {@code streams}, read from a standby replica if need be. */
+    private static Map<String, Long> staleCounts(final KafkaStreams streams, final int partition) {
+        final ReadOnlyKeyValueStore<String, Long> store = streams.store(StoreQueryParameters
+            .fromNameAndType(STORE, QueryableStoreTypes.<String, Long>keyValueStore())
+            .enableStaleStores()
+            .withPartition(partition));
+        final Map<String, Long> counts = new HashMap<>();
+        try (KeyValueIterator<String, Long> all = store.all()) {
+            all.forEachRemaining(entry -> counts.put(entry.key, entry.value));
+        }
+        return counts;
+    }
+
+    /** Writes {@code count} records keyed by 20 words, noting each word's count by the partition it went to. */
+    private void produceWords(final String app, final int count) throws Exception {
+        final Properties props = new Properties();
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers());
+        try (KafkaProducer<String, String> producer =
+                 new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
+            for (int i = 0; i < count; i++) {
+                final String word = "word-" + (i % 20);
+                final RecordMetadata sent = producer.send(new ProducerRecord<>(app + "-input", word, word)).get();
+                written.computeIfAbsent(sent.partition(), p -> new ConcurrentHashMap<>()).merge(word, 1L, Long::sum);
+            }
+        }
+    }
+
+    private Map<String, Long> allWritten() {
+        final Map<String, Long> all = new HashMap<>();
+        written.values().forEach(all::putAll);
+        return all;
+    }
+
+    /** The latest count of each word in the output once they equal {@code expected}, or as they stand at the end. */
+    private static Map<String, Long> countsUntil(final String app, final Map<String, Long> expected) {
+        final Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers());
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, app + "-reader-" + System.nanoTime());
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        final Map<String, Long> counts = new HashMap<>();
+        try (KafkaConsumer<String, Long> consumer =
+                 new KafkaConsumer<>(props, new StringDeserializer(), new LongDeserializer())) {
+            consumer.subscribe(List.of(app + "-counts"));
+            final long deadline = System.nanoTime() + EngineTestSupport.WAIT.toNanos();
+            while (!counts.equals(expected) && System.nanoTime() < deadline) {
+                for (final ConsumerRecord<String, Long> record : consumer.poll(Duration.ofMillis(200))) {
+                    counts.put(record.key(), record.value());
+                }
+            }
+        }
+        return counts;
+    }
+
+    /** What a {@link StandbyUpdateListener} heard, by changelog partition. */
+    private static final class StandbyUpdates implements StandbyUpdateListener {
+        final Map<TopicPartition, Long> started = new ConcurrentHashMap<>();
+        final Map<TopicPartition, Long> loaded = new ConcurrentHashMap<>();
+        final Map<TopicPartition, SuspendReason> suspended = new ConcurrentHashMap<>();
+
+        @Override
+        public void onUpdateStart(final TopicPartition partition, final String store, final long startingOffset) {
+            started.put(partition, startingOffset);
+        }
+
+        @Override
+        public void onBatchLoaded(final TopicPartition partition, final String store, final TaskId task,
+                                  final long batchEndOffset, final long batchSize, final long currentEndOffset) {
+            loaded.merge(partition, batchSize, Long::sum);
+        }
+
+        @Override
+        public void onUpdateSuspended(final TopicPartition partition, final String store, final long storeOffset,
+                                      final long currentEndOffset, final SuspendReason reason) {
+            suspended.put(partition, reason);
+        }
+    }
+
+    /** Where each changelog partition last started restoring. */
+    private static final class RestoreStarts implements StateRestoreListener {
+        final Map<TopicPartition, Long> starts = new ConcurrentHashMap<>();
+
+        @Override
+        public void onRestoreStart(final TopicPartition partition, final String store, final long start, final long end) {
+            starts.put(partition, start);
+        }
+
+        @Override
+        public void onBatchRestored(final TopicPartition partition, final String store, final long batchEnd,
+                                    final long batchSize) {
+        }
+
+        @Override
+        public void onRestoreEnd(final TopicPartition partition, final String store, final long total) {
+        }
+    }
+}
