@@ -40,6 +40,7 @@ mod clients;
 mod commit;
 mod process_id;
 mod purge;
+mod state_owners;
 mod task_manager;
 mod thread;
 

@@ -21,6 +21,7 @@ use crate::engine::metrics::{EngineMetrics, InputLags, MetricsSnapshot};
 use crate::engine::process_id;
 use crate::engine::processor::ProcessorFactory;
 use crate::engine::restore::RestoreListener;
+use crate::engine::state_owners::StateOwners;
 use crate::engine::task_manager::ThreadShared;
 use crate::engine::thread as stream_thread;
 use crate::engine::topology::TopologyDescription;
@@ -114,6 +115,7 @@ impl Engine {
             admin,
             clients,
             paused: AtomicBool::new(paused),
+            state_owners: Arc::new(StateOwners::default()),
         });
         let mut engine = Engine {
             shared,

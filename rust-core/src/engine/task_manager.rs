@@ -36,6 +36,7 @@ use crate::engine::metrics::{CommitTrigger, EngineMetrics};
 use crate::engine::processor::{CommittedInput, ProcessorFactory};
 use crate::engine::purge::RepartitionPurge;
 use crate::engine::restore::{RestoreListener, Restorer};
+use crate::engine::state_owners::StateOwners;
 use crate::engine::task::{Outputs, Task};
 use crate::engine::topology::ResolvedTopology;
 use crate::engine::topology::TaskId;
@@ -66,6 +67,8 @@ pub(crate) struct ThreadShared {
     /// Set while the instance is paused; each thread follows it before it polls and before it
     /// processes what it polled.
     pub paused: AtomicBool,
+    /// Which thread holds the state of each task.
+    pub state_owners: Arc<StateOwners>,
 }
 
 impl ThreadShared {
@@ -92,9 +95,12 @@ pub(crate) struct TaskManager {
     paused: BTreeSet<TaskId>,
     /// Processing is paused (the instance is): no task processes, punctuates or restores.
     processing_paused: bool,
-    /// Tasks with changelogs assigned while processing was paused, their inputs paused: they
-    /// are opened, and restore, once it resumes.
+    /// Tasks assigned but not opened yet, their inputs paused: those with changelogs assigned
+    /// while processing was paused (they open, and restore, once it resumes), and those whose
+    /// state another thread of the instance still holds (they open once it let go).
     held: BTreeSet<TaskId>,
+    /// Standby replicas assigned whose state another thread of the instance still holds.
+    waiting_standbys: BTreeSet<TaskId>,
     /// Input partitions whose task's buffer is full: not fetched until it has room again.
     full: BTreeSet<TopicPartition>,
     /// The group's committed offset of input partitions, where their tasks' consumption began.
@@ -152,6 +158,7 @@ impl TaskManager {
             paused: BTreeSet::new(),
             processing_paused: false,
             held: BTreeSet::new(),
+            waiting_standbys: BTreeSet::new(),
             full: BTreeSet::new(),
             committed_starts: BTreeMap::new(),
             handed_out: BTreeMap::new(),
@@ -197,6 +204,7 @@ impl TaskManager {
         for id in gone {
             self.close_standby(id, activated.contains(&id))?;
         }
+        self.waiting_standbys.retain(|id| standbys.contains(id));
         consumer
             .fetcher
             .assign(partitions, &topology.offset_resets)?;
@@ -226,7 +234,8 @@ impl TaskManager {
             .copied()
             .collect();
         for id in new {
-            if self.processing_paused && self.has_changelogs(id) {
+            let must_wait = self.processing_paused && self.has_changelogs(id);
+            if must_wait || !self.shared.state_owners.claim(id, self.index) {
                 self.pause(consumer.fetcher, id)?;
                 self.held.insert(id);
             } else {
@@ -236,9 +245,10 @@ impl TaskManager {
         for id in standbys {
             let active_here = self.tasks.contains_key(&id) || self.held.contains(&id);
             if !active_here && !self.standbys.contains_key(&id) {
-                self.open_standby(id)?;
+                self.waiting_standbys.insert(id);
             }
         }
+        self.open_waiting_standbys()?;
         self.check_source_topics(consumer.fetcher)?;
         let owned: Vec<TaskId> = self.tasks.keys().chain(&self.held).copied().collect();
         let member_id = consumer.member.member_id().unwrap_or_default();
@@ -327,11 +337,53 @@ impl TaskManager {
     /// Closes the standby replica of task `id`: `promoted` when the task becomes active here.
     /// Its stores committed every batch they were handed, so it always closes clean.
     fn close_standby(&mut self, id: TaskId, promoted: bool) -> Result<()> {
+        self.waiting_standbys.remove(&id);
         if let Some(mut standby) = self.standbys.remove(&id) {
             self.restorer.forget_standby(&mut standby, promoted)?;
-            standby.close(true)?;
+            let closed = standby.close(true);
+            self.shared.state_owners.release(id, self.index);
+            closed?;
         }
         Ok(())
+    }
+
+    /// Opens the held tasks that may open now: processing is not paused, and no other thread
+    /// of the instance holds their state any more.
+    pub fn open_held(&mut self, consumer: GroupConsumer<'_>) -> Result<()> {
+        if self.processing_paused {
+            return Ok(());
+        }
+        let held: Vec<TaskId> = self.held.iter().copied().collect();
+        for id in held {
+            if self.shared.state_owners.claim(id, self.index) {
+                self.held.remove(&id);
+                self.open_task(consumer, id, false)?;
+            }
+        }
+        self.open_waiting_standbys()
+    }
+
+    /// Opens the standby replicas whose state no other thread of the instance holds any more.
+    fn open_waiting_standbys(&mut self) -> Result<()> {
+        let waiting: Vec<TaskId> = self.waiting_standbys.iter().copied().collect();
+        for id in waiting {
+            if self.shared.state_owners.claim(id, self.index) {
+                self.waiting_standbys.remove(&id);
+                self.open_standby(id)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes `task`, committed when `clean`, and lets its state go.
+    fn close_task(&mut self, mut task: Task, clean: bool) -> Result<()> {
+        let id = task.id;
+        let closed = self
+            .restorer
+            .forget(&mut task)
+            .and_then(|()| task.close(clean));
+        self.shared.state_owners.release(id, self.index);
+        closed
     }
 
     /// The input partitions of task `id` with the group's committed positions, which the
@@ -434,9 +486,8 @@ impl TaskManager {
             self.commit(consumer, CommitTrigger::TaskHandover)?
         };
         for id in revoked {
-            if let Some(mut task) = self.tasks.remove(&id) {
-                self.restorer.forget(&mut task)?;
-                task.close(clean)?;
+            if let Some(task) = self.tasks.remove(&id) {
+                self.close_task(task, clean)?;
             }
             if let Some(inputs) = self.inputs.remove(&id) {
                 for partition in inputs {
@@ -460,9 +511,8 @@ impl TaskManager {
             .factory
             .assignment_started()
             .map_err(Error::Assignment)?;
-        for (_, mut task) in std::mem::take(&mut self.tasks) {
-            self.restorer.forget(&mut task)?;
-            task.close(false)?;
+        for (_, task) in std::mem::take(&mut self.tasks) {
+            self.close_task(task, false)?;
         }
         self.inputs.clear();
         self.paused.clear();
@@ -549,12 +599,7 @@ impl TaskManager {
         }
         self.processing_paused = paused;
         self.restorer.set_paused(paused)?;
-        if !paused {
-            for id in std::mem::take(&mut self.held) {
-                self.open_task(consumer, id, false)?;
-            }
-        }
-        Ok(())
+        self.open_held(consumer)
     }
 
     /// True when task `id` has stores with changelogs, which it restores when it opens.
@@ -795,12 +840,8 @@ impl TaskManager {
     pub fn close_all(&mut self, consumer: GroupConsumer<'_>, clean: bool) -> Result<()> {
         let committed = clean && self.commit(consumer, CommitTrigger::TaskHandover)?;
         let mut first_error = None;
-        for (_, mut task) in std::mem::take(&mut self.tasks) {
-            let closed = self
-                .restorer
-                .forget(&mut task)
-                .and_then(|()| task.close(committed));
-            if let Err(error) = closed {
+        for (_, task) in std::mem::take(&mut self.tasks) {
+            if let Err(error) = self.close_task(task, committed) {
                 first_error.get_or_insert(error);
             }
         }
@@ -814,6 +855,7 @@ impl TaskManager {
         self.handed_out.clear();
         self.paused.clear();
         self.held.clear();
+        self.waiting_standbys.clear();
         self.full.clear();
         // No task is left to rejoin for.
         self.rejoin = false;

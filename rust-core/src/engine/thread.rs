@@ -108,6 +108,7 @@ fn run_loop(
                 consumer.member.rejoin()?;
             }
             manager.follow_pause(consumer, shared.paused.load(Ordering::Relaxed))?;
+            manager.open_held(consumer)?;
             manager.restore_step()?;
             manager.update_paused_inputs(consumer.fetcher)?;
             if manager.is_restoring() || manager.has_changelog_backlog() {

@@ -47,6 +47,19 @@ pub enum Poll {
     /// The coordinator fences the member's `group.instance.id`: the consumer is out of use
     /// for good, as librdkafka's is after a fatal error.
     FenceInstance,
+    /// Something happens elsewhere meanwhile (on another thread of the instance, say): the
+    /// member's poll runs it.
+    Elsewhere(Elsewhere),
+}
+
+/// What a test makes happen outside the thread, at a point of its script.
+#[derive(Clone)]
+pub struct Elsewhere(pub Arc<dyn Fn() + Send + Sync>);
+
+impl std::fmt::Debug for Elsewhere {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Elsewhere")
+    }
 }
 
 /// A producer operation a test makes fail.
@@ -316,7 +329,12 @@ impl GroupMember for FakeMember {
             let mut cluster = self.kafka.cluster();
             let rebalance = matches!(
                 cluster.polls.front(),
-                Some(Poll::Assign(_) | Poll::Revoke { .. } | Poll::FenceInstance)
+                Some(
+                    Poll::Assign(_)
+                        | Poll::Revoke { .. }
+                        | Poll::FenceInstance
+                        | Poll::Elsewhere(_)
+                )
             );
             if rebalance {
                 cluster.polls.pop_front()
@@ -337,6 +355,7 @@ impl GroupMember for FakeMember {
                 self.listener.partitions_revoked(self, &partitions, lost);
                 self.kafka.cluster().generation += 1;
             }
+            Poll::Elsewhere(Elsewhere(happen)) => happen(),
             _ => {
                 self.kafka.consumer().fatal = Some(ClientError::new(
                     ClientError::FENCED_INSTANCE_ID,

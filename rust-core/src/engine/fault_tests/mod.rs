@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
-use fake_kafka::{Event, FakeKafka, Poll, ProducerOp};
+use fake_kafka::{Elsewhere, Event, FakeKafka, Poll, ProducerOp};
 
 use crate::engine::budget::UncommittedBytesBudget;
 use crate::engine::config::EngineConfig;
@@ -21,6 +21,7 @@ use crate::engine::metrics::EngineMetrics;
 use crate::engine::processor::{
     CommittedInput, KeptStateCorrupted, ProcessorError, ProcessorFactory, TaskProcessor,
 };
+use crate::engine::state_owners::StateOwners;
 use crate::engine::task_manager::ThreadShared;
 use crate::engine::thread;
 use crate::engine::topology::TaskId;
@@ -366,6 +367,7 @@ impl Harness {
             process_id: "process".into(),
             clients: Arc::new(Arc::clone(&kafka)),
             paused: AtomicBool::new(false),
+            state_owners: Arc::new(StateOwners::default()),
         });
         Harness {
             kafka,
@@ -458,6 +460,41 @@ fn everything_polled_is_written_and_committed_once() {
     assert_eq!(harness.output(), every_input());
     assert_eq!(harness.kafka.committed(), every_input_committed());
     assert_eq!(harness.dirty_closes(), 0);
+}
+
+#[test]
+fn a_task_whose_state_another_thread_holds_waits_until_that_thread_lets_it_go() {
+    let harness = Harness::exactly_once();
+    assert!(harness.shared.state_owners.claim(task(0), 2));
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(harness.output(), ["b0", "b1", "b2"]);
+    assert_eq!(
+        harness.kafka.committed(),
+        BTreeMap::from([(input(1), 3)]),
+        "nothing of the waiting task is committed"
+    );
+
+    let harness = Harness::exactly_once();
+    assert!(harness.shared.state_owners.claim(task(0), 2));
+    let owners = Arc::clone(&harness.shared.state_owners);
+    let other_thread_closes = Elsewhere(Arc::new(move || owners.release(task(0), 2)));
+    harness.kafka.script([
+        both_inputs(),
+        Poll::Fetch,
+        Poll::Elsewhere(other_thread_closes),
+        Poll::Fetch,
+        Poll::Fetch,
+    ]);
+    harness.run().unwrap();
+    assert_eq!(harness.output(), every_input());
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+    assert!(
+        harness.shared.state_owners.claim(task(0), 3),
+        "the thread let the state go as it closed the task"
+    );
 }
 
 #[test]
