@@ -3,11 +3,9 @@ package dev.sluice.streams.runtime;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -29,19 +27,15 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.errors.StreamsException;
-import org.apache.kafka.streams.state.HostInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What the instances of one application tell each other, where Kafka Streams puts it in its partition
- * assignor's group protocol data, which librdkafka's group members cannot carry: each instance's
- * {@code application.server} endpoint with the group member ids of its engine threads, and requests that
- * every instance shut down ({@code SHUTDOWN_APPLICATION}). They are records of the compacted one-partition
- * topic {@code <application.id>-sluice-instances}: key {@code endpoint:<process id>} (value: the endpoint,
- * then one member id per line; a clean close withdraws it), and key {@code shutdown} (value: the process id
- * of the instance that asked). A shutdown request concerns the instances that were running when it was
- * written: one at or after the topic's end when an instance started.
+ * Requests that every instance of one application shut down ({@code SHUTDOWN_APPLICATION}), which Sluice's
+ * instances pass to one another through records of the compacted one-partition topic
+ * {@code <application.id>-sluice-instances} (key {@code shutdown}, value: the process id of the instance that
+ * asked). A shutdown request concerns the instances that were running when it was written: one at or after the
+ * topic's end when an instance started.
  *
  * <p>Records are written by a producer and read by a consumer of this class's own, both Java clients: the
  * topic is the instances' control channel, not data the engine processes.
@@ -50,7 +44,6 @@ public final class ApplicationInstances implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ApplicationInstances.class);
     private static final String TOPIC_SUFFIX = "-sluice-instances";
-    private static final String ENDPOINT_KEY_PREFIX = "endpoint:";
     private static final String SHUTDOWN_KEY = "shutdown";
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
 
@@ -60,8 +53,6 @@ public final class ApplicationInstances implements AutoCloseable {
     private final String clientId;
     private final String topic;
     private final TopicPartition partition;
-    /** Every instance's endpoint, by process id, as its latest record says. */
-    private final Map<String, Endpoint> endpoints = new HashMap<>();
     /** Completed once {@link #setUp()} has ended, exceptionally when it failed. */
     private final CompletableFuture<Void> started = new CompletableFuture<>();
     private volatile boolean begun;
@@ -72,21 +63,6 @@ public final class ApplicationInstances implements AutoCloseable {
     private boolean closed;
     private long startOffset;
     private boolean shutdownRequested;
-
-    /** Where one instance serves queries, and which group members are its engine threads. */
-    public record Endpoint(HostInfo host, Set<String> memberIds) {
-
-        byte[] serialize() {
-            final StringBuilder text = new StringBuilder(host.host() + ":" + host.port());
-            memberIds.forEach(id -> text.append('\n').append(id));
-            return text.toString().getBytes(StandardCharsets.UTF_8);
-        }
-
-        static Endpoint deserialize(final byte[] bytes) {
-            final List<String> lines = List.of(new String(bytes, StandardCharsets.UTF_8).split("\n"));
-            return new Endpoint(HostInfo.buildFromEndpoint(lines.get(0)), Set.copyOf(lines.subList(1, lines.size())));
-        }
-    }
 
     public ApplicationInstances(final Admin admin, final StreamsConfig config, final String processId, final String clientId) {
         this.admin = admin;
@@ -192,20 +168,6 @@ public final class ApplicationInstances implements AutoCloseable {
         }
     }
 
-    /** Publishes this instance's endpoint and engine threads' member ids, without waiting. */
-    public void publishEndpoint(final Endpoint endpoint) {
-        awaitStarted();
-        final Producer<byte[], byte[]> current = producer;
-        if (current == null) {
-            return;
-        }
-        current.send(record(ENDPOINT_KEY_PREFIX + processId, endpoint.serialize()), (metadata, error) -> {
-            if (error != null) {
-                LOG.warn("Could not publish this instance's endpoint to topic {}", topic, error);
-            }
-        });
-    }
-
     /**
      * Asks every running instance to shut down, waiting until the request is written.
      *
@@ -226,15 +188,6 @@ public final class ApplicationInstances implements AutoCloseable {
             throw new StreamsException("Interrupted while asking the application's instances to shut down", e);
         } catch (final ExecutionException | TimeoutException e) {
             throw new StreamsException("Could not ask the application's instances to shut down", e);
-        }
-    }
-
-    /** Every instance's endpoint, by process id, read up to the topic's end. */
-    public Map<String, Endpoint> endpoints() {
-        awaitStarted();
-        synchronized (this) {
-            readToEnd();
-            return Map.copyOf(endpoints);
         }
     }
 
@@ -261,13 +214,6 @@ public final class ApplicationInstances implements AutoCloseable {
                 final String key = new String(record.key(), StandardCharsets.UTF_8);
                 if (key.equals(SHUTDOWN_KEY)) {
                     shutdownRequested |= record.offset() >= startOffset && record.value() != null;
-                } else if (key.startsWith(ENDPOINT_KEY_PREFIX)) {
-                    final String process = key.substring(ENDPOINT_KEY_PREFIX.length());
-                    if (record.value() == null) {
-                        endpoints.remove(process);
-                    } else {
-                        endpoints.put(process, Endpoint.deserialize(record.value()));
-                    }
                 }
             }
         }
@@ -277,18 +223,11 @@ public final class ApplicationInstances implements AutoCloseable {
         return new ProducerRecord<>(topic, key.getBytes(StandardCharsets.UTF_8), value);
     }
 
-    /** Withdraws this instance's endpoint, so that the others forget it, and closes the clients. */
+    /** Closes the clients. */
     @Override
     public synchronized void close() {
         closed = true;
         final Producer<byte[], byte[]> current = producer;
-        if (current != null) {
-            try {
-                current.send(record(ENDPOINT_KEY_PREFIX + processId, null));
-            } catch (final RuntimeException e) {
-                LOG.warn("Could not withdraw this instance's endpoint from topic {}", topic, e);
-            }
-        }
         final List<AutoCloseable> clients = new ArrayList<>();
         if (current != null) {
             clients.add(current);

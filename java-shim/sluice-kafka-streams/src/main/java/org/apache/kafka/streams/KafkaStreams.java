@@ -2,7 +2,6 @@ package org.apache.kafka.streams;
 
 import dev.sluice.streams.runtime.ApplicationInstances;
 import dev.sluice.streams.runtime.ApplicationShutdownRequestedException;
-import dev.sluice.streams.runtime.GroupStreamsMetadata;
 import dev.sluice.streams.runtime.LocalStateStoreProvider;
 import dev.sluice.streams.runtime.internals.EngineRuntime;
 import dev.sluice.streams.runtime.internals.RuntimeChoice;
@@ -124,7 +123,6 @@ public class KafkaStreams implements AutoCloseable {
 
     private final Object stateLock = new Object();
     private final ApplicationInstances instances;
-    private final GroupStreamsMetadata groupMetadata;
     private StateListener stateListener;
     /** Set before start; every engine this client starts reports restoration to it. */
     private volatile StateRestoreListener restoreListener;
@@ -295,7 +293,6 @@ public class KafkaStreams implements AutoCloseable {
             this.supervisor = null;
             this.stateDirCleaner = null;
             this.instances = null;
-            this.groupMetadata = null;
             return;
         }
         this.applicationConfigs = applicationConfigs;
@@ -372,8 +369,6 @@ public class KafkaStreams implements AutoCloseable {
 
         this.streamsMetadataState = new StreamsMetadataState(topologyMetadata, thisHost, logContext);
         this.instances = new ApplicationInstances(adminClient, applicationConfigs, processId.toString(), clientId);
-        this.groupMetadata = new GroupStreamsMetadata(streamsMetadataState, thisHost, adminClient, instances,
-            applicationId, time);
     }
 
     /**
@@ -757,7 +752,7 @@ public class KafkaStreams implements AutoCloseable {
      */
     private EngineRuntime startedEngine(final Map<TaskId, Long> offsetSumsOnDisk) {
         final EngineRuntime fresh = new EngineRuntime(topologyMetadata, applicationConfigs, time, new EngineListener(),
-            streamsMetrics, stateDirectory, processId);
+            streamsMetrics, stateDirectory, processId, streamsMetadataState);
         fresh.setRestoreListener(restoreListener);
         fresh.setStandbyUpdateListener(standbyListener);
         fresh.setTaskOffsetSumsOnDisk(offsetSumsOnDisk);
@@ -783,7 +778,6 @@ public class KafkaStreams implements AutoCloseable {
 
         @Override
         public void onGroupMember(final String threadName, final String memberId) {
-            groupMetadata.memberJoined(threadName, memberId);
             // Before the thread runs any task of its new assignment, as Kafka Streams' assignment tells it.
             if (instances.shutdownRequested()) {
                 throw new ApplicationShutdownRequestedException("An instance of application "
@@ -793,7 +787,6 @@ public class KafkaStreams implements AutoCloseable {
 
         @Override
         public void onRebalanceStatusChanged() {
-            groupMetadata.markStale();
             supervisor.wakeUp();
         }
     }
@@ -1066,7 +1059,6 @@ public class KafkaStreams implements AutoCloseable {
             return apacheRuntime.metadataForAllStreamsClients();
         }
         validateIsRunningOrRebalancing();
-        refreshMetadata();
         return streamsMetadataState.allMetadata();
     }
 
@@ -1075,7 +1067,6 @@ public class KafkaStreams implements AutoCloseable {
             return apacheRuntime.streamsMetadataForStore(storeName);
         }
         validateIsRunningOrRebalancing();
-        refreshMetadata();
         return streamsMetadataState.allMetadataForStore(storeName);
     }
 
@@ -1093,7 +1084,6 @@ public class KafkaStreams implements AutoCloseable {
             return apacheRuntime.queryMetadataForKey(storeName, key, headers, keySerializer);
         }
         validateIsRunningOrRebalancing();
-        refreshMetadata();
         return streamsMetadataState.keyQueryMetadataForKey(storeName, key, headers, keySerializer);
     }
 
@@ -1111,12 +1101,7 @@ public class KafkaStreams implements AutoCloseable {
             return apacheRuntime.queryMetadataForKey(storeName, key, headers, partitioner);
         }
         validateIsRunningOrRebalancing();
-        refreshMetadata();
         return streamsMetadataState.keyQueryMetadataForKey(storeName, key, headers, partitioner);
-    }
-
-    private void refreshMetadata() {
-        groupMetadata.refresh();
     }
 
     // ---------------------------------------------------------------- interactive queries

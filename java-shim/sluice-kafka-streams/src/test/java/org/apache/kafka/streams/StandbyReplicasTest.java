@@ -44,7 +44,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Standby replicas on Sluice's runtime, as Kafka Streams keeps them with {@code num.standby.replicas=1}: of two
  * instances each keeps a replica of the other's task, which follows the task's changelog (heard by the
- * {@link StandbyUpdateListener}) and answers queries that accept stale stores; when the other instance leaves, the
+ * {@link StandbyUpdateListener}), answers queries that accept stale stores and is named in the streams metadata
+ * as a standby host; when the other instance leaves, the
  * replica's task becomes active over the state it kept, restoring only what it had not read.
  */
 class StandbyReplicasTest {
@@ -73,18 +74,22 @@ class StandbyReplicasTest {
         final String app = "standby-replicas";
         BROKER.createTopic(app + "-input", 2);
         final StandbyUpdates firstUpdates = new StandbyUpdates();
-        final KafkaStreams first = start(app, "first", firstUpdates, new RestoreStarts());
+        final KafkaStreams first = start(app, "first", 7081, firstUpdates, new RestoreStarts());
         waitFor(() -> activeTasks(first).size() == 2 && first.state() == KafkaStreams.State.RUNNING,
             "the first instance to run both tasks");
         final StandbyUpdates updates = new StandbyUpdates();
         final RestoreStarts restores = new RestoreStarts();
-        final KafkaStreams second = start(app, "second", updates, restores);
+        final KafkaStreams second = start(app, "second", 7082, updates, restores);
         waitFor(() -> activeTasks(first).size() == 1 && activeTasks(second).size() == 1
             && standbyTasks(first).size() == 1 && standbyTasks(second).size() == 1
             && first.state() == KafkaStreams.State.RUNNING && second.state() == KafkaStreams.State.RUNNING,
             "each instance to run one task and keep a standby replica of the other");
         final int replicated = activeTasks(first).iterator().next().partition();
         assertEquals(Set.of(new TaskId(0, replicated)), standbyTasks(second), "the second keeps the first's task");
+        final TopicPartition replicatedInput = new TopicPartition(app + "-input", replicated);
+        waitFor(() -> first.metadataForAllStreamsClients().stream().anyMatch(host -> host.hostInfo().port() == 7082
+                && host.standbyTopicPartitions().equals(Set.of(replicatedInput))),
+            "the streams metadata to name the second instance as the standby host of the first's task");
 
         produceWords(app, 2000);
         final Map<String, Long> all = allWritten();
@@ -110,11 +115,12 @@ class StandbyReplicasTest {
         assertEquals(afterPromotion, countsUntil(app, afterPromotion));
     }
 
-    private KafkaStreams start(final String app, final String instance, final StandbyUpdateListener updates,
-                               final StateRestoreListener restores) {
+    private KafkaStreams start(final String app, final String instance, final int port,
+                               final StandbyUpdateListener updates, final StateRestoreListener restores) {
         final Properties props = EngineTestSupport.props(BROKER, app, stateDirs.resolve(instance));
         props.put(StreamsConfig.CLIENT_ID_CONFIG, app + "-" + instance);
         props.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, 1);
+        props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "localhost:" + port);
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
         final StreamsBuilder builder = new StreamsBuilder();
         builder.stream(app + "-input", Consumed.with(Serdes.String(), Serdes.String()))

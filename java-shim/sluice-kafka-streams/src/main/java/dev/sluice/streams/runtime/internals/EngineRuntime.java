@@ -29,6 +29,9 @@ import org.apache.kafka.streams.processor.StandbyUpdateListener;
 import org.apache.kafka.streams.processor.StateRestoreListener;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.common.utils.internals.LogContext;
+import org.apache.kafka.streams.state.HostInfo;
+import org.apache.kafka.streams.processor.internals.StreamsMetadataState;
 import org.apache.kafka.streams.processor.internals.StateDirectory;
 import org.apache.kafka.streams.processor.internals.TopologyMetadata;
 import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
@@ -83,13 +86,21 @@ public final class EngineRuntime implements AutoCloseable {
                          final StreamsConfig config,
                          final Time time,
                          final RuntimeListener listener) {
-        this(topologyMetadata, config, time, listener, null, null, UUID.randomUUID());
+        this(topologyMetadata, config, time, listener, null, null, UUID.randomUUID(),
+            new StreamsMetadataState(topologyMetadata, thisHost(config), new LogContext()));
+    }
+
+    /** Where this client serves queries ({@code application.server}), or nowhere. */
+    private static HostInfo thisHost(final StreamsConfig config) {
+        final HostInfo host = HostInfo.buildFromEndpoint(config.getString(StreamsConfig.APPLICATION_SERVER_CONFIG));
+        return host == null ? HostInfo.unavailable() : host;
     }
 
     /**
      * A runtime whose tasks record their metrics in {@code metrics} and keep their state in
      * {@code stateDirectory}, both the caller's to close; either may be null for the runtime's own.
-     * {@code processId} is the instance's, as its thread metrics are tagged.
+     * {@code processId} is the instance's, as its thread metrics are tagged. {@code metadataState} is the client's
+     * view of the group's hosts, which the group members' partition assignor keeps up to date.
      */
     public EngineRuntime(final TopologyMetadata topologyMetadata,
                          final StreamsConfig config,
@@ -97,7 +108,8 @@ public final class EngineRuntime implements AutoCloseable {
                          final RuntimeListener listener,
                          final StreamsMetricsImpl metrics,
                          final StateDirectory stateDirectory,
-                         final UUID processId) {
+                         final UUID processId,
+                         final StreamsMetadataState metadataState) {
         this.topologyMetadata = topologyMetadata;
         this.config = config;
         this.ownMetrics = metrics == null ? newMetrics(config, time) : null;
@@ -107,7 +119,8 @@ public final class EngineRuntime implements AutoCloseable {
             ? new StreamsMetricsImpl(ownMetrics, config.getString(StreamsConfig.CLIENT_ID_CONFIG), time)
             : metrics;
         this.environment = new TaskEnvironment(topologyMetadata, config, time, streamsMetrics,
-            stateDirectory == null ? ownStateDirectory : stateDirectory, listener, partitionLookup, processId);
+            stateDirectory == null ? ownStateDirectory : stateDirectory, listener, partitionLookup, processId,
+            metadataState);
     }
 
     /**

@@ -32,7 +32,6 @@ import org.apache.kafka.streams.processor.internals.StreamsMetadataState;
 import org.apache.kafka.streams.processor.internals.Task;
 import org.apache.kafka.streams.processor.internals.TopologyMetadata;
 import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
-import org.apache.kafka.streams.state.HostInfo;
 import org.apache.kafka.streams.state.internals.ThreadCache;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -74,7 +73,7 @@ final class TaskEnvironment implements TaskFactory {
      * at start, and as each replica left it when it closed.
      */
     private final Map<TaskId, Long> offsetSumsOnDisk = new ConcurrentHashMap<>();
-    /** Kafka Streams' view of the group's hosts, which its partition assignor keeps. */
+    /** The client's view of the group's hosts, which Kafka Streams' partition assignor keeps up to date. */
     private final StreamsMetadataState assignorMetadata;
     /** The assignor's admin client (internal topics, offsets), made when the first member joins. */
     private Admin admin;
@@ -86,7 +85,8 @@ final class TaskEnvironment implements TaskFactory {
                     final StateDirectory stateDirectory,
                     final RuntimeListener listener,
                     final Function<String, List<PartitionInfo>> partitionLookup,
-                    final UUID processId) {
+                    final UUID processId,
+                    final StreamsMetadataState metadataState) {
         this.topologyMetadata = topologyMetadata;
         this.taskConfig = taskConfig(config);
         // Sluice's runtime runs one unnamed topology (EngineTopology rejects named ones).
@@ -102,9 +102,7 @@ final class TaskEnvironment implements TaskFactory {
         this.globalThreads = topologyMetadata.hasGlobalTopology() ? 1 : 0;
         this.assignments = new EngineThreadAssignments(topologyMetadata.numStreamThreads(config));
         this.memberConfig = config;
-        final HostInfo host = HostInfo.buildFromEndpoint(config.getString(StreamsConfig.APPLICATION_SERVER_CONFIG));
-        this.assignorMetadata = new StreamsMetadataState(topologyMetadata, host == null ? HostInfo.unavailable() : host,
-            new LogContext());
+        this.assignorMetadata = metadataState;
     }
 
     @Override

@@ -21,14 +21,17 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.metrics.Metrics;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.internals.LogContext;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.internals.InternalTopologyBuilder;
 import org.apache.kafka.streams.processor.internals.StateDirectory;
+import org.apache.kafka.streams.processor.internals.StreamsMetadataState;
 import org.apache.kafka.streams.processor.internals.TopologyMetadata;
 import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
+import org.apache.kafka.streams.state.HostInfo;
 
 /**
  * One application instance's task environment without an engine: tests create task runners as the
@@ -75,7 +78,8 @@ final class TaskRunnerFixture implements AutoCloseable {
             topic -> {
                 throw new UnsupportedOperationException("no partition lookups in these tests");
             },
-            processId);
+            processId,
+            new StreamsMetadataState(metadata, HostInfo.unavailable(), new LogContext()));
     }
 
     /** The runner of task {@code subtopology_partition}, created as the engine creates it. */
