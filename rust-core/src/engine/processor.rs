@@ -252,11 +252,11 @@ pub trait ProcessorFactory: Send + Sync {
         Ok(())
     }
 
-    /// The rebalance ended: the calling engine thread, group member `member_id`, owns `tasks`
-    /// (possibly none), each one created already. Kafka Streams' stream thread is
+    /// The rebalance ended: the calling engine thread owns `tasks` (possibly none), each one
+    /// created already or held until it can be. Kafka Streams' stream thread is
     /// PARTITIONS_ASSIGNED then, and RUNNING once every one of them finished restoring.
-    fn assigned(&self, tasks: &[TaskId], member_id: &str) -> Result<(), ProcessorError> {
-        let _ = (tasks, member_id);
+    fn assigned(&self, tasks: &[TaskId]) -> Result<(), ProcessorError> {
+        let _ = tasks;
         Ok(())
     }
 

@@ -251,10 +251,9 @@ impl TaskManager {
         self.open_waiting_standbys()?;
         self.check_source_topics(consumer.fetcher)?;
         let owned: Vec<TaskId> = self.tasks.keys().chain(&self.held).copied().collect();
-        let member_id = consumer.member.member_id().unwrap_or_default();
         self.shared
             .factory
-            .assigned(&owned, &member_id)
+            .assigned(&owned)
             .map_err(Error::Assignment)
     }
 

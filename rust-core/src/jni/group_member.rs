@@ -120,10 +120,6 @@ impl GroupMember for JvmGroupMember {
         self.0.group_metadata()
     }
 
-    fn member_id(&self) -> Option<String> {
-        self.0.member_id()
-    }
-
     fn fatal_error(&self) -> Option<ClientError> {
         self.0.fatal_error()
     }
@@ -239,23 +235,6 @@ impl GroupMember for JavaMember {
             generation: generation?.parse().ok()?,
             instance_id,
         })
-    }
-
-    fn member_id(&self) -> Option<String> {
-        upcall(&self.vm, |env| {
-            let id = env
-                .call_method(
-                    self.java(),
-                    jni_str!("memberId"),
-                    jni_sig!("()Ljava/lang/String;"),
-                    &[],
-                )?
-                .l()?;
-            let id = env.cast_local::<JString>(id)?;
-            Ok(id.try_to_string(env)?)
-        })
-        .ok()
-        .filter(|id| !id.is_empty())
     }
 
     fn fatal_error(&self) -> Option<ClientError> {

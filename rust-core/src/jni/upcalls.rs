@@ -145,22 +145,17 @@ impl ProcessorFactory for JvmProcessorFactory {
         })
     }
 
-    fn assigned(&self, tasks: &[TaskId], member_id: &str) -> Result<(), ProcessorError> {
+    fn assigned(&self, tasks: &[TaskId]) -> Result<(), ProcessorError> {
         let subtopologies: Vec<jint> = tasks.iter().map(|t| t.subtopology as jint).collect();
         let partitions: Vec<jint> = tasks.iter().map(|t| t.partition).collect();
         upcall(&self.vm, |env| {
             let subtopologies = new_int_array(env, &subtopologies)?;
             let partitions = new_int_array(env, &partitions)?;
-            let member_id = env.new_string(member_id)?;
             env.call_method(
                 &*self.factory,
                 jni_str!("assigned"),
-                jni_sig!("([I[ILjava/lang/String;)V"),
-                &[
-                    JValue::Object(&subtopologies),
-                    JValue::Object(&partitions),
-                    JValue::Object(&member_id),
-                ],
+                jni_sig!("([I[I)V"),
+                &[JValue::Object(&subtopologies), JValue::Object(&partitions)],
             )?;
             Ok(())
         })

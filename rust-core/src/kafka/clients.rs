@@ -202,9 +202,6 @@ pub trait GroupMember: Send + Sync {
     /// The group generation this member belongs to; `None` while it is not a member.
     fn group_metadata(&self) -> Option<GroupMetadata>;
 
-    /// The member id the group coordinator gave the member, once it joined the group.
-    fn member_id(&self) -> Option<String>;
-
     /// The error that put the member out of use for good, once one did (a static member
     /// fenced by another with its instance id): every later operation fails without saying
     /// more than that.

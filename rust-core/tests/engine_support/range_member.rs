@@ -119,9 +119,6 @@ impl GroupMember for RangeMember {
     fn group_metadata(&self) -> Option<GroupMetadata> {
         consumer_group_metadata(&self.0)
     }
-    fn member_id(&self) -> Option<String> {
-        member_id(&self.0)
-    }
     fn fatal_error(&self) -> Option<ClientError> {
         fatal_error(&self.0)
     }
@@ -145,9 +142,6 @@ impl GroupMember for Callback<'_> {
     }
     fn group_metadata(&self) -> Option<GroupMetadata> {
         consumer_group_metadata(self.0)
-    }
-    fn member_id(&self) -> Option<String> {
-        member_id(self.0)
     }
     fn fatal_error(&self) -> Option<ClientError> {
         fatal_error(self.0)
@@ -192,12 +186,6 @@ fn commit(
     consumer
         .commit(&list, CommitMode::Sync)
         .map_err(|e| KafkaFailure::new("committing consumed offsets", e))
-}
-
-fn member_id(consumer: &BaseConsumer<MemberContext>) -> Option<String> {
-    consumer_group_metadata(consumer)
-        .map(|group| group.member_id)
-        .filter(|id| !id.is_empty())
 }
 
 fn fatal_error(consumer: &BaseConsumer<MemberContext>) -> Option<ClientError> {

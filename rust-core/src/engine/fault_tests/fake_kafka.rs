@@ -403,10 +403,6 @@ impl GroupMember for FakeMember {
         })
     }
 
-    fn member_id(&self) -> Option<String> {
-        Some("fake-member".into())
-    }
-
     fn fatal_error(&self) -> Option<ClientError> {
         self.kafka.consumer().fatal.clone()
     }

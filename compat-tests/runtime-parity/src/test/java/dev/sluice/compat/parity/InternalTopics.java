@@ -50,13 +50,6 @@ record InternalTopics(Map<String, String> shapes) {
         }
     }
 
-    /** These topics without the named ones. */
-    InternalTopics without(final Set<String> names) {
-        final Map<String, String> kept = new TreeMap<>(shapes);
-        kept.keySet().removeAll(names);
-        return new InternalTopics(kept);
-    }
-
     /** Empty when both have the same topics alike; otherwise each topic that differs, for an assertion message. */
     Optional<String> differenceFrom(final InternalTopics reference) {
         final Set<String> names = new TreeSet<>(reference.shapes.keySet());

@@ -7,7 +7,6 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.Set;
 import java.util.jar.JarFile;
 import java.util.regex.Pattern;
 
@@ -18,12 +17,9 @@ import java.util.regex.Pattern;
 enum ParityRuntime {
 
     /** Apache Kafka Streams 4.4.0 as published: the reference, and, as a candidate, a check of the harness. */
-    APACHE("apache.classpath", "Apache Kafka Streams", Set.of()),
-    /**
-     * Sluice's drop-in artifact in place of Apache's kafka-streams. Its instances tell each other their
-     * endpoints and shutdown requests through a topic of their own (the README's compatibility table).
-     */
-    SLUICE("sluice.classpath", "Sluice", Set.of("sluice-instances"));
+    APACHE("apache.classpath", "Apache Kafka Streams"),
+    /** Sluice's drop-in artifact in place of Apache's kafka-streams. */
+    SLUICE("sluice.classpath", "Sluice");
 
     static final String SELECTION_PROPERTY = "sluice.parity.runtime";
     private static final String KAFKA_STREAMS_CLASS = "org/apache/kafka/streams/KafkaStreams.class";
@@ -31,17 +27,10 @@ enum ParityRuntime {
 
     private final String classpathFile;
     private final String description;
-    private final Set<String> ownInternalTopics;
 
-    ParityRuntime(final String classpathFile, final String description, final Set<String> ownInternalTopics) {
+    ParityRuntime(final String classpathFile, final String description) {
         this.classpathFile = classpathFile;
         this.description = description;
-        this.ownInternalTopics = ownInternalTopics;
-    }
-
-    /** The internal topics, named without the application id, this runtime makes beyond Kafka Streams' own. */
-    Set<String> ownInternalTopics() {
-        return ownInternalTopics;
     }
 
     String description() {

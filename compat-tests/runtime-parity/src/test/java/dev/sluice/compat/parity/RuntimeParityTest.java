@@ -95,7 +95,7 @@ class RuntimeParityTest {
             throw new AssertionError(candidateRun + ": committed output differs from Apache Kafka Streams' ("
                 + candidateRun.outputTopic() + " against the reference run's):" + System.lineSeparator() + difference);
         });
-        final InternalTopics candidateTopics = candidateResult.internalTopics().without(candidate.ownInternalTopics());
+        final InternalTopics candidateTopics = candidateResult.internalTopics();
         candidateTopics.differenceFrom(referenceResult.internalTopics()).ifPresent(difference -> {
             throw new AssertionError(candidateRun + ": its internal topics are not the ones Apache Kafka Streams made"
                 + System.lineSeparator() + difference);

@@ -39,7 +39,7 @@ final class ClientSupervisor {
         /** The user's uncaught exception handler's answer. */
         StreamThreadExceptionResponse handle(Throwable failure);
 
-        /** Asks every instance of the application to shut down. */
+        /** Asks every instance of the application to shut down, through the group. */
         void requestApplicationShutdown();
 
         /** The tasks of the engine are {@code local} now: the client forgets the others' threads. */
@@ -207,12 +207,14 @@ final class ClientSupervisor {
             case SHUTDOWN_APPLICATION:
                 log.error("Encountered the following exception during processing and the registered exception handler "
                     + "opted to {}. The streams client is going to shut down now.", response, failure);
+                // The request goes through the group, which hands it back to every client, this one included: each
+                // shuts down as its engine threads hear it (ApplicationShutdownRequestedException).
                 try {
                     client.requestApplicationShutdown();
                 } catch (final StreamsException e) {
                     log.error("Could not ask the other instances to shut down; this one shuts down", e);
+                    client.closeToError();
                 }
-                client.closeToError();
                 break;
             case SHUTDOWN_CLIENT:
             default:

@@ -1,6 +1,5 @@
 package org.apache.kafka.streams;
 
-import dev.sluice.streams.runtime.ApplicationInstances;
 import dev.sluice.streams.runtime.ApplicationShutdownRequestedException;
 import dev.sluice.streams.runtime.LocalStateStoreProvider;
 import dev.sluice.streams.runtime.internals.EngineRuntime;
@@ -122,7 +121,6 @@ public class KafkaStreams implements AutoCloseable {
     protected volatile State state = State.CREATED;
 
     private final Object stateLock = new Object();
-    private final ApplicationInstances instances;
     private StateListener stateListener;
     /** Set before start; every engine this client starts reports restoration to it. */
     private volatile StateRestoreListener restoreListener;
@@ -292,7 +290,6 @@ public class KafkaStreams implements AutoCloseable {
             this.failedStreamThreads = null;
             this.supervisor = null;
             this.stateDirCleaner = null;
-            this.instances = null;
             return;
         }
         this.applicationConfigs = applicationConfigs;
@@ -368,7 +365,6 @@ public class KafkaStreams implements AutoCloseable {
             });
 
         this.streamsMetadataState = new StreamsMetadataState(topologyMetadata, thisHost, logContext);
-        this.instances = new ApplicationInstances(adminClient, applicationConfigs, processId.toString(), clientId);
     }
 
     /**
@@ -715,13 +711,11 @@ public class KafkaStreams implements AutoCloseable {
                 log.debug("Start cleaning outdated directories");
                 stateDirectory.cleanOutdatedDirsOnStartup(maxDirectoryAge);
             }
-            instances.startInBackground();
             final Map<TaskId, Long> offsetSumsOnDisk = StoresOnDisk.openAndClose(topologyMetadata, stateDirectory,
                 applicationConfigs, streamsMetrics, time, logContext);
             synchronized (engineLock) {
                 engine = startedEngine(offsetSumsOnDisk);
             }
-            instances.awaitStarted();
             // A pause or resume while the engine started found no engine to tell.
             engineFollowsPause();
         } catch (final MissingSourceTopicException | TopologyException e) {
@@ -777,15 +771,6 @@ public class KafkaStreams implements AutoCloseable {
         }
 
         @Override
-        public void onGroupMember(final String threadName, final String memberId) {
-            // Before the thread runs any task of its new assignment, as Kafka Streams' assignment tells it.
-            if (instances.shutdownRequested()) {
-                throw new ApplicationShutdownRequestedException("An instance of application "
-                    + applicationConfigs.getString(StreamsConfig.APPLICATION_ID_CONFIG) + " asked every instance to shut down");
-            }
-        }
-
-        @Override
         public void onRebalanceStatusChanged() {
             supervisor.wakeUp();
         }
@@ -824,7 +809,16 @@ public class KafkaStreams implements AutoCloseable {
 
         @Override
         public void requestApplicationShutdown() {
-            instances.requestShutdown();
+            final EngineRuntime current = currentEngine();
+            if (current == null) {
+                throw new StreamsException("The engine has stopped: no thread is left to ask the group");
+            }
+            if (!current.requestApplicationShutdown()) {
+                // As Kafka Streams adds a stream thread to tell the group when none is left.
+                log.warn("Attempt to shut down the application requires adding a thread to communicate the shutdown. "
+                    + "No processing will be done on this thread");
+                addThread(current);
+            }
         }
 
         @Override
@@ -889,10 +883,8 @@ public class KafkaStreams implements AutoCloseable {
                 }
                 leavingInstance.ifPresent(this::removeStaticMembers);
             }
-            instances.close();
             stateDirectory.close();
-            // What the client asked of the admin client is answered by now; a call still pending is the instances'
-            // set-up of a start that failed, which must not hold the close up until its timeout.
+            // What the client asked of the admin client is answered by now: nothing pending may hold the close up.
             adminClient.close(Duration.ZERO);
             streamsMetrics.removeAllClientLevelSensorsAndMetrics();
             metrics.close();

@@ -29,6 +29,7 @@ import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.processor.TaskId;
@@ -36,6 +37,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The instances of an application on Sluice are members of its group as Kafka Streams' are: through Kafka
@@ -104,6 +107,45 @@ class KafkaStreamsAssignmentTest {
 
         final Map<String, Long> expected = produceWords(app, 400);
         assertEquals(expected, countsUntil(app, expected));
+    }
+
+    /** A shutdown request of one runtime's instance shuts the other runtime's down too: both speak the group's. */
+    @ParameterizedTest
+    @ValueSource(strings = {"apache", "sluice"})
+    void aShutdownRequestOfEitherRuntimeShutsEveryInstanceOfTheGroupDown(final String failing) throws Exception {
+        final String app = "assignment-shutdown-" + failing;
+        BROKER.createTopic(app + "-input", PARTITIONS);
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream(app + "-input", Consumed.with(Serdes.String(), Serdes.String()))
+            .peek((key, value) -> {
+                if (value.equals("poison")) {
+                    throw new IllegalStateException("poison record");
+                }
+            })
+            .to(app + "-output");
+        final ApacheKafkaStreams apache = new ApacheKafkaStreams(builder.build(), props(app, "apache"));
+        closing.add(() -> apache.close(Duration.ofSeconds(60)));
+        apache.setUncaughtExceptionHandler(exception -> StreamThreadExceptionResponse.SHUTDOWN_APPLICATION);
+        apache.start();
+        final KafkaStreams sluice = new KafkaStreams(builder.build(), props(app, "sluice"));
+        sluice.setUncaughtExceptionHandler(exception -> StreamThreadExceptionResponse.SHUTDOWN_APPLICATION);
+        start(sluice);
+        waitFor(() -> apache.state() == KafkaStreams.State.RUNNING && sluice.state() == KafkaStreams.State.RUNNING
+            && tasksOf(apache.metadataForLocalThreads()).size() == PARTITIONS / 2
+            && activeTasks(sluice).size() == PARTITIONS / 2,
+            "the two runtimes to run half the tasks each");
+
+        final Set<TaskId> failingTasks = failing.equals("apache")
+            ? tasksOf(apache.metadataForLocalThreads()) : activeTasks(sluice);
+        final int poisoned = failingTasks.iterator().next().partition();
+        final Properties producerProps = new Properties();
+        producerProps.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers());
+        try (KafkaProducer<String, String> producer =
+                 new KafkaProducer<>(producerProps, new StringSerializer(), new StringSerializer())) {
+            producer.send(new ProducerRecord<>(app + "-input", poisoned, "key", "poison"));
+        }
+        waitFor(() -> apache.state() == KafkaStreams.State.ERROR && sluice.state() == KafkaStreams.State.ERROR,
+            "both instances to shut down to ERROR");
     }
 
     private Properties props(final String app, final String instance) {

@@ -1,6 +1,7 @@
 package dev.sluice.streams.runtime.internals;
 
 import dev.sluice.streams.internals.OffsetFraming;
+import dev.sluice.streams.runtime.ApplicationShutdownRequestedException;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -36,17 +37,21 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
 
     /** The engine's member this one reports to; valid until {@link #close()} returns. */
     private final long engineMember;
+    private final TaskEnvironment environment;
     private KafkaStreamsGroupMember member;
     /** The input partitions of the active tasks this member holds, as the engine was told them. */
     private final Set<TopicPartition> owned = new HashSet<>();
     private final Map<TaskId, Set<TopicPartition>> activeTasks = new HashMap<>();
     private final Map<TaskId, Set<TopicPartition>> standbyTasks = new HashMap<>();
     private boolean rejoinRequested;
+    /** Set by any thread: the member asks the group for the application's shutdown at its next poll. */
+    private volatile boolean shutdownToRequest;
     private long polledAtNs = System.nanoTime() - POLL_INTERVAL_NS;
     private volatile boolean fenced;
 
-    EngineGroupMember(final long engineMember) {
+    EngineGroupMember(final long engineMember, final TaskEnvironment environment) {
         this.engineMember = engineMember;
+        this.environment = environment;
     }
 
     /** Takes {@code member}, which reports to this listener, and subscribes it to {@code topics}. */
@@ -56,14 +61,14 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
     }
 
     /** The changelog offset sums the assignor asks for ({@link TaskEnvironment#taskOffsetSums}). */
-    synchronized Map<TaskId, Long> taskOffsetSums(final TaskEnvironment environment) {
+    synchronized Map<TaskId, Long> taskOffsetSums() {
         return environment.taskOffsetSums(Set.copyOf(activeTasks.keySet()), Set.copyOf(standbyTasks.keySet()));
     }
 
     /** One turn of the membership, unless the last was less than 10 ms ago; a rejoin asked for meanwhile happens first. */
     void poll() {
         final long now = System.nanoTime();
-        if (now - polledAtNs < POLL_INTERVAL_NS && !rejoinRequested) {
+        if (now - polledAtNs < POLL_INTERVAL_NS && !rejoinRequested && !shutdownToRequest) {
             return;
         }
         polledAtNs = now;
@@ -71,6 +76,10 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
             if (rejoinRequested) {
                 rejoinRequested = false;
                 member.rejoin();
+            }
+            if (shutdownToRequest) {
+                shutdownToRequest = false;
+                member.requestApplicationShutdown();
             }
             member.poll();
         } catch (final FencedInstanceIdException e) {
@@ -82,6 +91,14 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
     /** True once the coordinator fenced this member's {@code group.instance.id}: it is out of use for good. */
     boolean fenced() {
         return fenced;
+    }
+
+    /**
+     * Asks every client of the application to shut down through the group at the next {@link #poll()}, as a Kafka
+     * Streams thread sends a shutdown request; callable from any thread.
+     */
+    void requestApplicationShutdown() {
+        shutdownToRequest = true;
     }
 
     /**
@@ -106,10 +123,6 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
             metadata.groupInstanceId().orElse(null)};
     }
 
-    String memberId() {
-        return member.memberId();
-    }
-
     /** Commits input offsets framed as {@link RuntimeFraming#readInputs}, outside a transaction. */
     void commit(final byte[] offsets) {
         final Map<TopicPartition, OffsetAndMetadata> committed = new LinkedHashMap<>();
@@ -126,6 +139,7 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
      * engine thread is ending: a failure is logged, not thrown.
      */
     void close() {
+        environment.memberClosed(this);
         try {
             member.close();
         } catch (final RuntimeException e) {
@@ -174,10 +188,13 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
         partitionsAssigned(engineMember, OffsetFraming.write(added), OffsetFraming.write(standbyInputs));
     }
 
+    /** Ends the engine thread, which shuts the client down (ERROR), as a Kafka Streams thread does. */
     @Override
     public void applicationShutdownRequested() {
-        LOG.warn("A client of the application asked every client to shut down through the group; Sluice's clients "
-            + "take such requests from one another through the application's instances topic, so this one goes on");
+        final ApplicationShutdownRequestedException shutdown = new ApplicationShutdownRequestedException(
+            "A client of the application asked every client to shut down");
+        environment.reportFailure(shutdown);
+        throw shutdown;
     }
 
     /** Hands on the loss of {@code partitions}, with the other input partitions of the tasks they belong to. */

@@ -430,6 +430,14 @@ public final class EngineRuntime implements AutoCloseable {
         return environment.localStores(storeName);
     }
 
+    /**
+     * Asks every client of the application to shut down through the group, as Kafka Streams' threads do; false
+     * when no engine thread is in the group to carry the request now (a thread added later carries it).
+     */
+    public boolean requestApplicationShutdown() {
+        return environment.requestApplicationShutdown();
+    }
+
     /** The store {@code storeName} of each standby replica this client keeps, keyed by partition. */
     public Map<Integer, StateStore> standbyStores(final String storeName) {
         return environment.standbyStores(storeName);

@@ -125,11 +125,6 @@ public final class KafkaStreamsGroupMember implements AutoCloseable {
         consumer.subscribe(topics, rebalances);
     }
 
-    /** The id the group coordinator gave this member, empty before it joined. */
-    public String memberId() {
-        return consumer.groupMetadata().memberId();
-    }
-
     /**
      * One turn of the membership: heartbeats, joins and rebalances progress, and the listener hears of any change.
      * A follow-up rebalance the assignor scheduled (a probing rebalance, which moves a task to a warm-up that

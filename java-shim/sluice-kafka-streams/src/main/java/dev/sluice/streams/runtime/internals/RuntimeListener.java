@@ -19,8 +19,4 @@ public interface RuntimeListener {
      */
     default void onRebalanceStatusChanged() {
     }
-
-    /** Engine thread {@code threadName} got its assignment as group member {@code memberId}. Called on it. */
-    default void onGroupMember(String threadName, String memberId) {
-    }
 }

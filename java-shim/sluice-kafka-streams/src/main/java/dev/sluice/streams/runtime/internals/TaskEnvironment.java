@@ -66,6 +66,10 @@ final class TaskEnvironment implements TaskFactory {
     private volatile GlobalStateRunner globalRunner;
     /** The application's config, which the threads' group members are made with. */
     private final StreamsConfig memberConfig;
+    /** The engine threads' group members. */
+    private final Set<EngineGroupMember> members = ConcurrentHashMap.newKeySet();
+    /** Set once the client asked the application to shut down: a member that joins after asks too. */
+    private volatile boolean applicationShutdownRequested;
     /** The standby replicas of this client's threads, by task. */
     private final Map<TaskId, StandbyTaskRunner> standbys = new ConcurrentHashMap<>();
     /**
@@ -111,11 +115,14 @@ final class TaskEnvironment implements TaskFactory {
         final String clientId = userClientId.isEmpty()
             ? memberConfig.getString(StreamsConfig.APPLICATION_ID_CONFIG) + "-" + processId
             : userClientId;
-        final EngineGroupMember member = new EngineGroupMember(engineMember);
+        final EngineGroupMember member = new EngineGroupMember(engineMember, this);
         member.join(new KafkaStreamsGroupMember(memberConfig, topologyMetadata, new ProcessId(processId),
-            clientId + "-StreamThread-" + thread, thread, admin(clientId), assignorMetadata,
-            () -> member.taskOffsetSums(this),
+            clientId + "-StreamThread-" + thread, thread, admin(clientId), assignorMetadata, member::taskOffsetSums,
             member, time), topics);
+        members.add(member);
+        if (applicationShutdownRequested) {
+            member.requestApplicationShutdown();
+        }
         return member;
     }
 
@@ -205,14 +212,13 @@ final class TaskEnvironment implements TaskFactory {
     }
 
     @Override
-    public void assigned(final int[] subtopologies, final int[] partitions, final String memberId) {
+    public void assigned(final int[] subtopologies, final int[] partitions) {
         try {
             final Set<TaskId> tasks = new HashSet<>();
             for (int i = 0; i < subtopologies.length; i++) {
                 tasks.add(new TaskId(subtopologies[i], partitions[i]));
             }
             assignments.assigned(Thread.currentThread().getName(), tasks, runningTasks.keySet());
-            listener.onGroupMember(Thread.currentThread().getName(), memberId);
             listener.onRebalanceStatusChanged();
         } catch (final RuntimeException | Error e) {
             reportFailure(e);
@@ -413,6 +419,21 @@ final class TaskEnvironment implements TaskFactory {
 
     void stopped(final StreamTaskRunner task) {
         runningTasks.remove(task.id(), task);
+    }
+
+    /**
+     * Asks every client of the application to shut down through the group, by the engine threads' members; true
+     * when some member will carry the request, false when no engine thread is in the group (one that joins later
+     * carries it).
+     */
+    boolean requestApplicationShutdown() {
+        applicationShutdownRequested = true;
+        members.forEach(EngineGroupMember::requestApplicationShutdown);
+        return !members.isEmpty();
+    }
+
+    void memberClosed(final EngineGroupMember member) {
+        members.remove(member);
     }
 
     /** Takes the changelog offset sums of the task directories found on disk as the client started. */

@@ -34,12 +34,12 @@ public interface TaskFactory {
     void assignmentStarted();
 
     /**
-     * The rebalance ended: the calling engine thread, group member {@code memberId}, owns these tasks (task
-     * i is {@code subtopologies[i]_partitions[i]}; none at all is an assignment too), each one created
-     * already, some perhaps running. Kafka Streams' stream thread is PARTITIONS_ASSIGNED now, and RUNNING
+     * The rebalance ended: the calling engine thread owns these tasks (task i is
+     * {@code subtopologies[i]_partitions[i]}; none at all is an assignment too), each one created already or held
+     * until it can be, some perhaps running. Kafka Streams' stream thread is PARTITIONS_ASSIGNED now, and RUNNING
      * once every one of them finished restoring.
      */
-    void assigned(int[] subtopologies, int[] partitions, String memberId);
+    void assigned(int[] subtopologies, int[] partitions);
 
     /**
      * The calling engine thread, number {@code thread} (from 1), joins the application's group subscribed to
