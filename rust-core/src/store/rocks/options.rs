@@ -52,6 +52,10 @@ const OFFSETS_WRITE_BUFFER_BYTES: usize = 1 << 20;
 /// Kafka Streams' block size.
 const BLOCK_BYTES: usize = 4 << 10;
 const BLOOM_BITS_PER_KEY: f64 = 10.0;
+/// The newest table format the RocksDB of Kafka Streams 4.4 (rocksdbjni 10.1) reads, where this
+/// RocksDB writes format 7 by default: an application moved back to Kafka Streams opens the stores
+/// Sluice left instead of failing to start on them.
+const TABLE_FORMAT_VERSION: i32 = 6;
 
 /// How a commit's write batch reaches disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -231,6 +235,7 @@ impl RocksDbResources {
         table.set_block_size(BLOCK_BYTES);
         table.set_cache_index_and_filter_blocks(true);
         table.set_pin_l0_filter_and_index_blocks_in_cache(true);
+        table.set_format_version(TABLE_FORMAT_VERSION);
         let bloom_bits = tuning
             .bloom_filter_bits_per_key()
             .unwrap_or(BLOOM_BITS_PER_KEY);
