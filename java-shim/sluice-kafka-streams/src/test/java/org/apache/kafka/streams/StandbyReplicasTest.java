@@ -115,12 +115,58 @@ class StandbyReplicasTest {
         assertEquals(afterPromotion, countsUntil(app, afterPromotion));
     }
 
+    /**
+     * A new instance that lags more than {@code acceptable.recovery.lag} behind on a stateful task gets a warm-up
+     * replica of it, not the task: the task moves only once the warm-up caught up, at a probing rebalance, as
+     * Kafka Streams' high-availability assignor decides from the offset sums the members report.
+     */
+    @Test
+    void aNewInstanceWarmsTheStateUpBeforeATaskMovesToIt() throws Exception {
+        final String app = "warm-up-replicas";
+        BROKER.createTopic(app + "-input", 2);
+        final Properties warmUps = new Properties();
+        warmUps.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, 0);
+        warmUps.put(StreamsConfig.ACCEPTABLE_RECOVERY_LAG_CONFIG, 5L);
+        // Kafka Streams' shortest probing interval.
+        warmUps.put(StreamsConfig.PROBING_REBALANCE_INTERVAL_MS_CONFIG, 60_000L);
+        final KafkaStreams first = start(app, "first", 7083, new StandbyUpdates(), new RestoreStarts(), warmUps);
+        waitFor(() -> activeTasks(first).size() == 2 && first.state() == KafkaStreams.State.RUNNING,
+            "the first instance to run both tasks");
+        produceWords(app, 2000);
+        final Map<String, Long> all = allWritten();
+        assertEquals(all, countsUntil(app, all));
+
+        final StandbyUpdates updates = new StandbyUpdates();
+        final KafkaStreams second = start(app, "second", 7084, updates, new RestoreStarts(), warmUps);
+        waitFor(() -> !standbyTasks(second).isEmpty() && second.state() == KafkaStreams.State.RUNNING,
+            "the new instance to warm a task up");
+        assertEquals(Set.of(), activeTasks(second), "no task moved to the instance before its state caught up");
+        assertEquals(2, activeTasks(first).size());
+        waitFor(() -> activeTasks(first).size() == 1 && activeTasks(second).size() == 1
+                && first.state() == KafkaStreams.State.RUNNING && second.state() == KafkaStreams.State.RUNNING,
+            "a probing rebalance to move a task to the caught-up instance");
+        assertTrue(updates.suspended.containsValue(StandbyUpdateListener.SuspendReason.PROMOTED),
+            "the warm-up replica was promoted: " + updates.suspended);
+
+        produceWords(app, 400);
+        final Map<String, Long> afterMove = allWritten();
+        assertEquals(afterMove, countsUntil(app, afterMove));
+    }
+
     private KafkaStreams start(final String app, final String instance, final int port,
                                final StandbyUpdateListener updates, final StateRestoreListener restores) {
+        final Properties standbys = new Properties();
+        standbys.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, 1);
+        return start(app, instance, port, updates, restores, standbys);
+    }
+
+    private KafkaStreams start(final String app, final String instance, final int port,
+                               final StandbyUpdateListener updates, final StateRestoreListener restores,
+                               final Properties overrides) {
         final Properties props = EngineTestSupport.props(BROKER, app, stateDirs.resolve(instance));
         props.put(StreamsConfig.CLIENT_ID_CONFIG, app + "-" + instance);
-        props.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, 1);
         props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "localhost:" + port);
+        props.putAll(overrides);
         props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
         final StreamsBuilder builder = new StreamsBuilder();
         builder.stream(app + "-input", Consumed.with(Serdes.String(), Serdes.String()))
