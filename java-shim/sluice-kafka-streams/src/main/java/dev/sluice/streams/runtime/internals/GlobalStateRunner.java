@@ -1,10 +1,8 @@
 package dev.sluice.streams.runtime.internals;
 
-import dev.sluice.streams.internals.OffsetFraming;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -85,12 +83,7 @@ final class GlobalStateRunner implements GlobalRunner {
 
     @Override
     public byte[] committedOffsets() {
-        return guarded(() -> {
-            // The state manager's offsets are the next offset to read; the engine wants the last one in the store.
-            final Map<TopicPartition, Long> committed = new LinkedHashMap<>();
-            stateManager.changelogOffsets().forEach((partition, next) -> committed.put(partition, next - 1));
-            return OffsetFraming.write(committed);
-        });
+        return guarded(() -> StateRunner.lastOffsetsInStores(stateManager.changelogOffsets()));
     }
 
     @Override

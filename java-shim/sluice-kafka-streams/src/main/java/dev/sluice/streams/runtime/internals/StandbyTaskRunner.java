@@ -1,11 +1,6 @@
 package dev.sluice.streams.runtime.internals;
 
-import dev.sluice.streams.internals.OffsetFraming;
-import java.io.File;
-import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -13,14 +8,10 @@ import java.util.Set;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.common.utils.internals.LogContext;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TaskMetadata;
-import org.apache.kafka.streams.errors.ProcessorStateException;
 import org.apache.kafka.streams.errors.TaskCorruptedException;
-import org.apache.kafka.streams.internals.StreamsConfigUtils;
-import org.apache.kafka.streams.internals.UpgradeFromValues;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.internals.ProcessorContextImpl;
@@ -94,13 +85,7 @@ final class StandbyTaskRunner implements StateRunner {
 
     @Override
     public byte[] committedChangelogOffsets() {
-        return guarded(() -> {
-            // The state manager's changelog offsets are the next offset to read; the engine wants the last one in
-            // the store, -1 for none.
-            final Map<TopicPartition, Long> committed = new LinkedHashMap<>();
-            stateManager.changelogOffsets().forEach((changelog, next) -> committed.put(changelog, next - 1));
-            return OffsetFraming.write(committed);
-        });
+        return guarded(() -> StateRunner.lastOffsetsInStores(stateManager.changelogOffsets()));
     }
 
     @Override
@@ -108,7 +93,7 @@ final class StandbyTaskRunner implements StateRunner {
         guarded(() -> {
             log.info("Wiping the local state of the standby replica: its stores' offsets are outside their changelogs");
             closeQuietly(false);
-            wipeDirectory();
+            environment.wipeTaskDirectory(id);
             build();
             return null;
         });
@@ -145,7 +130,7 @@ final class StandbyTaskRunner implements StateRunner {
         } catch (final TaskCorruptedException corrupted) {
             log.warn("The standby replica's local state is corrupted; wiping it", corrupted);
             closeQuietly(false);
-            wipeDirectory();
+            environment.wipeTaskDirectory(id);
             create();
             task.initializeIfNeeded();
         }
@@ -154,23 +139,9 @@ final class StandbyTaskRunner implements StateRunner {
     private void create() {
         final StreamsConfig config = environment.config();
         final ProcessorTopology topology = environment.topologyMetadata().buildSubtopology(id);
-        final Set<TopicPartition> inputs = new HashSet<>();
-        for (final String topic : topology.sourceTopics()) {
-            inputs.add(new TopicPartition(topic, id.partition()));
-        }
-        inputPartitions = Set.copyOf(inputs);
-        final String upgradeFrom = config.getString(StreamsConfig.UPGRADE_FROM_CONFIG);
-        stateManager = new ProcessorStateManager(
-            id,
-            Task.TaskType.STANDBY,
-            StreamsConfigUtils.eosEnabled(config),
-            true,
-            logContext,
-            environment.stateDirectory(),
-            environment.time(),
-            topology.storeToChangelogTopic(),
-            inputs,
-            upgradeFrom == null ? null : UpgradeFromValues.fromString(upgradeFrom));
+        final Set<TopicPartition> inputs = TaskEnvironment.inputPartitions(topology, id);
+        inputPartitions = inputs;
+        stateManager = environment.stateManager(id, Task.TaskType.STANDBY, topology, inputs, logContext);
         // A standby replica caches nothing, as in Kafka Streams.
         final ThreadCache noCache = new ThreadCache(logContext, 0, environment.metrics());
         final ProcessorContextImpl context = new ProcessorContextImpl(id, config, stateManager, environment.metrics(), noCache);
@@ -198,15 +169,6 @@ final class StandbyTaskRunner implements StateRunner {
             task.closeClean();
         } else {
             task.closeDirty();
-        }
-    }
-
-    private void wipeDirectory() {
-        final File directory = environment.stateDirectory().getOrCreateDirectoryForTask(id);
-        try {
-            Utils.delete(directory);
-        } catch (final IOException e) {
-            throw new ProcessorStateException("Could not wipe the state directory " + directory + " of task " + id, e);
         }
     }
 

@@ -1,6 +1,10 @@
 package dev.sluice.streams.runtime.internals;
 
+import dev.sluice.streams.internals.OffsetFraming;
 import java.nio.ByteBuffer;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.kafka.common.TopicPartition;
 
 /**
  * What keeps the stores of one task, as the engine restores into them: every {@link TaskRunner}, and the runner of
@@ -23,4 +27,14 @@ public interface StateRunner {
 
     /** Closes the stores; {@code clean} when what they hold is committed, otherwise it closes dirty. */
     void close(boolean clean);
+
+    /**
+     * {@link #committedChangelogOffsets()} framed from a state manager's changelog offsets, which are the next offset
+     * to read of each store: the engine wants the last one in the store, -1 for none.
+     */
+    static byte[] lastOffsetsInStores(final Map<TopicPartition, Long> changelogOffsets) {
+        final Map<TopicPartition, Long> last = new LinkedHashMap<>();
+        changelogOffsets.forEach((changelog, next) -> last.put(changelog, next - 1));
+        return OffsetFraming.write(last);
+    }
 }

@@ -1,11 +1,8 @@
 package dev.sluice.streams.runtime.internals;
 
 import dev.sluice.streams.internals.OffsetFraming;
-import java.io.File;
-import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,14 +14,11 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.protocol.Errors;
-import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.common.utils.internals.LogContext;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TaskMetadata;
-import org.apache.kafka.streams.errors.ProcessorStateException;
 import org.apache.kafka.streams.errors.TaskCorruptedException;
 import org.apache.kafka.streams.internals.StreamsConfigUtils;
-import org.apache.kafka.streams.internals.UpgradeFromValues;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.internals.ProcessorContextImpl;
@@ -122,13 +116,7 @@ final class StreamTaskRunner implements TaskRunner {
 
     @Override
     public byte[] committedChangelogOffsets() {
-        return guarded(() -> {
-            // The state manager's changelog offsets are the next offset to read; Sluice's engine wants
-            // the last one in the store, -1 for none.
-            final Map<TopicPartition, Long> committed = new LinkedHashMap<>();
-            stateManager.changelogOffsets().forEach((changelog, next) -> committed.put(changelog, next - 1));
-            return OffsetFraming.write(committed);
-        });
+        return guarded(() -> StateRunner.lastOffsetsInStores(stateManager.changelogOffsets()));
     }
 
     @Override
@@ -136,7 +124,7 @@ final class StreamTaskRunner implements TaskRunner {
         guarded(() -> {
             log.info("Wiping the local state of the task: its stores' offsets are outside their changelogs");
             closeDirtyQuietly();
-            wipeDirectory();
+            environment.wipeTaskDirectory(id);
             build();
             return null;
         });
@@ -371,7 +359,7 @@ final class StreamTaskRunner implements TaskRunner {
             // Kafka Streams wipes a corrupted task's state and builds it anew; the engine then restores it.
             log.warn("The task's local state is corrupted; wiping it", corrupted);
             closeDirtyQuietly();
-            wipeDirectory();
+            environment.wipeTaskDirectory(id);
             create();
             task.initializeIfNeeded();
         }
@@ -381,23 +369,8 @@ final class StreamTaskRunner implements TaskRunner {
     private void create() {
         final StreamsConfig config = environment.config();
         final ProcessorTopology topology = environment.topologyMetadata().buildSubtopology(id);
-        final Set<TopicPartition> inputs = new HashSet<>();
-        for (final String topic : topology.sourceTopics()) {
-            inputs.add(new TopicPartition(topic, id.partition()));
-        }
-        inputPartitions = Set.copyOf(inputs);
-        final String upgradeFrom = config.getString(StreamsConfig.UPGRADE_FROM_CONFIG);
-        stateManager = new ProcessorStateManager(
-            id,
-            Task.TaskType.ACTIVE,
-            StreamsConfigUtils.eosEnabled(config),
-            true,
-            logContext,
-            environment.stateDirectory(),
-            environment.time(),
-            topology.storeToChangelogTopic(),
-            inputPartitions,
-            upgradeFrom == null ? null : UpgradeFromValues.fromString(upgradeFrom));
+        inputPartitions = TaskEnvironment.inputPartitions(topology, id);
+        stateManager = environment.stateManager(id, Task.TaskType.ACTIVE, topology, inputPartitions, logContext);
         final ThreadCache cache = environment.threadCache();
         context = new ProcessorContextImpl(id, config, stateManager, environment.metrics(), cache);
         producer = new BufferingProducer(environment.partitionLookup(), context);
@@ -494,15 +467,6 @@ final class StreamTaskRunner implements TaskRunner {
         }
         task.closeDirty();
         producer.clear();
-    }
-
-    private void wipeDirectory() {
-        final File directory = environment.stateDirectory().getOrCreateDirectoryForTask(id);
-        try {
-            Utils.delete(directory);
-        } catch (final IOException e) {
-            throw new ProcessorStateException("Could not wipe the state directory " + directory + " of task " + id, e);
-        }
     }
 
     private <T> T guarded(final Supplier<T> upcall) {

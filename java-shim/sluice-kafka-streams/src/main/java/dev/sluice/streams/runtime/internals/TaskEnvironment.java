@@ -1,6 +1,8 @@
 package dev.sluice.streams.runtime.internals;
 
 import dev.sluice.streams.internals.OffsetFraming;
+import java.io.File;
+import java.io.IOException;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -17,16 +19,21 @@ import org.apache.kafka.clients.consumer.internals.AutoOffsetResetStrategy;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.common.utils.internals.LogContext;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TaskMetadata;
 import org.apache.kafka.streams.TopologyConfig;
+import org.apache.kafka.streams.errors.ProcessorStateException;
 import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.internals.StreamsConfigUtils;
+import org.apache.kafka.streams.internals.UpgradeFromValues;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.assignment.ProcessId;
 import org.apache.kafka.streams.processor.internals.ClientUtils;
+import org.apache.kafka.streams.processor.internals.ProcessorStateManager;
+import org.apache.kafka.streams.processor.internals.ProcessorTopology;
 import org.apache.kafka.streams.processor.internals.StateDirectory;
 import org.apache.kafka.streams.processor.internals.StreamsMetadataState;
 import org.apache.kafka.streams.processor.internals.Task;
@@ -275,6 +282,34 @@ final class TaskEnvironment implements TaskFactory {
 
     Time time() {
         return time;
+    }
+
+    /** The input partitions of task {@code id} of {@code topology}. */
+    static Set<TopicPartition> inputPartitions(final ProcessorTopology topology, final TaskId id) {
+        final Set<TopicPartition> inputs = new HashSet<>();
+        for (final String topic : topology.sourceTopics()) {
+            inputs.add(new TopicPartition(topic, id.partition()));
+        }
+        return Set.copyOf(inputs);
+    }
+
+    /** A state manager of task {@code id} (an active task's or a standby replica's), as a stream thread makes one. */
+    ProcessorStateManager stateManager(final TaskId id, final Task.TaskType type, final ProcessorTopology topology,
+                                       final Set<TopicPartition> inputs, final LogContext logContext) {
+        final String upgradeFrom = taskConfig.getString(StreamsConfig.UPGRADE_FROM_CONFIG);
+        return new ProcessorStateManager(id, type, StreamsConfigUtils.eosEnabled(taskConfig), true, logContext,
+            stateDirectory, time, topology.storeToChangelogTopic(), inputs,
+            upgradeFrom == null ? null : UpgradeFromValues.fromString(upgradeFrom));
+    }
+
+    /** Deletes the state directory of task {@code id}, whose state cannot be trusted. */
+    void wipeTaskDirectory(final TaskId id) {
+        final File directory = stateDirectory.getOrCreateDirectoryForTask(id);
+        try {
+            Utils.delete(directory);
+        } catch (final IOException e) {
+            throw new ProcessorStateException("Could not wipe the state directory " + directory + " of task " + id, e);
+        }
     }
 
     StreamsMetricsImpl metrics() {
