@@ -3,13 +3,19 @@ package org.apache.kafka.streams;
 import dev.sluice.streams.testing.broker.LocalKafkaBroker;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.LongDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.streams.processor.StateRestoreListener;
 
 /** What the tests of Kafka Streams clients on Sluice's engine share. */
@@ -39,6 +45,31 @@ final class EngineTestSupport {
             }
             TimeUnit.MILLISECONDS.sleep(50);
         }
+    }
+
+    /**
+     * The latest count of each key in {@code topic} (committed records) once they equal {@code expected}, or as they
+     * stand when {@link #WAIT} ends.
+     */
+    static Map<String, Long> latestCountsUntil(final LocalKafkaBroker broker, final String topic,
+                                               final Map<String, Long> expected) {
+        final Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, topic + "-reader-" + System.nanoTime());
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        final Map<String, Long> counts = new HashMap<>();
+        try (KafkaConsumer<String, Long> consumer =
+                 new KafkaConsumer<>(props, new StringDeserializer(), new LongDeserializer())) {
+            consumer.subscribe(List.of(topic));
+            final long deadline = System.nanoTime() + WAIT.toNanos();
+            while (!counts.equals(expected) && System.nanoTime() < deadline) {
+                for (final ConsumerRecord<String, Long> record : consumer.poll(Duration.ofMillis(200))) {
+                    counts.put(record.key(), record.value());
+                }
+            }
+        }
+        return counts;
     }
 
     /** {@code error} and its causes, for assertion messages. */

@@ -15,17 +15,12 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.Serdes;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Materialized;
@@ -227,23 +222,7 @@ class StandbyReplicasTest {
 
     /** The latest count of each word in the output once they equal {@code expected}, or as they stand at the end. */
     private static Map<String, Long> countsUntil(final String app, final Map<String, Long> expected) {
-        final Properties props = new Properties();
-        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers());
-        props.put(ConsumerConfig.GROUP_ID_CONFIG, app + "-reader-" + System.nanoTime());
-        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        final Map<String, Long> counts = new HashMap<>();
-        try (KafkaConsumer<String, Long> consumer =
-                 new KafkaConsumer<>(props, new StringDeserializer(), new LongDeserializer())) {
-            consumer.subscribe(List.of(app + "-counts"));
-            final long deadline = System.nanoTime() + EngineTestSupport.WAIT.toNanos();
-            while (!counts.equals(expected) && System.nanoTime() < deadline) {
-                for (final ConsumerRecord<String, Long> record : consumer.poll(Duration.ofMillis(200))) {
-                    counts.put(record.key(), record.value());
-                }
-            }
-        }
-        return counts;
+        return EngineTestSupport.latestCountsUntil(BROKER, app + "-counts", expected);
     }
 
     /** What a {@link StandbyUpdateListener} heard, by changelog partition. */
