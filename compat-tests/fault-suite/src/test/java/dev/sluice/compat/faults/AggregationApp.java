@@ -30,7 +30,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
  *
  * <p>Arguments: bootstrap servers, {@link Target} name, topic prefix, state directory,
  * processing guarantee, instance name (instances of one application differ in it; each is a static
- * member of the group, except the instance {@value #DYNAMIC_MEMBER}).
+ * member of the group, except the instance {@value #DYNAMIC_MEMBER}), and optionally the group protocol
+ * ({@code classic}, the default, or {@code streams}).
  */
 public final class AggregationApp {
 
@@ -58,6 +59,9 @@ public final class AggregationApp {
         final String instance = args[5];
 
         final Properties props = config(bootstrapServers, target, topics, stateDir, processingGuarantee, instance);
+        if (args.length > 6) {
+            props.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, args[6]);
+        }
         final KafkaStreams streams = new KafkaStreams(topology(topics, props).build(), props);
         streams.setGlobalStateRestoreListener(new PrintingRestoreListener());
         streams.setStateListener((newState, oldState) -> ChildOutput.state(newState));

@@ -12,12 +12,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A running application moves from Apache Kafka Streams to Sluice and back, one instance at a time, without
- * stopping the group: three instances of the min/sum/max/count application under exactly_once_v2 start on Apache
+ * stopping the group, under either rebalance protocol: three instances of the min/sum/max/count application under exactly_once_v2 start on Apache
  * Kafka Streams 4.4.0 while input flows; each in turn is closed and started again, under the same static member
  * and state directory, on Sluice's runtime, then each in turn back on Apache's. The group holds both runtimes'
  * instances at every step between, and the verifier finds no input record lost or counted twice.
@@ -39,14 +40,16 @@ class RollingMigrationTest {
             + " partitions while " + SETTINGS.records() + " records are written over " + INPUT_DURATION.toSeconds()
             + " s; one at a time, each instance is closed and started again on Sluice's runtime, then each back on"
             + " Apache Kafka Streams'.",
-        "Verdict", "Input records", "Instance restarts");
+        "Group protocol", "Verdict", "Input records", "Instance restarts");
 
-    @Test
-    void anApplicationMovesBetweenTheRuntimesOneInstanceAtATimeAndItsOutputStaysExact() throws InterruptedException {
+    @ParameterizedTest
+    @ValueSource(strings = {"classic", "streams"})
+    void anApplicationMovesBetweenTheRuntimesOneInstanceAtATimeAndItsOutputStaysExact(final String protocol)
+            throws InterruptedException {
         final long seed = Long.getLong("faults.seed", System.nanoTime());
         final Random random = new Random(seed);
-        final Topics topics = new Topics("rolling-migration");
-        final Path runDir = RunDirectories.fresh(Path.of("target", "rolling-migration"));
+        final Topics topics = new Topics("rolling-migration-" + protocol);
+        final Path runDir = RunDirectories.fresh(Path.of("target", "rolling-migration-" + protocol));
         BROKER.createTopic(topics.input(), PARTITIONS);
         topics.outputs().forEach(topic -> BROKER.createTopic(topic, PARTITIONS));
         final Thread driver = new Thread(new InputDriver(BROKER.bootstrapServers(), topics.input(), KEYS,
@@ -56,7 +59,7 @@ class RollingMigrationTest {
         int restarts = 0;
         try {
             for (final String instance : INSTANCES) {
-                running.add(launch(Target.APACHE, topics, runDir, instance, 0));
+                running.add(launch(Target.APACHE, topics, runDir, instance, 0, protocol));
             }
             awaitRunning(running);
             driver.start();
@@ -64,7 +67,7 @@ class RollingMigrationTest {
                 for (int i = 0; i < INSTANCES.size(); i++) {
                     running.get(i).stop();
                     restarts++;
-                    running.set(i, launch(next, topics, runDir, INSTANCES.get(i), restarts));
+                    running.set(i, launch(next, topics, runDir, INSTANCES.get(i), restarts, protocol));
                     awaitRunning(running);
                 }
             }
@@ -78,7 +81,7 @@ class RollingMigrationTest {
             final String verdict = !failed.isEmpty() ? "an instance failed: " + failed
                 : verification.mismatches().isEmpty() ? "exact"
                 : verification.mismatches().size() + " mismatches, first: " + verification.mismatches().get(0);
-            REPORT.row(verdict, verification.inputRecords(), restarts);
+            REPORT.row(protocol, verdict, verification.inputRecords(), restarts);
 
             assertEquals(SETTINGS.records(), verification.inputRecords(), "committed input records");
             assertTrue(failed.isEmpty() && verification.mismatches().isEmpty(), verdict + " (seed " + seed + ")");
@@ -95,12 +98,15 @@ class RollingMigrationTest {
         REPORT.write("6-rolling-migration.md");
     }
 
-    /** Instance {@code instance}'s life number {@code life} on {@code target}, in the instance's state directory. */
+    /**
+     * Instance {@code instance}'s life number {@code life} on {@code target}, in the instance's state directory, a
+     * member of the group under {@code protocol}.
+     */
     private static ChildJvm launch(final Target target, final Topics topics, final Path runDir, final String instance,
-                                   final int life) {
+                                   final int life, final String protocol) {
         return AggregationApp.launch(target, runDir.resolve(instance + "-" + life + "-" + target.name() + ".log"),
             List.of(BROKER.bootstrapServers(), target.name(), topics.prefix(), runDir.resolve(instance + "-state").toString(),
-                "exactly_once_v2", instance));
+                "exactly_once_v2", instance, protocol));
     }
 
     private static void awaitRunning(final List<ChildJvm> instances) throws InterruptedException {

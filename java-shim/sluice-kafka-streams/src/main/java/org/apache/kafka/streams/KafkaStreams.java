@@ -322,17 +322,6 @@ public class KafkaStreams implements AutoCloseable {
 
         adjustedClientSettings.forEach((key, used) -> log.warn("{} is beyond the range Sluice's engine clients"
             + " (librdkafka) accept; they use {}", key, used));
-        if (!GroupProtocol.CLASSIC.name().equalsIgnoreCase(applicationConfigs.getString(StreamsConfig.GROUP_PROTOCOL_CONFIG))) {
-            log.warn("{}={} is not supported: Sluice's engine threads join the group with the classic rebalance "
-                + "protocol", StreamsConfig.GROUP_PROTOCOL_CONFIG, applicationConfigs.getString(StreamsConfig.GROUP_PROTOCOL_CONFIG));
-        }
-        if (applicationConfigs.getString(StreamsConfig.TASK_ASSIGNOR_CLASS_CONFIG) != null
-                || !StreamsConfig.RACK_AWARE_ASSIGNMENT_STRATEGY_NONE.equals(
-                    applicationConfigs.getString(StreamsConfig.RACK_AWARE_ASSIGNMENT_STRATEGY_CONFIG))) {
-            log.warn("{} and {} are ignored: Sluice's engine threads are assigned partitions by librdkafka's range "
-                + "assignor, which keeps co-partitioned partitions together", StreamsConfig.TASK_ASSIGNOR_CLASS_CONFIG,
-                StreamsConfig.RACK_AWARE_ASSIGNMENT_STRATEGY_CONFIG);
-        }
 
         this.adminClient = clientSupplier.getAdmin(applicationConfigs.getAdminConfigs(ClientUtils.adminClientId(clientId)));
         this.metrics = createMetrics(applicationConfigs, time, clientId);

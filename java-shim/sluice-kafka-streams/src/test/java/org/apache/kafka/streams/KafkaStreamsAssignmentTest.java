@@ -20,6 +20,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.GroupType;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.Serdes;
@@ -29,16 +30,17 @@ import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.processor.TaskId;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The instances of an application on Sluice are members of its group as Kafka Streams' are: through Kafka
- * Streams' own partition assignor, so the group's assignment is Kafka Streams' (balanced over the clients,
- * sticking to where tasks ran), and an instance of Apache Kafka Streams 4.4.0 can share the group.
+ * The instances of an application on Sluice are members of its group as Kafka Streams' are, under either rebalance
+ * protocol: in a classic group through Kafka Streams' own partition assignor, in a streams group through the
+ * broker's assignment, so the group's assignment is Kafka Streams' (balanced over the clients, sticking to where
+ * tasks ran), and an instance of Apache Kafka Streams 4.4.0 can share the group.
  */
 class KafkaStreamsAssignmentTest {
 
@@ -61,20 +63,24 @@ class KafkaStreamsAssignmentTest {
         }
     }
 
-    @Test
-    void instancesShareTheTasksThroughKafkaStreamsAssignorAndOneLeavingHandsItsTasksOn() throws Exception {
-        final String app = "assignment-sluice";
+    @ParameterizedTest
+    @ValueSource(strings = {"classic", "streams"})
+    void instancesShareTheTasksAndOneLeavingHandsItsTasksOn(final String protocol) throws Exception {
+        final String app = "assignment-sluice-" + protocol;
         BROKER.createTopic(app + "-input", PARTITIONS);
-        final KafkaStreams first = start(new KafkaStreams(topology(app), props(app, "first")));
+        final KafkaStreams first = start(new KafkaStreams(topology(app), props(app, "first", protocol)));
         waitFor(() -> activeTasks(first).size() == PARTITIONS, "the first instance to run every task");
-        final KafkaStreams second = start(new KafkaStreams(topology(app), props(app, "second")));
+        final KafkaStreams second = start(new KafkaStreams(topology(app), props(app, "second", protocol)));
         waitFor(() -> activeTasks(first).size() == PARTITIONS / 2 && activeTasks(second).size() == PARTITIONS / 2
             && first.state() == KafkaStreams.State.RUNNING && second.state() == KafkaStreams.State.RUNNING,
             "the two instances to run half the tasks each");
         final Set<TaskId> all = new HashSet<>(activeTasks(first));
         all.addAll(activeTasks(second));
         assertEquals(PARTITIONS, all.size(), "every task runs once");
-        assertEquals("stream", describeGroup(app).partitionAssignor(), "Kafka Streams' assignor assigns the group");
+        assertEquals(protocol.equals("classic") ? GroupType.CLASSIC : GroupType.STREAMS, groupType(app));
+        if (protocol.equals("classic")) {
+            assertEquals("stream", describeGroup(app).partitionAssignor(), "Kafka Streams' assignor assigns the group");
+        }
 
         final Map<String, Long> expected = produceWords(app, 400);
         second.close(Duration.ofSeconds(60));
@@ -84,14 +90,15 @@ class KafkaStreamsAssignmentTest {
         assertEquals(expected, countsUntil(app, expected));
     }
 
-    @Test
-    void aSluiceInstanceAndAnApacheInstanceShareTheGroup() throws Exception {
-        final String app = "assignment-mixed";
+    @ParameterizedTest
+    @ValueSource(strings = {"classic", "streams"})
+    void aSluiceInstanceAndAnApacheInstanceShareTheGroup(final String protocol) throws Exception {
+        final String app = "assignment-mixed-" + protocol;
         BROKER.createTopic(app + "-input", PARTITIONS);
-        final ApacheKafkaStreams apache = new ApacheKafkaStreams(topology(app), props(app, "apache"));
+        final ApacheKafkaStreams apache = new ApacheKafkaStreams(topology(app), props(app, "apache", protocol));
         closing.add(() -> apache.close(Duration.ofSeconds(60)));
         apache.start();
-        final KafkaStreams sluice = start(new KafkaStreams(topology(app), props(app, "sluice")));
+        final KafkaStreams sluice = start(new KafkaStreams(topology(app), props(app, "sluice", protocol)));
         waitFor(() -> apache.state() == KafkaStreams.State.RUNNING && sluice.state() == KafkaStreams.State.RUNNING
             && tasksOf(apache.metadataForLocalThreads()).size() == PARTITIONS / 2
             && activeTasks(sluice).size() == PARTITIONS / 2,
@@ -106,9 +113,10 @@ class KafkaStreamsAssignmentTest {
 
     /** A shutdown request of one runtime's instance shuts the other runtime's down too: both speak the group's. */
     @ParameterizedTest
-    @ValueSource(strings = {"apache", "sluice"})
-    void aShutdownRequestOfEitherRuntimeShutsEveryInstanceOfTheGroupDown(final String failing) throws Exception {
-        final String app = "assignment-shutdown-" + failing;
+    @CsvSource({"apache, classic", "sluice, classic", "apache, streams", "sluice, streams"})
+    void aShutdownRequestOfEitherRuntimeShutsEveryInstanceOfTheGroupDown(final String failing, final String protocol)
+            throws Exception {
+        final String app = "assignment-shutdown-" + failing + "-" + protocol;
         BROKER.createTopic(app + "-input", PARTITIONS);
         final StreamsBuilder builder = new StreamsBuilder();
         builder.stream(app + "-input", Consumed.with(Serdes.String(), Serdes.String()))
@@ -118,11 +126,11 @@ class KafkaStreamsAssignmentTest {
                 }
             })
             .to(app + "-output");
-        final ApacheKafkaStreams apache = new ApacheKafkaStreams(builder.build(), props(app, "apache"));
+        final ApacheKafkaStreams apache = new ApacheKafkaStreams(builder.build(), props(app, "apache", protocol));
         closing.add(() -> apache.close(Duration.ofSeconds(60)));
         apache.setUncaughtExceptionHandler(exception -> StreamThreadExceptionResponse.SHUTDOWN_APPLICATION);
         apache.start();
-        final KafkaStreams sluice = new KafkaStreams(builder.build(), props(app, "sluice"));
+        final KafkaStreams sluice = new KafkaStreams(builder.build(), props(app, "sluice", protocol));
         sluice.setUncaughtExceptionHandler(exception -> StreamThreadExceptionResponse.SHUTDOWN_APPLICATION);
         start(sluice);
         waitFor(() -> apache.state() == KafkaStreams.State.RUNNING && sluice.state() == KafkaStreams.State.RUNNING
@@ -143,9 +151,10 @@ class KafkaStreamsAssignmentTest {
             "both instances to shut down to ERROR");
     }
 
-    private Properties props(final String app, final String instance) {
+    private Properties props(final String app, final String instance, final String protocol) {
         final Properties props = EngineTestSupport.props(BROKER, app, stateDirs.resolve(instance));
         props.put(StreamsConfig.CLIENT_ID_CONFIG, app + "-" + instance);
+        props.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, protocol);
         return props;
     }
 
@@ -172,6 +181,13 @@ class KafkaStreamsAssignmentTest {
     private static Set<TaskId> tasksOf(final Set<ThreadMetadata> threads) {
         return threads.stream().flatMap(thread -> thread.activeTasks().stream()).map(TaskMetadata::taskId)
             .collect(Collectors.toSet());
+    }
+
+    private static GroupType groupType(final String app) throws Exception {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers()))) {
+            return admin.listGroups().all().get().stream().filter(group -> group.groupId().equals(app))
+                .map(group -> group.type().orElseThrow()).findFirst().orElseThrow();
+        }
     }
 
     private static ConsumerGroupDescription describeGroup(final String app) throws Exception {

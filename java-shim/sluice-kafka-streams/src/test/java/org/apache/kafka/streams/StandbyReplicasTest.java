@@ -15,11 +15,16 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.kstream.Consumed;
@@ -35,9 +40,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Standby replicas on Sluice's runtime, as Kafka Streams keeps them with {@code num.standby.replicas=1}: of two
+ * Standby replicas on Sluice's runtime, as Kafka Streams keeps them with one standby replica
+ * ({@code num.standby.replicas=1} in a classic group, the group's {@code streams.num.standby.replicas=1} in a
+ * streams group): of two
  * instances each keeps a replica of the other's task, which follows the task's changelog (heard by the
  * {@link StandbyUpdateListener}), answers queries that accept stale stores and is named in the streams metadata
  * as a standby host; when the other instance leaves, the
@@ -64,17 +73,31 @@ class StandbyReplicasTest {
         }
     }
 
-    @Test
-    void aStandbyReplicaFollowsItsChangelogAnswersStaleQueriesAndIsPromotedWithoutRestoringItsState() throws Exception {
-        final String app = "standby-replicas";
+    @ParameterizedTest
+    @ValueSource(strings = {"classic", "streams"})
+    void aStandbyReplicaFollowsItsChangelogAnswersStaleQueriesAndIsPromotedWithoutRestoringItsState(final String protocol)
+            throws Exception {
+        final String app = "standby-replicas-" + protocol;
         BROKER.createTopic(app + "-input", 2);
+        final Properties standbys = new Properties();
+        standbys.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, protocol);
+        if (protocol.equals("streams")) {
+            // A streams group's replicas are the group's setting, which the broker's assignor reads.
+            try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers()))) {
+                admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.GROUP, app),
+                    List.of(new AlterConfigOp(new ConfigEntry("streams.num.standby.replicas", "1"),
+                        AlterConfigOp.OpType.SET)))).all().get();
+            }
+        } else {
+            standbys.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, 1);
+        }
         final StandbyUpdates firstUpdates = new StandbyUpdates();
-        final KafkaStreams first = start(app, "first", 7081, firstUpdates, new RestoreStarts());
+        final KafkaStreams first = start(app, "first", 7081, firstUpdates, new RestoreStarts(), standbys);
         waitFor(() -> activeTasks(first).size() == 2 && first.state() == KafkaStreams.State.RUNNING,
             "the first instance to run both tasks");
         final StandbyUpdates updates = new StandbyUpdates();
         final RestoreStarts restores = new RestoreStarts();
-        final KafkaStreams second = start(app, "second", 7082, updates, restores);
+        final KafkaStreams second = start(app, "second", 7082, updates, restores, standbys);
         waitFor(() -> activeTasks(first).size() == 1 && activeTasks(second).size() == 1
             && standbyTasks(first).size() == 1 && standbyTasks(second).size() == 1
             && first.state() == KafkaStreams.State.RUNNING && second.state() == KafkaStreams.State.RUNNING,
@@ -146,13 +169,6 @@ class StandbyReplicasTest {
         produceWords(app, 400);
         final Map<String, Long> afterMove = allWritten();
         assertEquals(afterMove, countsUntil(app, afterMove));
-    }
-
-    private KafkaStreams start(final String app, final String instance, final int port,
-                               final StandbyUpdateListener updates, final StateRestoreListener restores) {
-        final Properties standbys = new Properties();
-        standbys.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, 1);
-        return start(app, instance, port, updates, restores, standbys);
     }
 
     private KafkaStreams start(final String app, final String instance, final int port,

@@ -1,54 +1,38 @@
 package dev.sluice.streams.runtime.internals;
 
-import java.time.Duration;
 import java.util.Collection;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
-import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.utils.Time;
-import org.apache.kafka.common.utils.Utils;
-import org.apache.kafka.common.utils.internals.LogContext;
 import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.errors.MissingSourceTopicException;
-import org.apache.kafka.streams.errors.StreamsException;
-import org.apache.kafka.streams.errors.TaskAssignmentException;
+import org.apache.kafka.streams.internals.StreamsConfigUtils;
 import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.assignment.ProcessId;
-import org.apache.kafka.streams.processor.internals.EngineTaskManager;
 import org.apache.kafka.streams.processor.internals.StreamsMetadataState;
 import org.apache.kafka.streams.processor.internals.TopologyMetadata;
-import org.apache.kafka.streams.processor.internals.assignment.AssignorError;
-import org.apache.kafka.streams.processor.internals.assignment.ReferenceContainer;
-import org.slf4j.Logger;
 
 /**
- * One stream thread's membership in the application's consumer group, spoken as Kafka Streams' own threads speak
- * it: Kafka's Java consumer with Kafka Streams' partition assignor, configured from the application's config as
- * Kafka Streams configures its main consumer. The subscription and assignment data are therefore Kafka Streams'
- * own (sticky high-availability assignment, standby and warm-up tasks, probing rebalances, rack awareness, a
- * custom task assignor), instances of Apache Kafka Streams and of Sluice can share one group, and every client
- * setting of the application applies to the membership.
+ * One stream thread's membership in the application's group, spoken as Kafka Streams' own threads speak it, under
+ * the rebalance protocol the application chose ({@code group.protocol}): Kafka's Java consumer with Kafka Streams'
+ * partition assignor in a classic group ({@link ClassicGroupMember}), or Kafka's consumer as a member of a streams
+ * group whose assignment the broker computes ({@link StreamsGroupMember}). The group data are therefore Kafka
+ * Streams' own, instances of Apache Kafka Streams and of Sluice can share one group, and every client setting of
+ * the application applies to the membership.
  *
- * <p>The member never fetches: what it is assigned stays paused, and the engine's own consumer fetches the input.
- * It subscribes to the topics it is given ({@link #subscribe}), not to the topology's patterns: the engine
- * fetches only partitions of topics its own topology knows.
- * It is polled by the thread that owns the tasks, and the rebalance callbacks of its {@link Listener} run inside
- * {@link #poll()}, before the change applies, as Kafka Streams' do: under the cooperative protocol a revocation
- * comes first, then the new assignment. Only the classic group protocol is spoken.
+ * <p>A member never fetches: what it is assigned stays paused, and the engine's own consumer fetches the input. It
+ * is polled by the thread that owns the tasks, and the rebalance callbacks of its {@link Listener} run inside
+ * {@link #poll()}, before the change applies, as Kafka Streams' do: a revocation comes first, then the new
+ * assignment.
  */
-public final class KafkaStreamsGroupMember implements AutoCloseable {
+public interface KafkaStreamsGroupMember extends AutoCloseable {
 
     /** What a rebalance tells the thread that owns the member; every call comes inside {@link #poll()}. */
-    public interface Listener {
+    interface Listener {
 
         /** The partitions leave this member: the tasks reading them commit and close before this returns. */
         void revoked(Set<TopicPartition> partitions);
@@ -66,155 +50,58 @@ public final class KafkaStreamsGroupMember implements AutoCloseable {
         void applicationShutdownRequested();
     }
 
-    private final Logger log;
-    private final Time time;
-    private final Listener listener;
-    private final ReferenceContainer references;
-    private final EngineTaskManager taskManager;
-    private final Consumer<byte[], byte[]> consumer;
-    private final Rebalances rebalances = new Rebalances();
-    private List<String> topics = List.of();
-    private Map<TaskId, Set<TopicPartition>> assignedActive = Map.of();
-    private Map<TaskId, Set<TopicPartition>> assignedStandby = Map.of();
-
     /**
-     * Joins the group as the given stream thread of this client: {@code threadClientId} and {@code threadIndex}
-     * name the thread as Kafka Streams names its own ({@code <client id>-StreamThread-<n>}, from 1).
+     * Joins the group as the given stream thread of this client, under the application's {@code group.protocol}:
+     * {@code threadClientId} and {@code threadIndex} name the thread as Kafka Streams names its own
+     * ({@code <client id>-StreamThread-<n>}, from 1).
      *
-     * @param taskOffsetSums the changelog offset sums of the tasks whose state this client holds
-     *                       ({@link EngineTaskManager#taskOffsetSums()})
+     * @param taskOffsetSums the changelog offset sums of the tasks whose state this client holds, with
+     *                       {@link org.apache.kafka.streams.processor.internals.Task#LATEST_OFFSET} for a running
+     *                       stateful active task, as Kafka Streams' assignor asks for them
      * @param metadataState  told every client's partitions after each rebalance, for interactive queries
      */
-    public KafkaStreamsGroupMember(final StreamsConfig config, final TopologyMetadata topology, final ProcessId processId,
-                                   final String threadClientId, final int threadIndex, final Admin admin,
-                                   final StreamsMetadataState metadataState, final Supplier<Map<TaskId, Long>> taskOffsetSums,
-                                   final Listener listener, final Time time) {
-        final String logPrefix = String.format("stream-thread [%s] ", threadClientId);
-        this.log = new LogContext(logPrefix).logger(KafkaStreamsGroupMember.class);
-        this.time = time;
-        this.listener = listener;
-        this.taskManager = new EngineTaskManager(time, processId, logPrefix, topology, taskOffsetSums, this::assignment);
-        this.references = new ReferenceContainer();
-        references.adminClient = admin;
-        references.taskManager = taskManager;
-        references.streamsMetadataState = metadataState;
-        references.time = time;
-        references.clientTags = config.getClientTags();
-        final Map<String, Object> consumerConfigs = config.getMainConsumerConfigs(
-            config.getString(StreamsConfig.APPLICATION_ID_CONFIG), threadClientId + "-consumer", threadIndex);
-        consumerConfigs.put(StreamsConfig.InternalConfig.REFERENCE_CONTAINER_PARTITION_ASSIGNOR, references);
-        this.consumer = new KafkaConsumer<>(consumerConfigs, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        references.mainConsumer = consumer;
+    static KafkaStreamsGroupMember join(final StreamsConfig config, final TopologyMetadata topology,
+                                        final ProcessId processId, final String threadClientId, final int threadIndex,
+                                        final Admin admin, final StreamsMetadataState metadataState,
+                                        final Supplier<Map<TaskId, Long>> taskOffsetSums, final Listener listener,
+                                        final Time time) {
+        if (StreamsConfigUtils.streamsProtocolEnabled(config)) {
+            return new StreamsGroupMember(config, topology, processId, threadClientId, threadIndex, metadataState,
+                taskOffsetSums, listener, time);
+        }
+        return new ClassicGroupMember(config, topology, processId, threadClientId, threadIndex, admin, metadataState,
+            taskOffsetSums, listener, time);
     }
 
     /**
      * Subscribes to {@code topics} (the topology's source and repartition topics, those a pattern matches
      * included) instead of what the member was subscribed to; the group rebalances at a next {@link #poll()}.
      */
-    public void subscribe(final Collection<String> topics) {
-        this.topics = List.copyOf(topics);
-        consumer.subscribe(this.topics, rebalances);
-    }
+    void subscribe(Collection<String> topics);
 
     /**
      * Leaves the group and joins it again under a new member id, as Kafka Streams' thread does once its
      * producer was fenced; the listener hears the loss of every partition before this returns.
      */
-    public void rejoin() {
-        consumer.unsubscribe();
-        consumer.subscribe(topics, rebalances);
-    }
+    void rejoin();
 
     /**
      * One turn of the membership: heartbeats, joins and rebalances progress, and the listener hears of any change.
-     * A follow-up rebalance the assignor scheduled (a probing rebalance, which moves a task to a warm-up that
-     * caught up) is started once it is due. Throws what Kafka Streams' thread would: a missing source topic, an
-     * assignment error, or a source topic the assignor found missing for part of the topology.
+     * Throws what Kafka Streams' thread would: a missing source topic, an assignment error, an incorrectly
+     * partitioned topic.
      */
-    public void poll() {
-        if (!consumer.poll(Duration.ZERO).isEmpty()) {
-            throw new IllegalStateException("The group member fetched records, but it pauses everything it is assigned");
-        }
-        final long followUpMs = references.nextScheduledRebalanceMs.get();
-        if (!taskManager.rebalanceInProgress() && followUpMs < time.milliseconds()) {
-            log.info("Triggering the followup rebalance scheduled for {}.", Utils.toLogDateTimeFormat(followUpMs));
-            consumer.enforceRebalance("triggered followup rebalance scheduled for " + followUpMs);
-            references.nextScheduledRebalanceMs.set(Long.MAX_VALUE);
-        }
-        final StreamsException nonFatal = references.nonFatalExceptionsToHandle.poll();
-        if (nonFatal != null) {
-            throw nonFatal;
-        }
-    }
+    void poll();
 
-    /** The member's group, member id, generation and instance id, which a transaction commits offsets under. */
-    public ConsumerGroupMetadata groupMetadata() {
-        return consumer.groupMetadata();
-    }
+    /** The member's group, member id, generation (or epoch) and instance id, which a transaction commits under. */
+    ConsumerGroupMetadata groupMetadata();
 
     /** Commits input offsets outside a transaction (at-least-once), under this member's generation. */
-    public void commit(final Map<TopicPartition, OffsetAndMetadata> offsets) {
-        consumer.commitSync(offsets);
-    }
+    void commit(Map<TopicPartition, OffsetAndMetadata> offsets);
 
     /** Asks every client of the application to shut down, through the group, as Kafka Streams does. */
-    public void requestApplicationShutdown() {
-        references.assignmentErrorCode.set(AssignorError.SHUTDOWN_REQUESTED.code());
-        consumer.enforceRebalance("Shutdown requested");
-    }
+    void requestApplicationShutdown();
 
     /** Leaves the group (unless the member is static, whose place the group keeps until its session ends). */
     @Override
-    public void close() {
-        consumer.close();
-    }
-
-    private void assignment(final Map<TaskId, Set<TopicPartition>> active, final Map<TaskId, Set<TopicPartition>> standby) {
-        assignedActive = active;
-        assignedStandby = standby;
-    }
-
-    /** Kafka Streams' rebalance listener's part, for tasks the engine runs. */
-    private final class Rebalances implements ConsumerRebalanceListener {
-
-        @Override
-        public void onPartitionsRevoked(final Collection<TopicPartition> partitions) {
-            if (!partitions.isEmpty()) {
-                listener.revoked(Set.copyOf(partitions));
-            }
-        }
-
-        @Override
-        public void onPartitionsLost(final Collection<TopicPartition> partitions) {
-            listener.lost(Set.copyOf(partitions));
-        }
-
-        @Override
-        public void onPartitionsAssigned(final Collection<TopicPartition> partitions) {
-            consumer.pause(partitions);
-            final int error = references.assignmentErrorCode.get();
-            if (error == AssignorError.INCOMPLETE_SOURCE_TOPIC_METADATA.code()) {
-                log.error("Received error code {}. {}", AssignorError.INCOMPLETE_SOURCE_TOPIC_METADATA.codeName(),
-                    AssignorError.INCOMPLETE_SOURCE_TOPIC_METADATA.description());
-                taskManager.handleRebalanceComplete();
-                throw new MissingSourceTopicException("One or more source topics were missing during rebalance");
-            } else if (error == AssignorError.VERSION_PROBING.code()) {
-                log.info("Received version probing code {}", AssignorError.VERSION_PROBING);
-            } else if (error == AssignorError.ASSIGNMENT_ERROR.code()) {
-                log.error("Received error code {}", AssignorError.ASSIGNMENT_ERROR);
-                taskManager.handleRebalanceComplete();
-                throw new TaskAssignmentException("Hit an unexpected exception during task assignment phase of rebalance");
-            } else if (error == AssignorError.SHUTDOWN_REQUESTED.code()) {
-                log.error("A Kafka Streams client in this Kafka Streams application is requesting to shutdown the application");
-                taskManager.handleRebalanceComplete();
-                listener.applicationShutdownRequested();
-                return;
-            } else if (error != AssignorError.NONE.code()) {
-                log.error("Received unknown error code {}", error);
-                throw new TaskAssignmentException("Hit an unrecognized exception during rebalance");
-            }
-            taskManager.handleRebalanceComplete();
-            listener.assigned(assignedActive, assignedStandby);
-        }
-    }
+    void close();
 }

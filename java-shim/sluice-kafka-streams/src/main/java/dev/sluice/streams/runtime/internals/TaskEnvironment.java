@@ -123,7 +123,7 @@ final class TaskEnvironment implements TaskFactory {
             ? memberConfig.getString(StreamsConfig.APPLICATION_ID_CONFIG) + "-" + processId
             : userClientId;
         final EngineGroupMember member = new EngineGroupMember(engineMember, this);
-        member.join(new KafkaStreamsGroupMember(memberConfig, topologyMetadata, new ProcessId(processId),
+        member.join(KafkaStreamsGroupMember.join(memberConfig, topologyMetadata, new ProcessId(processId),
             clientId + "-StreamThread-" + thread, thread, admin(clientId), assignorMetadata, member::taskOffsetSums,
             member, time), topics);
         members.add(member);

@@ -178,7 +178,7 @@ class KafkaStreamsGroupMemberTest {
             metadata = new StreamsMetadataState(topologyMetadata, host, new LogContext());
             final Admin admin = admin();
             closing.add(admin);
-            member = new KafkaStreamsGroupMember(config, topologyMetadata, new ProcessId(UUID.randomUUID()),
+            member = KafkaStreamsGroupMember.join(config, topologyMetadata, new ProcessId(UUID.randomUUID()),
                 config.getString(StreamsConfig.CLIENT_ID_CONFIG) + "-StreamThread-1", 1, admin, metadata, offsetSums,
                 this, Time.SYSTEM);
             closing.add(member);
