@@ -48,6 +48,10 @@ use crate::store::TopicPartition;
 /// Longest a restore step may block the loop.
 const RESTORE_STEP_WAIT: Duration = Duration::from_millis(50);
 
+/// How often a commit that waits for the member's rebalance to end looks again: about as
+/// often as the member is polled, which is when the rebalance can end.
+const REBALANCE_COMMIT_RECHECK: Duration = Duration::from_millis(10);
+
 /// What every thread of an instance shares.
 pub(crate) struct ThreadShared {
     pub config: Arc<EngineConfig>,
@@ -115,6 +119,8 @@ pub(crate) struct TaskManager {
     pub rejoin: bool,
     /// A task asked for a commit since the last one.
     commit_requested: bool,
+    /// A commit fell due while the member was rebalancing; it is made once the rebalance ends.
+    commit_waits_for_rebalance: bool,
 }
 
 impl TaskManager {
@@ -166,6 +172,7 @@ impl TaskManager {
             failure: None,
             rejoin: false,
             commit_requested: false,
+            commit_waits_for_rebalance: false,
         })
     }
 
@@ -783,15 +790,22 @@ impl TaskManager {
         self.went_through(flow)
     }
 
-    /// How long until the next commit is due.
+    /// How long until the next commit is due, or until a due commit that waits for the
+    /// member's rebalance looks again.
     pub fn time_to_commit(&self) -> Duration {
-        self.barrier.time_to_commit()
+        if self.commit_waits_for_rebalance {
+            REBALANCE_COMMIT_RECHECK
+        } else {
+            self.barrier.time_to_commit()
+        }
     }
 
     /// Commits when the commit interval is over, or early when the tasks hold more
-    /// uncommitted bytes than the thread's share of the budget or a task asked for it.
+    /// uncommitted bytes than the thread's share of the budget or a task asked for it; not
+    /// while the member is in a rebalance, which may change the generation the commit would be
+    /// made under (Kafka Streams' threads wait too).
     pub fn maybe_commit(&mut self, consumer: GroupConsumer<'_>) -> Result<()> {
-        let due = self.time_to_commit().is_zero();
+        let due = self.barrier.time_to_commit().is_zero();
         let over_budget = self.shared.uncommitted_bytes.share().is_some_and(|share| {
             self.tasks
                 .values()
@@ -799,7 +813,11 @@ impl TaskManager {
                 .sum::<u64>()
                 > share
         });
-        let committed = if due {
+        self.commit_waits_for_rebalance = (due || over_budget || self.commit_requested)
+            && consumer.member.rebalance_in_progress();
+        let committed = if self.commit_waits_for_rebalance {
+            false
+        } else if due {
             self.commit(consumer, CommitTrigger::Interval)?
         } else if over_budget {
             self.commit(consumer, CommitTrigger::Budget)?

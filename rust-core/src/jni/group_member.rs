@@ -120,6 +120,10 @@ impl GroupMember for JvmGroupMember {
         self.0.group_metadata()
     }
 
+    fn rebalance_in_progress(&self) -> bool {
+        self.0.rebalance_in_progress()
+    }
+
     fn fatal_error(&self) -> Option<ClientError> {
         self.0.fatal_error()
     }
@@ -235,6 +239,20 @@ impl GroupMember for JavaMember {
             generation: generation?.parse().ok()?,
             instance_id,
         })
+    }
+
+    fn rebalance_in_progress(&self) -> bool {
+        upcall(&self.vm, |env| {
+            Ok(env
+                .call_method(
+                    self.java(),
+                    jni_str!("rebalanceInProgress"),
+                    jni_sig!("()Z"),
+                    &[],
+                )?
+                .z()?)
+        })
+        .unwrap_or(false)
     }
 
     fn fatal_error(&self) -> Option<ClientError> {

@@ -202,6 +202,11 @@ pub trait GroupMember: Send + Sync {
     /// The group generation this member belongs to; `None` while it is not a member.
     fn group_metadata(&self) -> Option<GroupMetadata>;
 
+    /// True from the member's joining a rebalance until its assignment arrives: the generation
+    /// a commit is made under is about to change, so the thread's regular commits wait, as
+    /// Kafka Streams' do (a revocation's commit does not).
+    fn rebalance_in_progress(&self) -> bool;
+
     /// The error that put the member out of use for good, once one did (a static member
     /// fenced by another with its instance id): every later operation fails without saying
     /// more than that.

@@ -119,6 +119,9 @@ impl GroupMember for RangeMember {
     fn group_metadata(&self) -> Option<GroupMetadata> {
         consumer_group_metadata(&self.0)
     }
+    fn rebalance_in_progress(&self) -> bool {
+        false
+    }
     fn fatal_error(&self) -> Option<ClientError> {
         fatal_error(&self.0)
     }
@@ -142,6 +145,9 @@ impl GroupMember for Callback<'_> {
     }
     fn group_metadata(&self) -> Option<GroupMetadata> {
         consumer_group_metadata(self.0)
+    }
+    fn rebalance_in_progress(&self) -> bool {
+        false
     }
     fn fatal_error(&self) -> Option<ClientError> {
         fatal_error(self.0)

@@ -113,6 +113,8 @@ struct Cluster {
     /// Record values whose next send fails, with the error the producer reports.
     failing_once: BTreeMap<Vec<u8>, ClientError>,
     generation: i32,
+    /// The member takes part in a rebalance that has not assigned it yet.
+    rebalancing: bool,
     events: Vec<Event>,
     commits: Vec<GroupCommit>,
     deleted_topics: BTreeSet<String>,
@@ -191,6 +193,11 @@ impl FakeKafka {
     /// The consumer's polls, in order, after those scripted already.
     pub fn script(&self, polls: impl IntoIterator<Item = Poll>) {
         self.cluster().polls.extend(polls);
+    }
+
+    /// The member joins a rebalance (`true`) or gets its assignment (`false`).
+    pub fn set_rebalancing(&self, rebalancing: bool) {
+        self.cluster().rebalancing = rebalancing;
     }
 
     /// The next `op` fails with `failure`.
@@ -401,6 +408,10 @@ impl GroupMember for FakeMember {
             generation: self.kafka.cluster().generation,
             instance_id: None,
         })
+    }
+
+    fn rebalance_in_progress(&self) -> bool {
+        self.kafka.cluster().rebalancing
     }
 
     fn fatal_error(&self) -> Option<ClientError> {

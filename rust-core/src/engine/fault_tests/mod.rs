@@ -521,6 +521,43 @@ fn a_commit_a_task_asks_for_is_made_without_waiting_for_the_commit_interval() {
 }
 
 #[test]
+fn a_commit_that_falls_due_while_the_member_rebalances_waits_until_the_rebalance_ends() {
+    let harness = Harness::new(
+        "exactly_once_v2",
+        OnSendFailed::Fail,
+        &[("commit.interval.ms", "3600000")],
+    );
+    *harness.commit_after.lock().unwrap() = Some("a1");
+    let kafka = Arc::clone(&harness.kafka);
+    let rebalance_starts = Elsewhere(Arc::new(move || kafka.set_rebalancing(true)));
+    let kafka = Arc::clone(&harness.kafka);
+    let commits_during_rebalance = Arc::new(Mutex::new(None));
+    let counted = Arc::clone(&commits_during_rebalance);
+    let rebalance_ends = Elsewhere(Arc::new(move || {
+        *counted.lock().unwrap() = Some(kafka.commits().len());
+        kafka.set_rebalancing(false);
+    }));
+    harness.kafka.script([
+        both_inputs(),
+        Poll::Elsewhere(rebalance_starts),
+        Poll::FetchFrom(input(0)),
+        Poll::Elsewhere(rebalance_ends),
+        Poll::FetchFrom(input(1)),
+    ]);
+    harness.run().unwrap();
+    assert_eq!(
+        *commits_during_rebalance.lock().unwrap(),
+        Some(0),
+        "the commit the task asked for waited for the rebalance"
+    );
+    let commits = harness.kafka.commits();
+    // Made right after the rebalance, before input 1 was fetched; the clean close makes the second.
+    assert_eq!(commits.len(), 2, "{commits:?}");
+    assert_eq!(commits[0].offsets, BTreeMap::from([(input(0), 3)]));
+    assert_eq!(harness.output(), every_input());
+}
+
+#[test]
 fn a_static_member_fenced_out_of_its_consumer_joins_again_with_a_new_one() {
     // Nothing commits before the end: the work done before the fence is rolled back.
     let harness = Harness::new(

@@ -340,14 +340,20 @@ class KafkaStreamsOnEngineTest {
             handled.get(0).getMessage());
     }
 
-    @Test
-    void aSourceTopicMissingAtStartOrDeletedLaterGoesToTheHandlerAsMissingSourceTopic() throws Exception {
+    /** Under either group protocol: the streams protocol's broker reports the topic missing in its heartbeats. */
+    @ParameterizedTest
+    @ValueSource(strings = {"classic", "streams"})
+    void aSourceTopicMissingAtStartOrDeletedLaterGoesToTheHandlerAsMissingSourceTopic(final String protocol)
+            throws Exception {
         final List<Throwable> handled = new CopyOnWriteArrayList<>();
+        final String input = "gone-input-" + protocol;
         final StreamsBuilder builder = new StreamsBuilder();
-        builder.stream("gone-input", Consumed.with(Serdes.String(), Serdes.String())).to("gone-output");
+        builder.stream(input, Consumed.with(Serdes.String(), Serdes.String())).to("gone-output");
 
         // As in Kafka Streams, start() returns and the handler hears of it.
-        final KafkaStreams neverThere = new KafkaStreams(builder.build(), props("gone-at-start"));
+        final Properties atStart = props("gone-at-start-" + protocol);
+        atStart.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, protocol);
+        final KafkaStreams neverThere = new KafkaStreams(builder.build(), atStart);
         started.add(neverThere);
         shutDownOnFailure(neverThere, handled);
         neverThere.start();
@@ -355,14 +361,16 @@ class KafkaStreamsOnEngineTest {
         assertEquals(1, handled.size());
         assertTrue(handled.get(0) instanceof MissingSourceTopicException, describe(handled.get(0)));
 
-        BROKER.createTopic("gone-input", 2);
-        final KafkaStreams running = new KafkaStreams(builder.build(), props("gone-later"));
+        BROKER.createTopic(input, 2);
+        final Properties later = props("gone-later-" + protocol);
+        later.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, protocol);
+        final KafkaStreams running = new KafkaStreams(builder.build(), later);
         started.add(running);
         shutDownOnFailure(running, handled);
         running.start();
         waitFor(() -> running.state() == KafkaStreams.State.RUNNING, "the client to run");
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers()))) {
-            admin.deleteTopics(List.of("gone-input")).all().get();
+            admin.deleteTopics(List.of(input)).all().get();
         }
         waitFor(() -> running.state() == KafkaStreams.State.ERROR, "the client to shut down to ERROR");
         assertEquals(2, handled.size());

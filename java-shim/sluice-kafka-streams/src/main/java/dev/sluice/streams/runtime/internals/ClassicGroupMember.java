@@ -112,6 +112,12 @@ final class ClassicGroupMember implements KafkaStreamsGroupMember {
         return consumer.groupMetadata();
     }
 
+    /** From the assignor's asking for the member's subscription data until the member's assignment. */
+    @Override
+    public boolean rebalanceInProgress() {
+        return taskManager.rebalanceInProgress();
+    }
+
     @Override
     public void commit(final Map<TopicPartition, OffsetAndMetadata> offsets) {
         consumer.commitSync(offsets);

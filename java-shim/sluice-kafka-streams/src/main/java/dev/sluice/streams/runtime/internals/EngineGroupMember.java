@@ -123,6 +123,11 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
             metadata.groupInstanceId().orElse(null)};
     }
 
+    /** True while the member takes part in a rebalance that has not assigned it yet. */
+    boolean rebalanceInProgress() {
+        return member.rebalanceInProgress();
+    }
+
     /** Commits input offsets framed as {@link RuntimeFraming#readInputs}, outside a transaction. */
     void commit(final byte[] offsets) {
         final Map<TopicPartition, OffsetAndMetadata> committed = new LinkedHashMap<>();

@@ -95,6 +95,12 @@ public interface KafkaStreamsGroupMember extends AutoCloseable {
     /** The member's group, member id, generation (or epoch) and instance id, which a transaction commits under. */
     ConsumerGroupMetadata groupMetadata();
 
+    /**
+     * True from the member's joining a rebalance until its assignment arrives, when the generation a commit is
+     * made under is about to change: the thread's regular commits wait, as Kafka Streams' do.
+     */
+    boolean rebalanceInProgress();
+
     /** Commits input offsets outside a transaction (at-least-once), under this member's generation. */
     void commit(Map<TopicPartition, OffsetAndMetadata> offsets);
 

@@ -119,6 +119,15 @@ final class StreamsGroupMember implements KafkaStreamsGroupMember {
         return consumer.groupMetadata();
     }
 
+    /**
+     * Never: the broker moves tasks between epochs without a group-wide rebalance, and Kafka Streams' thread
+     * under this protocol never holds its commits back either.
+     */
+    @Override
+    public boolean rebalanceInProgress() {
+        return false;
+    }
+
     @Override
     public void commit(final Map<TopicPartition, OffsetAndMetadata> offsets) {
         consumer.commitSync(offsets);
