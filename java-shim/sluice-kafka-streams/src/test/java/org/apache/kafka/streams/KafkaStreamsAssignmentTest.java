@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -70,10 +71,22 @@ class KafkaStreamsAssignmentTest {
         BROKER.createTopic(app + "-input", PARTITIONS);
         final KafkaStreams first = start(new KafkaStreams(topology(app), props(app, "first", protocol)));
         waitFor(() -> activeTasks(first).size() == PARTITIONS, "the first instance to run every task");
-        final KafkaStreams second = start(new KafkaStreams(topology(app), props(app, "second", protocol)));
+        final KafkaStreams second = new KafkaStreams(topology(app), props(app, "second", protocol));
+        final List<Integer> tasksWhenRunning = new CopyOnWriteArrayList<>();
+        second.setStateListener((newState, oldState) -> {
+            if (newState == KafkaStreams.State.RUNNING) {
+                tasksWhenRunning.add(activeTasks(second).size());
+            }
+        });
+        start(second);
         waitFor(() -> activeTasks(first).size() == PARTITIONS / 2 && activeTasks(second).size() == PARTITIONS / 2
             && first.state() == KafkaStreams.State.RUNNING && second.state() == KafkaStreams.State.RUNNING,
             "the two instances to run half the tasks each");
+        if (protocol.equals("classic")) {
+            // The first rebalance only takes tasks from the first instance; the second runs them after the
+            // follow-up, and is not RUNNING before.
+            assertEquals(PARTITIONS / 2, tasksWhenRunning.get(0), "the second instance's tasks when first RUNNING");
+        }
         final Set<TaskId> all = new HashSet<>(activeTasks(first));
         all.addAll(activeTasks(second));
         assertEquals(PARTITIONS, all.size(), "every task runs once");

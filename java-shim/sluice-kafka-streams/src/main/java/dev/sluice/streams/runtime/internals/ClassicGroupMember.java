@@ -50,6 +50,11 @@ final class ClassicGroupMember implements KafkaStreamsGroupMember {
     private List<String> topics = List.of();
     private Map<TaskId, Set<TopicPartition>> assignedActive = Map.of();
     private Map<TaskId, Set<TopicPartition>> assignedStandby = Map.of();
+    /**
+     * The member gave up partitions when its assignment arrived, so the consumer joins again at once: under the
+     * cooperative protocol the revoked tasks are handed out in that follow-up rebalance.
+     */
+    private boolean revokedByAssignment;
 
     /** See {@link KafkaStreamsGroupMember#join}. */
     ClassicGroupMember(final StreamsConfig config, final TopologyMetadata topology, final ProcessId processId,
@@ -145,6 +150,9 @@ final class ClassicGroupMember implements KafkaStreamsGroupMember {
         @Override
         public void onPartitionsRevoked(final Collection<TopicPartition> partitions) {
             if (!partitions.isEmpty()) {
+                // Before the member asks for its subscription data a revocation is the eager protocol's, made
+                // before joining; within the rebalance it is the cooperative one's, made with the assignment.
+                revokedByAssignment = taskManager.rebalanceInProgress();
                 listener.revoked(Set.copyOf(partitions));
             }
         }
@@ -179,7 +187,10 @@ final class ClassicGroupMember implements KafkaStreamsGroupMember {
                 throw new TaskAssignmentException("Hit an unrecognized exception during rebalance");
             }
             taskManager.handleRebalanceComplete();
-            listener.assigned(assignedActive, assignedStandby);
+            final boolean followUpDue = revokedByAssignment
+                || references.nextScheduledRebalanceMs.get() < time.milliseconds();
+            revokedByAssignment = false;
+            listener.assigned(assignedActive, assignedStandby, followUpDue);
         }
     }
 }

@@ -163,7 +163,8 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
     }
 
     @Override
-    public void assigned(final Map<TaskId, Set<TopicPartition>> active, final Map<TaskId, Set<TopicPartition>> standby) {
+    public void assigned(final Map<TaskId, Set<TopicPartition>> active, final Map<TaskId, Set<TopicPartition>> standby,
+                         final boolean followUpDue) {
         final Set<TopicPartition> changed = new HashSet<>();
         synchronized (this) {
             active.forEach((task, inputs) -> {
@@ -189,6 +190,9 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
                 }
             }));
             standby.values().forEach(inputs -> inputs.forEach(partition -> standbyInputs.put(partition, null)));
+        }
+        if (followUpDue) {
+            environment.followUpRebalanceDue();
         }
         partitionsAssigned(engineMember, OffsetFraming.write(added), OffsetFraming.write(standbyInputs));
     }

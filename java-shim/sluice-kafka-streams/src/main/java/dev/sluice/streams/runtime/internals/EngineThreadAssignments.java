@@ -24,6 +24,8 @@ final class EngineThreadAssignments {
     private final Set<String> rebalancing = new HashSet<>();
     /** Threads added while the client runs that have not reported yet. */
     private final Set<String> starting = new HashSet<>();
+    /** Threads whose next assignment is a step in a rebalance that goes on at once. */
+    private final Set<String> followUpDue = new HashSet<>();
     private long rebalancesStarted;
 
     EngineThreadAssignments(final int threadCount) {
@@ -56,6 +58,7 @@ final class EngineThreadAssignments {
         restoring.remove(thread);
         running.remove(thread);
         rebalancing.remove(thread);
+        followUpDue.remove(thread);
     }
 
     /** A rebalance began on {@code thread}. */
@@ -68,12 +71,31 @@ final class EngineThreadAssignments {
     }
 
     /**
+     * The next assignment of {@code thread} leads straight to a follow-up rebalance (its member gave tasks up that
+     * go elsewhere in the follow-up, or was asked to rejoin at once): the thread stays in its rebalance. Kafka
+     * Streams' thread, whose poll joins again before the thread gets to RUNNING, is seen RUNNING in between only
+     * when the follow-up is slow; a client that reported RUNNING here would run a part of its tasks, and queries
+     * and lags would find the rest missing.
+     */
+    synchronized void followUpDue(final String thread) {
+        followUpDue.add(thread);
+    }
+
+    /**
      * {@code thread} owns {@code tasks} now, of which {@code alreadyRunning} (or more) run. A rebalance that took
      * nothing from the thread began and ended with this assignment: it counts, as a Kafka Streams thread passes
      * through PARTITIONS_ASSIGNED after every rebalance.
      */
     synchronized void assigned(final String thread, final Set<TaskId> tasks, final Set<TaskId> alreadyRunning) {
         starting.remove(thread);
+        if (followUpDue.remove(thread)) {
+            restoring.remove(thread);
+            running.remove(thread);
+            if (rebalancing.add(thread)) {
+                rebalancesStarted++;
+            }
+            return;
+        }
         if (!rebalancing.remove(thread)) {
             rebalancesStarted++;
         }

@@ -42,9 +42,12 @@ public interface KafkaStreamsGroupMember extends AutoCloseable {
 
         /**
          * The member's whole task set after a rebalance: active tasks with their input partitions, standby
-         * (and warm-up) tasks with the input partitions of their task.
+         * (and warm-up) tasks with the input partitions of their task. {@code followUpDue} when the member joins
+         * again right away, because the assignment is a step towards the group's next one: it gave up tasks
+         * that go to other members in the follow-up, or its assignor asked for the follow-up at once.
          */
-        void assigned(Map<TaskId, Set<TopicPartition>> active, Map<TaskId, Set<TopicPartition>> standby);
+        void assigned(Map<TaskId, Set<TopicPartition>> active, Map<TaskId, Set<TopicPartition>> standby,
+                      boolean followUpDue);
 
         /** A client of the application asked every client to shut down (Kafka Streams' SHUTDOWN_APPLICATION). */
         void applicationShutdownRequested();

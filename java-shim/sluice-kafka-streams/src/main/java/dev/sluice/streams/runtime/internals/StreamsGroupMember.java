@@ -218,8 +218,9 @@ final class StreamsGroupMember implements KafkaStreamsGroupMember {
         public void onTasksAssigned(final StreamsRebalanceData.Assignment assignment) {
             final StreamsRebalanceData.Assignment tasks = deduplicated(assignment);
             consumer.pause(consumer.assignment());
+            // The broker hands out a task given up elsewhere at a later heartbeat, with no rebalance to join.
             listener.assigned(inputPartitions(tasks.activeTasks().stream()),
-                inputPartitions(Stream.concat(tasks.standbyTasks().stream(), tasks.warmupTasks().stream())));
+                inputPartitions(Stream.concat(tasks.standbyTasks().stream(), tasks.warmupTasks().stream())), false);
             data.setReconciledAssignment(tasks);
         }
 

@@ -218,6 +218,14 @@ final class TaskEnvironment implements TaskFactory {
         }
     }
 
+    /**
+     * The calling engine thread's member joins the group again right after the assignment it is about to hand on:
+     * the thread stays in its rebalance until the follow-up's assignment.
+     */
+    void followUpRebalanceDue() {
+        assignments.followUpDue(Thread.currentThread().getName());
+    }
+
     @Override
     public void assigned(final int[] subtopologies, final int[] partitions) {
         try {

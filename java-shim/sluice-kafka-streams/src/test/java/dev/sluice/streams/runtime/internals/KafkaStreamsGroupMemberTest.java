@@ -111,6 +111,27 @@ class KafkaStreamsGroupMemberTest {
         assertTrue(a.groupGeneration() > 0 && a.groupGeneration() == b.groupGeneration(), "one generation for both members");
     }
 
+    /**
+     * Under the cooperative protocol tasks move in two rebalances: the first takes them from their owner, the
+     * follow-up gives them to the new member. Both assignments of the first rebalance say the follow-up is due (a
+     * client reports RUNNING only after it); the settled ones do not.
+     */
+    @Test
+    void assignmentsThatMoveTasksCallForAFollowUpRebalanceAndSettledOnesDoNot() {
+        final String app = "member-follow-up";
+        BROKER.createTopic(app + "-input", PARTITIONS);
+        final Client a = client(app, "a", 7001, Map.of(), Map::of);
+        pollUntil(() -> a.assigned() && a.active.size() == 8 && !a.followUpDue, a);
+
+        final Client b = client(app, "b", 7002, Map.of(), Map::of);
+        pollUntil(() -> b.assigned() && a.active.size() == 4 && b.active.size() == 4
+            && union(a.active.keySet(), b.active.keySet()).size() == 8 && !a.followUpDue && !b.followUpDue, a, b);
+
+        assertEquals(new Assignment(0, true), b.history.get(0),
+            "b's first assignment: nothing yet, the tasks come in the follow-up");
+        assertTrue(a.history.contains(new Assignment(4, true)), "a gave four tasks up and rejoined: " + a.history);
+    }
+
     @Test
     void offsetSumsKeepStatefulTasksWhereTheirStateIsAndGiveANewClientWarmUps() throws Exception {
         final String app = "member-warmups";
@@ -163,6 +184,9 @@ class KafkaStreamsGroupMemberTest {
         assertEquals(Set.of(new HostInfo("apache", 7001), new HostInfo("sluice", 7002)), hosts);
     }
 
+    /** How many active tasks an assignment gave, and whether it called for a follow-up rebalance. */
+    private record Assignment(int activeTasks, boolean followUpDue) { }
+
     /** One client of the application, as one stream thread's member, and what its listener last heard. */
     private final class Client implements KafkaStreamsGroupMember.Listener {
         final StreamsMetadataState metadata;
@@ -170,6 +194,9 @@ class KafkaStreamsGroupMemberTest {
         volatile Map<TaskId, Set<TopicPartition>> active = Map.of();
         volatile Map<TaskId, Set<TopicPartition>> standby = Map.of();
         int assignments;
+        /** Whether the last assignment called for a follow-up rebalance. */
+        boolean followUpDue;
+        final List<Assignment> history = new ArrayList<>();
 
         Client(final StreamsConfig config, final Topology topology, final HostInfo host,
                final java.util.function.Supplier<Map<TaskId, Long>> offsetSums) {
@@ -205,10 +232,13 @@ class KafkaStreamsGroupMemberTest {
         }
 
         @Override
-        public void assigned(final Map<TaskId, Set<TopicPartition>> active, final Map<TaskId, Set<TopicPartition>> standby) {
+        public void assigned(final Map<TaskId, Set<TopicPartition>> active, final Map<TaskId, Set<TopicPartition>> standby,
+                             final boolean followUpDue) {
             this.active = active;
             this.standby = standby;
             assignments++;
+            this.followUpDue = followUpDue;
+            history.add(new Assignment(active.size(), followUpDue));
         }
 
         @Override
