@@ -148,6 +148,11 @@ fn run_loop(
                 Vec::new()
             }
         };
+        // A thread asked to stop while it polled does not process what the poll returned, as
+        // Kafka Streams' does not: the records stay uncommitted for whoever reads them next.
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
         let mut turn = LoopTurn {
             poll: poll_start.elapsed(),
             polled_records: record_count(&records),

@@ -36,6 +36,8 @@ pub enum Poll {
     Fetch,
     /// Returns the records after the consumer's position in this partition only.
     FetchFrom(TopicPartition),
+    /// Returns what [`Poll::Fetch`] would, while the thread is asked to stop.
+    FetchWhileStopping,
     /// Returns the records after the consumer's position in this partition, paused or not:
     /// what the client had fetched before the pause took effect.
     Prefetched(TopicPartition),
@@ -520,6 +522,11 @@ impl PartitionFetcher for FakeFetcher {
                 Ok(self.fetch(&assignment, max))
             }
             Some(Poll::FetchFrom(partition)) => Ok(self.fetch(&[partition], max)),
+            Some(Poll::FetchWhileStopping) => {
+                let assignment = self.kafka.consumer().assignment.clone();
+                self.kafka.stop.store(true, Ordering::Relaxed);
+                Ok(self.fetch(&assignment, max))
+            }
             Some(Poll::Prefetched(partition)) => {
                 let paused = self.kafka.consumer().paused.remove(&partition);
                 let fetched = self.fetch(std::slice::from_ref(&partition), max);

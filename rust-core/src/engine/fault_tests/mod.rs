@@ -463,6 +463,19 @@ fn everything_polled_is_written_and_committed_once() {
 }
 
 #[test]
+fn what_a_poll_returns_while_the_thread_is_asked_to_stop_is_not_processed() {
+    let harness = Harness::exactly_once();
+    harness.kafka.script([
+        both_inputs(),
+        Poll::FetchFrom(input(0)),
+        Poll::FetchWhileStopping,
+    ]);
+    harness.run().unwrap();
+    assert_eq!(harness.output(), ["a0", "a1", "a2"]);
+    assert_eq!(harness.kafka.committed(), BTreeMap::from([(input(0), 3)]));
+}
+
+#[test]
 fn a_task_whose_state_another_thread_holds_waits_until_that_thread_lets_it_go() {
     let harness = Harness::exactly_once();
     assert!(harness.shared.state_owners.claim(task(0), 2));
@@ -1239,8 +1252,6 @@ fn an_input_whose_task_buffer_is_full_is_not_fetched_and_what_came_meanwhile_is_
             asked(false),
             Call::Processed(vec![2]),
             asked(false),
-            asked(false),
-            // The turn whose poll ends the script.
             asked(false),
         ]
     );
