@@ -6,6 +6,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.stream.Collectors;
 import org.junit.platform.engine.TestExecutionResult;
 import org.junit.platform.engine.support.descriptor.ClassSource;
 import org.junit.platform.engine.support.descriptor.MethodSource;
@@ -44,7 +45,7 @@ final class OutcomeRecorder implements TestExecutionListener, AutoCloseable {
     @Override
     public void executionSkipped(final TestIdentifier test, final String reason) {
         if (test.isTest() || test.getSource().filter(ClassSource.class::isInstance).isPresent()) {
-            record(new TestOutcome(test.getUniqueId(), name(test), TestOutcome.Status.SKIPPED, firstLine(reason)));
+            record(new TestOutcome(test.getUniqueId(), name(test), TestOutcome.Status.SKIPPED, oneLine(reason)));
         }
     }
 
@@ -83,7 +84,8 @@ final class OutcomeRecorder implements TestExecutionListener, AutoCloseable {
     }
 
     /**
-     * The failure's class and the first line of its message. A failure with no message of its own says
+     * The failure's class and its message on one line (a matcher's message says what was expected on one line
+     * and what was found on the next). A failure with no message of its own says
      * why through its cause: an {@code ExceptionInInitializerError} is how a class whose static set-up
      * failed (a cluster the local broker cannot be, say) reaches the class's first {@code @BeforeAll}.
      */
@@ -92,11 +94,11 @@ final class OutcomeRecorder implements TestExecutionListener, AutoCloseable {
         if (message == null && failure.getCause() != null) {
             return failure.getClass().getName() + ": caused by " + describe(failure.getCause());
         }
-        return failure.getClass().getName() + (message == null ? "" : ": " + firstLine(message));
+        return failure.getClass().getName() + (message == null ? "" : ": " + oneLine(message));
     }
 
-    private static String firstLine(final String text) {
-        final String line = text.strip().lines().findFirst().orElse("").replace('\t', ' ');
+    private static String oneLine(final String text) {
+        final String line = text.strip().lines().map(String::strip).collect(Collectors.joining(" ")).replace('\t', ' ');
         return line.length() > 300 ? line.substring(0, 300) + "…" : line;
     }
 }
