@@ -15,7 +15,9 @@
 //! A standby replica of a task (a warm-up replica is one too) is restored the same way, except
 //! that its changelogs are followed as they grow and it never runs: its stores commit each batch
 //! with its offsets, so a standby that restarts, or whose task becomes active here, reads only
-//! what it had not read yet.
+//! what it had not read yet. A replica's store whose changelog is a source topic is followed
+//! only as far as the group committed, a limit raised as the active task commits: its state
+//! then never holds a record the task would process again, and it is promoted as it is.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -117,6 +119,9 @@ struct Restoration {
     end_offset: i64,
     /// The first offset read.
     start_offset: i64,
+    /// A standby replica's changelog that is a source topic: read up to this offset, the
+    /// group's committed one, which is raised as the active task commits.
+    limit: Option<i64>,
     restored: u64,
     /// Records restored since the last batch reported to the listener.
     unreported: u64,
@@ -175,7 +180,7 @@ impl Restorer {
         task: &mut Task,
         committed_inputs: &BTreeMap<TopicPartition, i64>,
     ) -> Result<()> {
-        for start in self.plan(task, Some(committed_inputs))? {
+        for start in self.plan(task, committed_inputs, false)? {
             if let Some(listener) = &self.listener {
                 listener.on_restore_start(
                     &start.store,
@@ -197,9 +202,14 @@ impl Restorer {
 
     /// Starts following the changelogs of `standby`, a standby replica, from what its stores
     /// committed (wiping its state when an offset is not usable, as [`begin`](Self::begin)
-    /// does). It never runs.
-    pub fn follow(&mut self, standby: &mut Task) -> Result<()> {
-        for start in self.plan(standby, None)? {
+    /// does); those that are source topics only as far as `committed_sources`, the group's
+    /// committed offsets of them, say. It never runs.
+    pub fn follow(
+        &mut self,
+        standby: &mut Task,
+        committed_sources: &BTreeMap<TopicPartition, i64>,
+    ) -> Result<()> {
+        for start in self.plan(standby, committed_sources, true)? {
             if let Some(listener) = &self.listener {
                 listener.on_standby_update_start(&start.store, &start.partition, start.offset);
             }
@@ -209,13 +219,14 @@ impl Restorer {
     }
 
     /// Where each changelog of `task` is read from and how far, its state wiped first when an
-    /// offset its stores committed is not usable. `committed_inputs` are an active task's (a
-    /// store whose changelog is a source topic is read as far as the group committed);
-    /// `None` for a standby replica, which follows every changelog.
+    /// offset its stores committed is not usable. A store whose changelog is a source topic is
+    /// read as far as the group committed, `committed_sources`; a `standby` replica follows
+    /// its changelogs as they grow, such a store as the group's committed offset rises.
     fn plan(
         &mut self,
         task: &mut Task,
-        committed_inputs: Option<&BTreeMap<TopicPartition, i64>>,
+        committed_sources: &BTreeMap<TopicPartition, i64>,
+        standby: bool,
     ) -> Result<Vec<Start>> {
         if task.kept_changelogs.is_empty() {
             return Ok(Vec::new());
@@ -226,14 +237,14 @@ impl Restorer {
         for changelog in &task.kept_changelogs {
             let partition = &changelog.partition;
             let (log_start, log_end) = self.reader.watermarks(partition)?;
-            let (end_offset, to) = match committed_inputs {
-                // As in Kafka Streams' changelog reader: nothing committed, nothing to restore.
-                Some(inputs) if changelog.is_source_topic => {
-                    let end = log_end.min(inputs.get(partition).copied().unwrap_or(0));
-                    (end, ReadTo::Offset(end))
-                }
-                Some(_) => (log_end, ReadTo::End),
-                None => (log_end, ReadTo::Follow),
+            // As in Kafka Streams' changelog reader: nothing committed, nothing to restore.
+            let committed_end =
+                || log_end.min(committed_sources.get(partition).copied().unwrap_or(0));
+            let (end_offset, to) = match (changelog.is_source_topic, standby) {
+                (true, false) => (committed_end(), ReadTo::Offset(committed_end())),
+                (true, true) => (committed_end(), ReadTo::FollowUpTo(committed_end())),
+                (false, false) => (log_end, ReadTo::End),
+                (false, true) => (log_end, ReadTo::Follow),
             };
             let offset = committed.get(partition).copied().flatten();
             usable &= offset.is_none_or(|offset| inside(offset, log_start, end_offset));
@@ -279,6 +290,10 @@ impl Restorer {
                 store: start.store,
                 end_offset: start.end_offset,
                 start_offset: start.offset,
+                limit: match start.to {
+                    ReadTo::FollowUpTo(limit) => Some(limit),
+                    _ => None,
+                },
                 restored: 0,
                 unreported: 0,
                 last_offset: None,
@@ -327,6 +342,30 @@ impl Restorer {
             }
         }
         Ok(stopped)
+    }
+
+    /// The changelog partitions standby replicas read only as far as the group committed.
+    pub fn limited_partitions(&self) -> Vec<TopicPartition> {
+        self.reading
+            .iter()
+            .filter(|(_, restoration)| restoration.limit.is_some())
+            .map(|(partition, _)| partition.clone())
+            .collect()
+    }
+
+    /// Lets the standby replicas read their source-topic changelogs on up to the group's
+    /// `committed` offsets of them.
+    pub fn raise_limits(&mut self, committed: &BTreeMap<TopicPartition, i64>) -> Result<()> {
+        for (partition, &until) in committed {
+            let Some(restoration) = self.reading.get_mut(partition) else {
+                continue;
+            };
+            if let Some(limit) = restoration.limit.as_mut().filter(|limit| until > **limit) {
+                *limit = until;
+                self.reader.raise_limit(partition, until)?;
+            }
+        }
+        Ok(())
     }
 
     /// Stops (or resumes) reading the changelogs, the ones begun meanwhile included.

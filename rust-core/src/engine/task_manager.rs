@@ -121,6 +121,9 @@ pub(crate) struct TaskManager {
     commit_requested: bool,
     /// A commit fell due while the member was rebalancing; it is made once the rebalance ends.
     commit_waits_for_rebalance: bool,
+    /// When the group's committed offsets of the standby replicas' source-topic changelogs
+    /// were last asked for.
+    sources_checked_at: Instant,
 }
 
 impl TaskManager {
@@ -173,6 +176,7 @@ impl TaskManager {
             rejoin: false,
             commit_requested: false,
             commit_waits_for_rebalance: false,
+            sources_checked_at: Instant::now(),
         })
     }
 
@@ -255,7 +259,7 @@ impl TaskManager {
                 self.waiting_standbys.insert(id);
             }
         }
-        self.open_waiting_standbys()?;
+        self.open_waiting_standbys(consumer.fetcher)?;
         self.check_source_topics(consumer.fetcher)?;
         let owned: Vec<TaskId> = self.tasks.keys().chain(&self.held).copied().collect();
         self.shared
@@ -320,8 +324,8 @@ impl TaskManager {
     }
 
     /// Opens a standby replica of task `id`, which follows its changelogs from what its
-    /// stores committed.
-    fn open_standby(&mut self, id: TaskId) -> Result<()> {
+    /// stores committed, those that are source topics as far as the group committed.
+    fn open_standby(&mut self, fetcher: &dyn PartitionFetcher, id: TaskId) -> Result<()> {
         let topology = self.shared.topology();
         let subtopology = topology
             .subtopology(id.subtopology)
@@ -335,9 +339,32 @@ impl TaskManager {
                     source,
                 })?;
         let mut standby = Task::open(id, subtopology, processor);
-        self.restorer.follow(&mut standby)?;
+        let sources: Vec<TopicPartition> = standby
+            .kept_changelogs
+            .iter()
+            .filter(|changelog| changelog.is_source_topic)
+            .map(|changelog| changelog.partition.clone())
+            .collect();
+        let committed = committed_positions(fetcher, &sources)?;
+        self.restorer.follow(&mut standby, &committed)?;
         self.standbys.insert(id, standby);
         Ok(())
+    }
+
+    /// Lets the standby replicas read their source-topic changelogs as far as the group
+    /// committed them since it was last asked, once a commit interval: Kafka Streams' replicas
+    /// of such stores ask as often.
+    pub fn follow_committed_sources(&mut self, fetcher: &dyn PartitionFetcher) -> Result<()> {
+        if self.sources_checked_at.elapsed() < self.shared.config.commit_interval {
+            return Ok(());
+        }
+        self.sources_checked_at = Instant::now();
+        let partitions = self.restorer.limited_partitions();
+        if partitions.is_empty() {
+            return Ok(());
+        }
+        let committed = committed_positions(fetcher, &partitions)?;
+        self.restorer.raise_limits(&committed)
     }
 
     /// Closes the standby replica of task `id`: `promoted` when the task becomes active here.
@@ -366,16 +393,16 @@ impl TaskManager {
                 self.open_task(consumer, id, false)?;
             }
         }
-        self.open_waiting_standbys()
+        self.open_waiting_standbys(consumer.fetcher)
     }
 
     /// Opens the standby replicas whose state no other thread of the instance holds any more.
-    fn open_waiting_standbys(&mut self) -> Result<()> {
+    fn open_waiting_standbys(&mut self, fetcher: &dyn PartitionFetcher) -> Result<()> {
         let waiting: Vec<TaskId> = self.waiting_standbys.iter().copied().collect();
         for id in waiting {
             if self.shared.state_owners.claim(id, self.index) {
                 self.waiting_standbys.remove(&id);
-                self.open_standby(id)?;
+                self.open_standby(fetcher, id)?;
             }
         }
         Ok(())
@@ -930,4 +957,19 @@ fn rewind_to_first(fetcher: &dyn PartitionFetcher, batch: &[RecordRun]) -> Resul
         }
     }
     Ok(())
+}
+
+/// The group's committed offset of each of `partitions` that has one.
+fn committed_positions(
+    fetcher: &dyn PartitionFetcher,
+    partitions: &[TopicPartition],
+) -> Result<BTreeMap<TopicPartition, i64>> {
+    if partitions.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    Ok(fetcher
+        .committed_offsets(partitions)?
+        .into_iter()
+        .filter_map(|(partition, committed)| Some((partition, committed?.offset)))
+        .collect())
 }

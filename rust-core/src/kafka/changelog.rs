@@ -64,6 +64,9 @@ struct Reading {
     next: i64,
     /// How far it is read.
     to: ReadTo,
+    /// At its limit ([`ReadTo::FollowUpTo`]): paused, its next record left unread, until the
+    /// limit is raised.
+    held: bool,
     queue: PartitionQueue<DefaultConsumerContext>,
 }
 
@@ -71,6 +74,21 @@ impl Reading {
     fn reached_until(&self) -> bool {
         matches!(self.to, ReadTo::Offset(until) if self.next >= until)
     }
+
+    /// True when reading from `next` on is to wait for the limit to be raised.
+    fn at_limit(&self) -> bool {
+        matches!(self.to, ReadTo::FollowUpTo(until) if self.next >= until)
+    }
+}
+
+/// Where reading a partition's share of a poll left it.
+enum Share {
+    /// More may come.
+    Open,
+    /// Its end, or the offset it is read until, was reached.
+    Ended,
+    /// A record at its limit came ([`ReadTo::FollowUpTo`]), which was not read.
+    AtLimit,
 }
 
 impl TopicReader {
@@ -118,6 +136,25 @@ impl TopicReader {
             self.consumer.resume(list)
         };
         paused.map_err(|e| KafkaFailure::new("pausing or resuming the changelogs", e))
+    }
+
+    /// Holds `partition` of `topic` at its limit: pauses it and moves its fetch position back
+    /// to the limit, so that the record found there (and what the client fetched after it) is
+    /// read again once the limit is raised.
+    fn hold(&mut self, topic: &str, partition: i32, timeout: Duration) -> Result<(), KafkaFailure> {
+        let Some(reading) = self.readings.get_mut(&partition) else {
+            return Ok(());
+        };
+        let ReadTo::FollowUpTo(until) = reading.to else {
+            return Ok(());
+        };
+        reading.held = true;
+        reading.next = until;
+        let held = TopicPartition::new(topic, partition);
+        self.set_paused(&partition_list([(&held, None)]), true)?;
+        self.consumer
+            .seek(topic, partition, Offset::Offset(until), timeout)
+            .map_err(|e| KafkaFailure::new(format!("holding changelog {held} at {until}"), e))
     }
 
     /// Removes `partition` of `topic` from what the consumer reads.
@@ -205,9 +242,10 @@ impl RestoreConsumer for ChangelogReader {
         let (timeout, paused, signal) = (self.timeout, self.paused, Arc::clone(&self.signal));
         let reader = self.topic_reader(&partition.topic)?;
         if let Some(reading) = reader.readings.get_mut(&partition.partition) {
+            let was_held = std::mem::replace(&mut reading.held, false);
             reading.next = offset;
             reading.to = to;
-            return reader
+            reader
                 .consumer
                 .seek(
                     &partition.topic,
@@ -215,21 +253,51 @@ impl RestoreConsumer for ChangelogReader {
                     Offset::Offset(offset),
                     timeout,
                 )
-                .map_err(|e| KafkaFailure::new(format!("rewinding changelog {partition}"), e));
+                .map_err(|e| KafkaFailure::new(format!("rewinding changelog {partition}"), e))?;
+            if was_held && !paused {
+                reader.set_paused(&partition_list([(partition, None)]), false)?;
+            }
+        } else {
+            let queue = reader.add(
+                &partition.topic,
+                partition.partition,
+                offset,
+                paused,
+                &signal,
+            )?;
+            let reading = Reading {
+                next: offset,
+                to,
+                held: false,
+                queue,
+            };
+            reader.readings.insert(partition.partition, reading);
         }
-        let queue = reader.add(
-            &partition.topic,
-            partition.partition,
-            offset,
-            paused,
-            &signal,
-        )?;
-        let reading = Reading {
-            next: offset,
-            to,
-            queue,
+        let starts_at_limit = reader.readings[&partition.partition].at_limit();
+        if starts_at_limit {
+            reader.hold(&partition.topic, partition.partition, timeout)?;
+        }
+        Ok(())
+    }
+
+    fn raise_limit(&mut self, partition: &TopicPartition, until: i64) -> Result<(), KafkaFailure> {
+        let paused = self.paused;
+        let Some(reader) = self.topics.get_mut(&partition.topic) else {
+            return Ok(());
         };
-        reader.readings.insert(partition.partition, reading);
+        let Some(reading) = reader.readings.get_mut(&partition.partition) else {
+            return Ok(());
+        };
+        let ReadTo::FollowUpTo(limit) = reading.to else {
+            return Ok(());
+        };
+        reading.to = ReadTo::FollowUpTo(limit.max(until));
+        if reading.held && !reading.at_limit() {
+            reading.held = false;
+            if !paused {
+                reader.set_paused(&partition_list([(partition, None)]), false)?;
+            }
+        }
         Ok(())
     }
 
@@ -238,10 +306,12 @@ impl RestoreConsumer for ChangelogReader {
     fn set_paused(&mut self, paused: bool) -> Result<(), KafkaFailure> {
         self.paused = paused;
         for (topic, reader) in &self.topics {
+            // A partition held at its limit stays paused when the others resume.
             let partitions: Vec<TopicPartition> = reader
                 .readings
-                .keys()
-                .map(|partition| TopicPartition::new(topic.clone(), *partition))
+                .iter()
+                .filter(|(_, reading)| paused || !reading.held)
+                .map(|(partition, _)| TopicPartition::new(topic.clone(), *partition))
                 .collect();
             if !partitions.is_empty() {
                 reader.set_paused(
@@ -284,6 +354,7 @@ impl RestoreConsumer for ChangelogReader {
         max_wait: Duration,
     ) -> Result<Vec<ChangelogEvent>, KafkaFailure> {
         let deadline = Instant::now() + max_wait;
+        let timeout = self.timeout;
         let reading: usize = self.topics.values().map(|r| r.readings.len()).sum();
         let share = (max_records / reading.max(1)).max(1);
         loop {
@@ -298,10 +369,19 @@ impl RestoreConsumer for ChangelogReader {
                         error,
                     ));
                 }
+                let mut at_limit = Vec::new();
                 for (&partition, reading) in &mut reader.readings {
-                    if read_share(topic, partition, reading, share, &mut events)? {
-                        ended.push(TopicPartition::new(topic.clone(), partition));
+                    if reading.held {
+                        continue;
                     }
+                    match read_share(topic, partition, reading, share, &mut events)? {
+                        Share::Open => {}
+                        Share::Ended => ended.push(TopicPartition::new(topic.clone(), partition)),
+                        Share::AtLimit => at_limit.push(partition),
+                    }
+                }
+                for partition in at_limit {
+                    reader.hold(topic, partition, timeout)?;
                 }
             }
             for partition in &ended {
@@ -320,32 +400,37 @@ impl RestoreConsumer for ChangelogReader {
     }
 }
 
-/// Reads up to `share` records of `partition` from its queue into `events`, without waiting;
-/// true when the partition ended (its end, or the offset it is read until, was reached).
+/// Reads up to `share` records of `partition` from its queue into `events`, without waiting.
 fn read_share(
     topic: &str,
     partition: i32,
     reading: &mut Reading,
     share: usize,
     events: &mut Vec<ChangelogEvent>,
-) -> Result<bool, KafkaFailure> {
+) -> Result<Share, KafkaFailure> {
     for _ in 0..share {
         match reading.queue.poll(Duration::ZERO) {
-            None => return Ok(false),
+            None => return Ok(Share::Open),
             Some(Ok(message)) => match reading.to {
                 // Past the limit (a transaction marker was the last offset before it): the
                 // partition ended without this record.
-                ReadTo::Offset(until) if message.offset() >= until => return Ok(true),
+                ReadTo::Offset(until) if message.offset() >= until => return Ok(Share::Ended),
+                ReadTo::FollowUpTo(until) if message.offset() >= until => {
+                    return Ok(Share::AtLimit)
+                }
                 _ => {
                     reading.next = message.offset() + 1;
                     push_event(events, topic, &message);
                     if reading.reached_until() {
-                        return Ok(true);
+                        return Ok(Share::Ended);
                     }
                 }
             },
             // A followed partition is at its end only until its next record.
-            Some(Err(KafkaError::PartitionEOF(_))) => return Ok(reading.to != ReadTo::Follow),
+            Some(Err(KafkaError::PartitionEOF(_))) if reading.to.follows() => {
+                return Ok(Share::Open)
+            }
+            Some(Err(KafkaError::PartitionEOF(_))) => return Ok(Share::Ended),
             Some(Err(error)) => {
                 return Err(KafkaFailure::new(
                     format!("reading changelog {topic}-{partition}"),
@@ -354,7 +439,7 @@ fn read_share(
             }
         }
     }
-    Ok(false)
+    Ok(Share::Open)
 }
 
 /// Appends `message` of `topic` to the last event when that holds records of its partition,

@@ -279,6 +279,17 @@ pub enum ReadTo {
     Offset(i64),
     /// On and on as it grows, its end never reported: a standby task's changelog.
     Follow,
+    /// On as it grows, but not past this offset (exclusive) until it is raised
+    /// ([`RestoreConsumer::raise_limit`]), its end never reported: a standby task's changelog
+    /// that is a source topic, read only as far as the group committed.
+    FollowUpTo(i64),
+}
+
+impl ReadTo {
+    /// True for a standby task's changelog, which never ends.
+    pub fn follows(self) -> bool {
+        matches!(self, ReadTo::Follow | ReadTo::FollowUpTo(_))
+    }
 }
 
 /// Reads changelog partitions up to their end, to restore stores from them, or on as they
@@ -298,6 +309,9 @@ pub trait RestoreConsumer: Send {
     /// The end (high watermark) of `partition` as its reading last saw it, without asking the
     /// broker; `None` while unknown.
     fn fetched_end(&self, partition: &TopicPartition) -> Option<i64>;
+
+    /// Lets `partition`, read as [`ReadTo::FollowUpTo`], be read on up to `until` (exclusive).
+    fn raise_limit(&mut self, partition: &TopicPartition, until: i64) -> Result<(), KafkaFailure>;
 
     /// Stops (or resumes) reading every partition, those started meanwhile included.
     fn set_paused(&mut self, paused: bool) -> Result<(), KafkaFailure>;

@@ -764,6 +764,10 @@ impl RestoreConsumer for NoChangelogs {
         None
     }
 
+    fn raise_limit(&mut self, partition: &TopicPartition, _until: i64) -> Result<(), KafkaFailure> {
+        self.watermarks(partition).map(|_| ())
+    }
+
     fn set_paused(&mut self, _paused: bool) -> Result<(), KafkaFailure> {
         Ok(())
     }

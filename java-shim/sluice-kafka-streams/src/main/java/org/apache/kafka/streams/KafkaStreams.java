@@ -5,6 +5,7 @@ import dev.sluice.streams.runtime.LocalStateStoreProvider;
 import dev.sluice.streams.runtime.internals.EngineRuntime;
 import dev.sluice.streams.runtime.internals.RuntimeChoice;
 import dev.sluice.streams.runtime.internals.RuntimeListener;
+import dev.sluice.streams.runtime.internals.StoreChangelogs;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Collections;
@@ -64,7 +65,7 @@ import org.apache.kafka.streams.processor.StreamPartitioner;
 import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.internals.ClientUtils;
 import org.apache.kafka.streams.processor.internals.DefaultKafkaClientSupplier;
-import org.apache.kafka.streams.processor.internals.ProcessorStateManager;
+import org.apache.kafka.streams.processor.internals.InternalTopologyBuilder;
 import org.apache.kafka.streams.processor.internals.StoresOnDisk;
 import org.apache.kafka.streams.processor.internals.StateDirectory;
 import org.apache.kafka.streams.processor.internals.StreamThread;
@@ -1305,9 +1306,11 @@ public class KafkaStreams implements AutoCloseable {
         }
         final String applicationId = applicationConfigs.getString(StreamsConfig.APPLICATION_ID_CONFIG);
         final Map<TopicPartition, String> storeNameByChangelog = new HashMap<>();
-        topologyMetadata.lookupBuilderForNamedTopology(null).stateStores().forEach((storeName, factory) -> {
-            if (factory.loggingEnabled()) {
-                final String changelog = ProcessorStateManager.storeChangelogTopic(applicationId, storeName, null);
+        final InternalTopologyBuilder builder = topologyMetadata.lookupBuilderForNamedTopology(null);
+        builder.stateStores().forEach((storeName, factory) -> {
+            final String changelog = StoreChangelogs.changelogTopic(builder, applicationId,
+                builder.sourceTopicsForStore(storeName), factory);
+            if (changelog != null) {
                 current.localStores(storeName).keySet().forEach(partition ->
                     storeNameByChangelog.put(new TopicPartition(changelog, partition), storeName));
             }

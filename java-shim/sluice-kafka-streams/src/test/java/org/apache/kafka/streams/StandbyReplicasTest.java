@@ -19,6 +19,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -171,21 +172,86 @@ class StandbyReplicasTest {
         assertEquals(afterMove, countsUntil(app, afterMove));
     }
 
+    /**
+     * A standby replica of a table whose changelog is its source topic (the topology optimization reuses the topic)
+     * reads the topic only as far as the group committed, as Kafka Streams' replica does: while the active task
+     * processes nothing, the replica holds nothing the task would process again, and it reads on as the task
+     * commits; promoted, its task keeps the store and restores nothing.
+     */
+    @Test
+    void aStandbyReplicaOfASourceTableReadsItsTopicOnlyAsFarAsTheGroupCommitted() throws Exception {
+        final String app = "standby-source-table";
+        BROKER.createTopic(app + "-input", 2);
+        final Properties standbys = new Properties();
+        standbys.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, 1);
+        standbys.put(StreamsConfig.TOPOLOGY_OPTIMIZATION_CONFIG, StreamsConfig.OPTIMIZE);
+        final KafkaStreams first = start(app, "first", 7085, new StandbyUpdates(), new RestoreStarts(), standbys,
+            tableTopology(app, standbys));
+        waitFor(() -> activeTasks(first).size() == 2 && first.state() == KafkaStreams.State.RUNNING,
+            "the first instance to run both tasks");
+        final StandbyUpdates updates = new StandbyUpdates();
+        final RestoreStarts restores = new RestoreStarts();
+        final KafkaStreams second = start(app, "second", 7086, updates, restores, standbys,
+            tableTopology(app, standbys));
+        waitFor(() -> activeTasks(first).size() == 1 && activeTasks(second).size() == 1
+            && standbyTasks(second).size() == 1 && first.state() == KafkaStreams.State.RUNNING
+            && second.state() == KafkaStreams.State.RUNNING,
+            "each instance to run one task, the second keeping a standby replica of the first's");
+        final TopicPartition source = new TopicPartition(app + "-input", activeTasks(first).iterator().next().partition());
+
+        produceTo(source, 0, 100);
+        waitFor(() -> committedOffset(app, source) == 100 && updates.readTo.getOrDefault(source, -1L) == 100,
+            "the replica to read what the active task committed");
+        first.pause();
+        produceTo(source, 100, 100);
+        // Ten commit intervals: the paused task commits nothing, and the replica must not read what it did not commit.
+        Thread.sleep(1000);
+        assertEquals(100, committedOffset(app, source), "the paused task committed nothing");
+        assertEquals(100L, updates.readTo.get(source), "the replica read only what the group committed");
+        final LagInfo replicaLag = second.allLocalStorePartitionLags().get("table").get(source.partition());
+        assertEquals(100, replicaLag.currentOffsetPosition(), "the replica's position in the topic it reuses");
+        assertEquals(200, replicaLag.endOffsetPosition());
+
+        first.resume();
+        waitFor(() -> committedOffset(app, source) == 200 && updates.readTo.getOrDefault(source, -1L) == 200,
+            "the replica to read on as the active task commits");
+        restores.starts.clear();
+        first.close(Duration.ofSeconds(60));
+        waitFor(() -> activeTasks(second).size() == 2 && second.state() == KafkaStreams.State.RUNNING,
+            "the second instance to take the first's task");
+        assertEquals(200L, restores.starts.get(source), "the promoted task kept the replica's store, restoring nothing");
+    }
+
     private KafkaStreams start(final String app, final String instance, final int port,
                                final StandbyUpdateListener updates, final StateRestoreListener restores,
                                final Properties overrides) {
-        final Properties props = EngineTestSupport.props(BROKER, app, stateDirs.resolve(instance));
-        props.put(StreamsConfig.CLIENT_ID_CONFIG, app + "-" + instance);
-        props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "localhost:" + port);
-        props.putAll(overrides);
-        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
         final StreamsBuilder builder = new StreamsBuilder();
         builder.stream(app + "-input", Consumed.with(Serdes.String(), Serdes.String()))
             .groupByKey()
             .count(Materialized.as(STORE))
             .toStream()
             .to(app + "-counts", Produced.with(Serdes.String(), Serdes.Long()));
-        final KafkaStreams streams = new KafkaStreams(builder.build(), props);
+        return start(app, instance, port, updates, restores, overrides, builder.build());
+    }
+
+    /** A table of the input topic, materialised, and its changes written on. */
+    private static Topology tableTopology(final String app, final Properties config) {
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.table(app + "-input", Consumed.with(Serdes.String(), Serdes.String()), Materialized.as("table"))
+            .toStream()
+            .to(app + "-table-changes", Produced.with(Serdes.String(), Serdes.String()));
+        return builder.build(config);
+    }
+
+    private KafkaStreams start(final String app, final String instance, final int port,
+                               final StandbyUpdateListener updates, final StateRestoreListener restores,
+                               final Properties overrides, final Topology topology) {
+        final Properties props = EngineTestSupport.props(BROKER, app, stateDirs.resolve(instance));
+        props.put(StreamsConfig.CLIENT_ID_CONFIG, app + "-" + instance);
+        props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, "localhost:" + port);
+        props.putAll(overrides);
+        props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        final KafkaStreams streams = new KafkaStreams(topology, props);
         streams.setStandbyUpdateListener(updates);
         streams.setGlobalStateRestoreListener(restores);
         closing.add(() -> streams.close(Duration.ofSeconds(60)));
@@ -214,6 +280,29 @@ class StandbyReplicasTest {
             all.forEachRemaining(entry -> counts.put(entry.key, entry.value));
         }
         return counts;
+    }
+
+    /** Writes {@code count} records to {@code partition}, keyed {@code k<first>}, {@code k<first + 1>} and so on. */
+    private static void produceTo(final TopicPartition partition, final int first, final int count) throws Exception {
+        final Properties props = new Properties();
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers());
+        try (KafkaProducer<String, String> producer =
+                 new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
+            for (int i = first; i < first + count; i++) {
+                producer.send(new ProducerRecord<>(partition.topic(), partition.partition(), "k" + i, "v" + i)).get();
+            }
+        }
+    }
+
+    /** The application's committed offset of {@code partition}; -1 for none. */
+    private static long committedOffset(final String app, final TopicPartition partition) {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers()))) {
+            final OffsetAndMetadata committed =
+                admin.listConsumerGroupOffsets(app).partitionsToOffsetAndMetadata().get().get(partition);
+            return committed == null ? -1 : committed.offset();
+        } catch (final Exception e) {
+            throw new AssertionError("reading the committed offset of " + partition, e);
+        }
     }
 
     /** Writes {@code count} records keyed by 20 words, noting each word's count by the partition it went to. */
@@ -246,16 +335,20 @@ class StandbyReplicasTest {
         final Map<TopicPartition, Long> started = new ConcurrentHashMap<>();
         final Map<TopicPartition, Long> loaded = new ConcurrentHashMap<>();
         final Map<TopicPartition, SuspendReason> suspended = new ConcurrentHashMap<>();
+        /** The next offset each replica reads. */
+        final Map<TopicPartition, Long> readTo = new ConcurrentHashMap<>();
 
         @Override
         public void onUpdateStart(final TopicPartition partition, final String store, final long startingOffset) {
             started.put(partition, startingOffset);
+            readTo.put(partition, startingOffset);
         }
 
         @Override
         public void onBatchLoaded(final TopicPartition partition, final String store, final TaskId task,
                                   final long batchEndOffset, final long batchSize, final long currentEndOffset) {
             loaded.merge(partition, batchSize, Long::sum);
+            readTo.put(partition, batchEndOffset + 1);
         }
 
         @Override

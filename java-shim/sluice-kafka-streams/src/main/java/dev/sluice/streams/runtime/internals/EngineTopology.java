@@ -210,7 +210,7 @@ final class EngineTopology {
             // itself (not opened) tells whether it is persistent.
             factory.configure(config);
             final StateStore store = factory.builder().build();
-            final String changelog = changelogOf(builder, info, factory);
+            final String changelog = StoreChangelogs.changelogTopic(builder, applicationId, info.sourceTopics, factory);
             final Map<String, Object> description = new LinkedHashMap<>();
             description.put("name", store.name());
             description.put("persistent", store.persistent());
@@ -230,23 +230,6 @@ final class EngineTopology {
             stores.add(description);
         }
         return stores;
-    }
-
-    /**
-     * The changelog of the store {@code factory} makes, as Kafka Streams resolves it when it builds the
-     * store: a source topic of the subtopology that the store reuses (a source table, a read-only state
-     * store, logged or not), else the store's own changelog topic if it is logged; null for none.
-     */
-    private String changelogOf(final InternalTopologyBuilder builder, final InternalTopologyBuilder.TopicsInfo info,
-                               final StoreFactory factory) {
-        for (final String topic : new TreeSet<>(info.sourceTopics)) {
-            if (factory.storeName().equals(builder.storeForChangelogTopic(topic))) {
-                return topic;
-            }
-        }
-        return factory.loggingEnabled()
-            ? ProcessorStateManager.storeChangelogTopic(applicationId, factory.storeName(), null)
-            : null;
     }
 
     /** The {@code topic.}-prefixed configs, which Kafka Streams applies to every internal topic it creates. */
