@@ -82,6 +82,8 @@ class StandbyReplicasTest {
         BROKER.createTopic(app + "-input", 2);
         final Properties standbys = new Properties();
         standbys.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, protocol);
+        // Task-level metrics of standby tasks are recorded at DEBUG.
+        standbys.put(StreamsConfig.METRICS_RECORDING_LEVEL_CONFIG, "DEBUG");
         if (protocol.equals("streams")) {
             // A streams group's replicas are the group's setting, which the broker's assignor reads.
             try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, BROKER.bootstrapServers()))) {
@@ -118,6 +120,9 @@ class StandbyReplicasTest {
         final TopicPartition changelog = new TopicPartition(app + "-" + STORE + "-changelog", replicated);
         assertTrue(updates.started.containsKey(changelog), "the standby update listener heard the start");
         assertTrue(updates.loaded.getOrDefault(changelog, 0L) > 0, "the standby update listener heard batches");
+        // The task's metric is recorded as each batch is written, the listener told right after.
+        waitFor(() -> updateTotal(second, new TaskId(0, replicated)) == updates.loaded.get(changelog),
+            "the standby task's update-total to count the records the listener heard of");
         restores.starts.clear();
 
         first.close(Duration.ofSeconds(60));
@@ -280,6 +285,16 @@ class StandbyReplicasTest {
             all.forEachRemaining(entry -> counts.put(entry.key, entry.value));
         }
         return counts;
+    }
+
+    /** The {@code update-total} of {@code task} on {@code streams} (task-level metrics of a standby task). */
+    private static double updateTotal(final KafkaStreams streams, final TaskId task) {
+        return streams.metrics().values().stream()
+            .filter(metric -> metric.metricName().name().equals("update-total")
+                && metric.metricName().group().equals("stream-task-metrics")
+                && task.toString().equals(metric.metricName().tags().get("task-id")))
+            .mapToDouble(metric -> (Double) metric.metricValue())
+            .sum();
     }
 
     /** Writes {@code count} records to {@code partition}, keyed {@code k<first>}, {@code k<first + 1>} and so on. */

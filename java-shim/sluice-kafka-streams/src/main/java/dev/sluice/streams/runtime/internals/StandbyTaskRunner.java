@@ -107,6 +107,9 @@ final class StandbyTaskRunner implements StateRunner {
             byChangelog.forEach((changelog, batch) -> StateManagerRestore.restore(stateManager, changelog, batch));
             // What a changelog holds is committed: the stores commit it with its offsets at once.
             stateManager.commit();
+            // The task's update-rate and update-total, as Kafka Streams records them for a standby task.
+            task.recordRestoration(environment.time(), byChangelog.values().stream().mapToInt(List::size).sum(), 0,
+                false);
             return null;
         });
     }
