@@ -950,7 +950,7 @@ fn lags(
 }
 
 /// Rewinds each partition of `batch` to its first record, to read the batch again.
-fn rewind_to_first(fetcher: &dyn PartitionFetcher, batch: &[RecordRun]) -> Result<()> {
+pub(crate) fn rewind_to_first(fetcher: &dyn PartitionFetcher, batch: &[RecordRun]) -> Result<()> {
     for run in batch {
         if let Some(first) = run.first_offset() {
             fetcher.seek_to(&run.partition, Some(first))?;

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine::error::{Error, Result};
 use crate::engine::processor::LoopTurn;
-use crate::engine::task_manager::{TaskManager, ThreadShared};
+use crate::engine::task_manager::{rewind_to_first, TaskManager, ThreadShared};
 use crate::engine::topology::ResolvedTopology;
 use crate::kafka::{
     record_count, ClientError, GroupConsumer, GroupMember, KafkaFailure, PartitionFetcher,
@@ -151,7 +151,10 @@ fn run_loop(
         };
         // A thread asked to stop while it polled does not process what the poll returned, as
         // Kafka Streams' does not: the records stay uncommitted for whoever reads them next.
+        // The consumer goes back to them, or the closing commit would take its position past
+        // them for the inputs' next offsets.
         if stop.load(Ordering::Relaxed) {
+            rewind_to_first(consumer.fetcher, &records)?;
             break;
         }
         let mut turn = LoopTurn {

@@ -43,7 +43,7 @@ class DiskFullTest {
         final DiskFullResult result = report(run.run(Target.SLUICE_RUNTIME, seed));
 
         assertTrue(result.exact(), "running: " + result.whileRunning() + "; restarted: " + result.onRestart() + "; "
-            + result.verdict() + " (seed " + seed + "); see " + result.runDir());
+            + result.verification().mismatches() + " (seed " + seed + "); see " + result.runDir());
     }
 
     @AfterAll
