@@ -26,8 +26,8 @@ use crate::engine::purge::RepartitionPurge;
 use crate::engine::task::{Outputs, Task};
 use crate::engine::topology::TaskId;
 use crate::kafka::{
-    Admin, ClientError, GroupConsumer, InputOffset, PartitionFetcher, StreamsProducer,
-    ThreadClients, TransactionFailure,
+    Admin, ClientError, DeliveredOffsets, GroupConsumer, GroupMetadata, InputOffset,
+    PartitionFetcher, StreamsProducer, ThreadClients, TransactionFailure,
 };
 use crate::store::TopicPartition;
 
@@ -218,7 +218,7 @@ impl CommitBarrier {
         match (doomed, timed_out) {
             (Some(error), _) => Err(Error::Producer(TransactionFailure::Fatal(error))),
             (None, Some(error)) => self
-                .recover(consumer, tasks, TransactionFailure::Abortable(error))
+                .recover_from_timed_out_send(consumer, tasks, error)
                 .map(ControlFlow::Break),
             (None, None) => {
                 self.tell_answered(tasks, answered_below)?;
@@ -311,7 +311,7 @@ impl CommitBarrier {
         } else {
             None
         };
-        let delivered = match self.producer.commit(&consumed, group.as_ref()) {
+        let delivered = match self.commit_resuming_timeouts(&consumed, group.as_ref()) {
             Ok(delivered) => delivered,
             Err(failure) => {
                 return self
@@ -336,6 +336,33 @@ impl CommitBarrier {
         // commit that takes a while does not make the next one come sooner.
         self.last_commit = Instant::now();
         Ok(ControlFlow::Continue(()))
+    }
+
+    /// Commits the transaction (under at-least-once, flushes). A commit that timed out is made
+    /// again, which resumes it, until `task.timeout.ms` has passed, as Kafka Streams retries a
+    /// commit that timed out: the coordinator may have been asked to commit already, so the
+    /// transaction can no longer be aborted and its work rolled back (the stores would miss
+    /// what the changelogs and the group's offsets then hold). Past the task timeout the thread
+    /// fails, and the stores' next restore reads whatever became of the transaction.
+    fn commit_resuming_timeouts(
+        &mut self,
+        consumed: &BTreeMap<TopicPartition, InputOffset>,
+        group: Option<&GroupMetadata>,
+    ) -> std::result::Result<DeliveredOffsets, TransactionFailure> {
+        let mut timed_out_since: Option<Instant> = None;
+        loop {
+            match self.producer.commit(consumed, group) {
+                Err(TransactionFailure::Abortable(error))
+                    if error.protocol_code() == ClientError::REQUEST_TIMED_OUT =>
+                {
+                    let since = *timed_out_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() >= self.task_timeout {
+                        return Err(TransactionFailure::Fatal(error));
+                    }
+                }
+                answer => return answer,
+            }
+        }
     }
 
     /// Deletes the repartition records below what was committed, when due; `owned` are the
@@ -416,6 +443,23 @@ impl CommitBarrier {
         } else {
             self.producer.flush()
         };
+    }
+
+    /// Aborts the transaction in which a send timed out, then replaces the producer: after a
+    /// broker outage, librdkafka's producer was seen failing every delivery with a timeout
+    /// after such an abort, thousands of aborts in a row without a record getting through. A
+    /// new producer starts with none of the old one's state.
+    fn recover_from_timed_out_send(
+        &mut self,
+        consumer: GroupConsumer<'_>,
+        tasks: &mut Tasks,
+        error: ClientError,
+    ) -> Result<Recovery> {
+        let recovery = self.recover(consumer, tasks, TransactionFailure::Abortable(error))?;
+        if recovery == Recovery::RolledBack {
+            self.producer = self.source.create()?;
+        }
+        Ok(recovery)
     }
 
     /// Handles a failed send or commit the way Kafka Streams does.

@@ -260,6 +260,9 @@ pub trait StreamsProducer: Send {
     /// Exactly-once: commits the transaction with `consumed` (next offsets to read) as the
     /// group's offsets, fenced by `group`'s generation. At-least-once: flushes only; the
     /// caller commits `consumed` through the consumer.
+    ///
+    /// Called again after the transaction's commit timed out, it resumes that commit: the
+    /// coordinator may have been asked to commit already.
     fn commit(
         &mut self,
         consumed: &BTreeMap<TopicPartition, InputOffset>,

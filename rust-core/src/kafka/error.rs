@@ -89,6 +89,13 @@ pub enum TransactionFailure {
 }
 
 impl TransactionFailure {
+    /// True when the transaction must abort, or the call be made again, because the broker
+    /// did not answer in time.
+    pub(crate) fn timed_out(&self) -> bool {
+        matches!(self, TransactionFailure::Abortable(error)
+            if error.protocol_code() == ClientError::REQUEST_TIMED_OUT)
+    }
+
     /// Classifies an error returned by an rdkafka producer operation. A transaction that the
     /// coordinator aborted itself, its timeout passed while the broker was away, is refused
     /// as being in an invalid state where Kafka's Java producer learns it was fenced: both

@@ -329,6 +329,9 @@ pub struct KafkaStreamsProducer {
     producer: Arc<BaseProducer<DeliveryTracker>>,
     transactional: bool,
     in_transaction: bool,
+    /// Where the records of a transaction whose commit timed out landed: the next commit
+    /// resumes that one.
+    unanswered_commit: Option<DeliveredOffsets>,
     timeout: Duration,
 }
 
@@ -355,6 +358,7 @@ impl KafkaStreamsProducer {
             producer,
             transactional,
             in_transaction: false,
+            unanswered_commit: None,
             timeout,
         })
     }
@@ -478,6 +482,27 @@ impl KafkaStreamsProducer {
         i32::try_from(self.timeout.as_millis()).unwrap_or(i32::MAX)
     }
 
+    /// Commits the open transaction, whose records landed where `delivered` says. A commit
+    /// that timed out keeps `delivered` for the call that resumes it.
+    fn commit_transaction(
+        &mut self,
+        delivered: DeliveredOffsets,
+    ) -> Result<DeliveredOffsets, TransactionFailure> {
+        match self.producer.commit_transaction(self.timeout) {
+            Ok(()) => {
+                self.in_transaction = false;
+                Ok(delivered)
+            }
+            Err(error) => {
+                let failure = TransactionFailure::classify(error);
+                if failure.timed_out() {
+                    self.unanswered_commit = Some(delivered);
+                }
+                Err(failure)
+            }
+        }
+    }
+
     fn begin_if_needed(&mut self) -> Result<(), TransactionFailure> {
         if self.transactional && !self.in_transaction {
             self.producer
@@ -592,6 +617,10 @@ impl StreamsProducer for KafkaStreamsProducer {
         consumed: &BTreeMap<TopicPartition, InputOffset>,
         group: Option<&GroupMetadata>,
     ) -> Result<DeliveredOffsets, TransactionFailure> {
+        if let Some(delivered) = self.unanswered_commit.take() {
+            // librdkafka resumes a commit that timed out when it is asked to commit again.
+            return self.commit_transaction(delivered);
+        }
         self.flush()?;
         let deliveries = self.producer.context().take();
         if let Some((_, error)) = deliveries.failed.into_iter().next() {
@@ -609,15 +638,13 @@ impl StreamsProducer for KafkaStreamsProducer {
                 })?;
                 self.send_offsets(consumed, group)?;
             }
-            self.producer
-                .commit_transaction(self.timeout)
-                .map_err(TransactionFailure::classify)?;
-            self.in_transaction = false;
+            return self.commit_transaction(deliveries.last_offsets.into_iter().collect());
         }
         Ok(deliveries.last_offsets.into_iter().collect())
     }
 
     fn abort(&mut self) -> Result<(), TransactionFailure> {
+        self.unanswered_commit = None;
         if self.transactional && self.in_transaction {
             self.producer
                 .abort_transaction(self.timeout)

@@ -73,6 +73,8 @@ pub enum ProducerOp {
     Flush,
     /// Committing a transaction (exactly-once).
     Commit,
+    /// The answer to a transaction's commit, which took effect.
+    CommitAnswer,
     Abort,
 }
 
@@ -718,6 +720,7 @@ impl StreamsProducer for FakeProducer {
             cluster.visible.append(&mut self.uncommitted);
             cluster.commit_offsets(consumed);
             self.in_transaction = false;
+            cluster.fault(&ProducerOp::CommitAnswer)?;
         }
         self.answered_below = 0;
         Ok(std::mem::take(&mut self.delivered))

@@ -692,11 +692,79 @@ fn a_fatal_commit_error_stops_the_thread_with_nothing_visible() {
 }
 
 #[test]
-fn a_broker_gone_mid_commit_is_waited_for_while_the_abort_times_out() {
+fn a_commit_that_timed_out_is_resumed_never_aborted() {
     let harness = Harness::exactly_once();
+    for _ in 0..2 {
+        harness
+            .kafka
+            .fail_next(ProducerOp::Commit, timed_out("committing the transaction"));
+    }
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(harness.kafka.count(&Event::Aborted), 0);
+    assert_eq!(harness.rollbacks(), 0);
+    assert_eq!(harness.output(), every_input());
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+}
+
+#[test]
+fn a_commit_whose_answer_was_lost_keeps_its_work() {
+    // The coordinator committed the transaction, but the answer timed out: an abort now would
+    // roll the stores back behind the committed changelogs and offsets.
+    let harness = Harness::exactly_once();
+    harness.kafka.fail_next(
+        ProducerOp::CommitAnswer,
+        timed_out("committing the transaction"),
+    );
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(harness.kafka.count(&Event::Aborted), 0);
+    assert_eq!(harness.rollbacks(), 0, "the committed work stays");
+    assert_eq!(harness.output(), every_input());
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+}
+
+#[test]
+fn a_commit_timing_out_past_the_task_timeout_fails_the_thread() {
+    let harness = Harness::new(
+        "exactly_once_v2",
+        OnSendFailed::Fail,
+        &[("task.timeout.ms", "0")],
+    );
     harness
         .kafka
         .fail_next(ProducerOp::Commit, timed_out("committing the transaction"));
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch]);
+    let error = harness.run().unwrap_err();
+    assert!(
+        matches!(&error, Error::Producer(TransactionFailure::Fatal(e))
+            if e.protocol_code() == ClientError::REQUEST_TIMED_OUT
+                && e.to_string() == "committing the transaction timed out"),
+        "{error}"
+    );
+    assert_eq!(harness.output(), Vec::<String>::new());
+    assert!(harness.kafka.committed().is_empty());
+    assert_eq!(harness.dirty_closes(), 2);
+    assert_eq!(
+        harness.rollbacks(),
+        0,
+        "closing dirty drops the work by itself"
+    );
+}
+
+#[test]
+fn an_abort_that_times_out_is_made_again_while_the_broker_is_away() {
+    let harness = Harness::exactly_once();
+    harness.kafka.fail_once(
+        "a1",
+        ClientError::new(ClientError::REQUEST_TIMED_OUT, "Local: Message timed out"),
+    );
     for _ in 0..2 {
         harness
             .kafka
@@ -721,15 +789,16 @@ fn a_broker_gone_mid_commit_is_waited_for_while_the_abort_times_out() {
 }
 
 #[test]
-fn a_broker_gone_mid_commit_fails_the_thread_once_the_abort_times_out_past_the_task_timeout() {
+fn an_abort_timing_out_past_the_task_timeout_fails_the_thread() {
     let harness = Harness::new(
         "exactly_once_v2",
         OnSendFailed::Fail,
         &[("task.timeout.ms", "0")],
     );
-    harness
-        .kafka
-        .fail_next(ProducerOp::Commit, timed_out("committing the transaction"));
+    harness.kafka.fail_once(
+        "a1",
+        ClientError::new(ClientError::REQUEST_TIMED_OUT, "Local: Message timed out"),
+    );
     harness
         .kafka
         .fail_next(ProducerOp::Abort, timed_out("aborting the transaction"));
@@ -745,12 +814,6 @@ fn a_broker_gone_mid_commit_fails_the_thread_once_the_abort_times_out_past_the_t
     );
     assert_eq!(harness.output(), Vec::<String>::new());
     assert!(harness.kafka.committed().is_empty());
-    assert_eq!(harness.dirty_closes(), 2);
-    assert_eq!(
-        harness.rollbacks(),
-        0,
-        "closing dirty drops the work by itself"
-    );
 }
 
 #[test]
@@ -789,7 +852,8 @@ fn a_send_failing_abortably_rolls_back_and_goes_on() {
 }
 
 #[test]
-fn under_exactly_once_a_record_whose_delivery_timed_out_rolls_back_and_goes_on() {
+fn under_exactly_once_a_record_whose_delivery_timed_out_rolls_back_and_goes_on_with_a_new_producer()
+{
     let harness = Harness::new("exactly_once_v2", OnSendFailed::Fail, &[]);
     harness.kafka.fail_once(
         "a1",
@@ -800,6 +864,7 @@ fn under_exactly_once_a_record_whose_delivery_timed_out_rolls_back_and_goes_on()
         .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
     harness.run().unwrap();
     assert_eq!(harness.kafka.count(&Event::Aborted), 1);
+    assert_eq!(harness.kafka.count(&Event::ProducerCreated), 2);
     assert_eq!(harness.rollbacks(), 2);
     assert_eq!(harness.output(), every_input());
     assert_eq!(harness.kafka.committed(), every_input_committed());
