@@ -50,7 +50,7 @@ class BrokerOutageTest {
             sluiceRuns.add(report(run.run(Target.SLUICE_RUNTIME, outage, false, seed)));
             for (final OutageResult result : sluiceRuns) {
                 assertTrue(result.exact(), (result.staticMember() ? "static member: " : "dynamic member: ") + result.recovery() + ", "
-                    + result.verdict() + " (seed " + seed + "); see " + result.log());
+                    + result.verification().mismatches() + " (seed " + seed + "); see " + result.log());
             }
         }
     }
