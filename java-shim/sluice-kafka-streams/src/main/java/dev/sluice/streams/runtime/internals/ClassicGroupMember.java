@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
@@ -47,6 +48,8 @@ final class ClassicGroupMember implements KafkaStreamsGroupMember {
     private final EngineTaskManager taskManager;
     private final Consumer<byte[], byte[]> consumer;
     private final Rebalances rebalances = new Rebalances();
+    /** The topology's pattern sources: a topic they matched may be deleted before the engine matches again. */
+    private final List<Pattern> sourcePatterns;
     private List<String> topics = List.of();
     private Map<TaskId, Set<TopicPartition>> assignedActive = Map.of();
     private Map<TaskId, Set<TopicPartition>> assignedStandby = Map.of();
@@ -66,6 +69,7 @@ final class ClassicGroupMember implements KafkaStreamsGroupMember {
         this.time = time;
         this.listener = listener;
         this.taskManager = new EngineTaskManager(time, processId, logPrefix, topology, taskOffsetSums, this::assignment);
+        this.sourcePatterns = PatternSubscription.sourcePatterns(topology);
         this.references = new ReferenceContainer();
         references.adminClient = admin;
         references.taskManager = taskManager;
@@ -144,6 +148,29 @@ final class ClassicGroupMember implements KafkaStreamsGroupMember {
         assignedStandby = standby;
     }
 
+    /**
+     * The assignor found a source topic missing: when every subscribed topic that no longer exists is one a pattern
+     * source matched (deleted before the engine matched the patterns again), the member subscribes to the topics
+     * that are left, which joins the group again, and says true. Kafka Streams' consumer, subscribed with the
+     * patterns, stops naming such a topic as soon as its metadata misses it; a missing named source topic still
+     * fails the thread.
+     */
+    private boolean resubscribedWithoutDeletedMatches() {
+        if (sourcePatterns.isEmpty()) {
+            return false;
+        }
+        final Set<String> existing = consumer.listTopics().keySet();
+        final List<String> deleted = topics.stream().filter(topic -> !existing.contains(topic)).toList();
+        final boolean onlyMatches = !deleted.isEmpty() && deleted.stream()
+            .allMatch(topic -> sourcePatterns.stream().anyMatch(pattern -> pattern.matcher(topic).matches()));
+        if (!onlyMatches) {
+            return false;
+        }
+        log.info("Topics {} that a pattern source matched were deleted; subscribing to the topics that are left", deleted);
+        subscribe(topics.stream().filter(existing::contains).toList());
+        return true;
+    }
+
     /** Kafka Streams' rebalance listener's part, for tasks the engine runs. */
     private final class Rebalances implements ConsumerRebalanceListener {
 
@@ -166,7 +193,11 @@ final class ClassicGroupMember implements KafkaStreamsGroupMember {
         public void onPartitionsAssigned(final Collection<TopicPartition> partitions) {
             consumer.pause(partitions);
             final int error = references.assignmentErrorCode.get();
-            if (error == AssignorError.INCOMPLETE_SOURCE_TOPIC_METADATA.code()) {
+            if (error == AssignorError.INCOMPLETE_SOURCE_TOPIC_METADATA.code() && resubscribedWithoutDeletedMatches()) {
+                taskManager.handleRebalanceComplete();
+                listener.assigned(Map.of(), Map.of(), true);
+                return;
+            } else if (error == AssignorError.INCOMPLETE_SOURCE_TOPIC_METADATA.code()) {
                 log.error("Received error code {}. {}", AssignorError.INCOMPLETE_SOURCE_TOPIC_METADATA.codeName(),
                     AssignorError.INCOMPLETE_SOURCE_TOPIC_METADATA.description());
                 taskManager.handleRebalanceComplete();

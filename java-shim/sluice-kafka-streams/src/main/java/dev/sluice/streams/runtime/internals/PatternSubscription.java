@@ -49,8 +49,7 @@ final class PatternSubscription {
         if (!topologyMetadata.usesPatternSubscription()) {
             return null;
         }
-        final List<Pattern> patterns = topologyMetadata.lookupBuilderForNamedTopology(null).allSourcePatternStrings()
-            .stream().map(Pattern::compile).toList();
+        final List<Pattern> patterns = sourcePatterns(topologyMetadata);
         final Object maxAge = config.getMainConsumerConfigs("", "", 0).get(ConsumerConfig.METADATA_MAX_AGE_CONFIG);
         final long intervalMs = maxAge == null ? 5 * 60 * 1000L : Long.parseLong(String.valueOf(maxAge));
         final String logPrefix = "stream-client [" + config.getString(StreamsConfig.CLIENT_ID_CONFIG) + "] ";
@@ -58,6 +57,15 @@ final class PatternSubscription {
             new PatternSubscription(topologyMetadata, patterns, clusterTopics, time, intervalMs, logPrefix);
         subscription.match();
         return subscription;
+    }
+
+    /** The patterns of the topology's pattern sources; empty for a topology without. */
+    static List<Pattern> sourcePatterns(final TopologyMetadata topologyMetadata) {
+        if (!topologyMetadata.usesPatternSubscription()) {
+            return List.of();
+        }
+        return topologyMetadata.lookupBuilderForNamedTopology(null).allSourcePatternStrings()
+            .stream().map(Pattern::compile).toList();
     }
 
     /** The topics matched last. */
