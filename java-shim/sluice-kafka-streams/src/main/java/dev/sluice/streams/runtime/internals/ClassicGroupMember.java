@@ -194,6 +194,8 @@ final class ClassicGroupMember implements KafkaStreamsGroupMember {
             consumer.pause(partitions);
             final int error = references.assignmentErrorCode.get();
             if (error == AssignorError.INCOMPLETE_SOURCE_TOPIC_METADATA.code() && resubscribedWithoutDeletedMatches()) {
+                // Kafka Streams' assignor sets an error code and never clears it: its thread ends on any.
+                references.assignmentErrorCode.set(AssignorError.NONE.code());
                 taskManager.handleRebalanceComplete();
                 listener.assigned(Map.of(), Map.of(), true);
                 return;

@@ -16,6 +16,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.function.BooleanSupplier;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
@@ -182,6 +183,28 @@ class KafkaStreamsGroupMemberTest {
         final Set<HostInfo> hosts = apache.metadataForAllStreamsClients().stream().map(StreamsMetadata::hostInfo)
             .collect(Collectors.toSet());
         assertEquals(Set.of(new HostInfo("apache", 7001), new HostInfo("sluice", 7002)), hosts);
+    }
+
+    /**
+     * A topic a pattern source matched is deleted before the engine matches the patterns again, so the member
+     * still subscribes to it: the assignor finds a source topic missing, and the member goes on with the topics
+     * that are left instead of failing, as a Kafka Streams consumer subscribed with the pattern would.
+     */
+    @Test
+    void aMatchedTopicDeletedBeforeThePatternIsMatchedAgainIsLeftOut() {
+        final String app = "member-pattern";
+        BROKER.createTopic(app + "-in-b", 2);
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream(Pattern.compile(app + "-in-[a-z]")).to(app + "-out");
+        final Client client = new Client(new StreamsConfig(props(app, "a", 7001, Map.of())), builder.build(),
+            new HostInfo("a", 7001), Map::of);
+        client.member.subscribe(List.of(app + "-in-a", app + "-in-b"));
+
+        pollUntil(() -> client.assigned() && client.active.size() == 2, client);
+
+        assertEquals(new Assignment(0, true), client.history.get(0), "the assignment that found the topic missing");
+        assertEquals(Set.of(new TopicPartition(app + "-in-b", 0), new TopicPartition(app + "-in-b", 1)),
+            client.active.values().stream().flatMap(Set::stream).collect(Collectors.toSet()));
     }
 
     /** How many active tasks an assignment gave, and whether it called for a follow-up rebalance. */
