@@ -197,6 +197,9 @@ final class ClassicGroupMember implements KafkaStreamsGroupMember {
                 // Kafka Streams' assignor sets an error code and never clears it: its thread ends on any.
                 references.assignmentErrorCode.set(AssignorError.NONE.code());
                 taskManager.handleRebalanceComplete();
+                // Nothing is assigned until the member, subscribed anew, joins again; what it gave up in this
+                // rebalance calls for no other follow-up.
+                revokedByAssignment = false;
                 listener.assigned(Map.of(), Map.of(), true);
                 return;
             } else if (error == AssignorError.INCOMPLETE_SOURCE_TOPIC_METADATA.code()) {
