@@ -17,6 +17,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.streams.processor.StateRestoreListener;
+import org.apache.kafka.streams.processor.TaskId;
 
 /** What the tests of Kafka Streams clients on Sluice's engine share. */
 final class EngineTestSupport {
@@ -73,6 +74,16 @@ final class EngineTestSupport {
     }
 
     /** {@code error} and its causes, for assertion messages. */
+    /** The value of {@code task}'s metric {@code name} ({@code stream-task-metrics}) on {@code streams}; 0 for none. */
+    static double taskMetric(final KafkaStreams streams, final String name, final TaskId task) {
+        return streams.metrics().values().stream()
+            .filter(metric -> metric.metricName().name().equals(name)
+                && metric.metricName().group().equals("stream-task-metrics")
+                && task.toString().equals(metric.metricName().tags().get("task-id")))
+            .mapToDouble(metric -> (Double) metric.metricValue())
+            .sum();
+    }
+
     static String describe(final Throwable error) {
         final StringBuilder text = new StringBuilder();
         for (Throwable t = error; t != null; t = t.getCause()) {

@@ -2,6 +2,7 @@ package org.apache.kafka.streams;
 
 import static org.apache.kafka.streams.EngineTestSupport.WAIT;
 import static org.apache.kafka.streams.EngineTestSupport.describe;
+import static org.apache.kafka.streams.EngineTestSupport.taskMetric;
 import static org.apache.kafka.streams.EngineTestSupport.waitFor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -64,6 +65,7 @@ import org.apache.kafka.streams.kstream.Grouped;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.processor.StateRestoreListener;
+import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -1011,20 +1013,26 @@ class KafkaStreamsOnEngineTest {
 
         // Five prices change while the application is down, and its local state is lost.
         producePrices(List.of("20", "21", "22", "23", "24"), expected);
+        props.put(StreamsConfig.METRICS_RECORDING_LEVEL_CONFIG, "DEBUG");
         final KafkaStreams second = new KafkaStreams(pricesTable(props), props);
         started.add(second);
         second.cleanUp();
         final RestoreTally restored = new RestoreTally();
-        // The lags, read from within the restore reports as Kafka Streams' own tests read them.
+        // The lags and the task's metrics, read from within the restore reports as Kafka Streams' own tests read them.
         final Map<TopicPartition, Long> restoreEnds = new ConcurrentHashMap<>();
         final Map<TopicPartition, LagInfo> lagsAtStart = new ConcurrentHashMap<>();
         final Map<TopicPartition, LagInfo> lagsAtEnd = new ConcurrentHashMap<>();
+        final Map<TopicPartition, Long> toRestore = new ConcurrentHashMap<>();
+        final Map<TopicPartition, Double> remainingAtStart = new ConcurrentHashMap<>();
         second.setGlobalStateRestoreListener(new StateRestoreListener() {
             @Override
             public void onRestoreStart(final TopicPartition partition, final String store, final long start, final long end) {
                 restored.onRestoreStart(partition, store, start, end);
                 restoreEnds.put(partition, end);
                 lagsAtStart.put(partition, second.allLocalStorePartitionLags().get(store).get(partition.partition()));
+                toRestore.put(partition, end - start);
+                remainingAtStart.put(partition,
+                    taskMetric(second, "restore-remaining-records-total", new TaskId(0, partition.partition())));
             }
 
             @Override
@@ -1054,6 +1062,15 @@ class KafkaStreamsOnEngineTest {
             .collect(Collectors.toSet()), "the source topic is the changelog");
         // Restore stops at the committed offsets; the five new prices are processed, not restored.
         assertEquals(Long.valueOf(firstPrices.size()), restored.restored.get("prices-store"), restored.restoredByPartition.toString());
+        // Each task's restore metrics, as Kafka Streams records them: what is left to restore from the start, counted
+        // down to nothing, and the records restored.
+        restoreEnds.keySet().forEach(partition -> {
+            final TaskId task = new TaskId(0, partition.partition());
+            assertEquals((double) toRestore.get(partition), remainingAtStart.get(partition), partition + " at its restore's start");
+            assertEquals(0.0, taskMetric(second, "restore-remaining-records-total", task), task + " restored");
+            assertEquals((double) restored.restoredByPartition.getOrDefault(partition, 0L), taskMetric(second, "restore-total", task),
+                task + "'s restore-total");
+        });
     }
 
     /** Produces {@code prices} (keys k0, k1, …) and records them as the latest {@code expected} ones. */

@@ -1,5 +1,6 @@
 package org.apache.kafka.streams;
 
+import static org.apache.kafka.streams.EngineTestSupport.taskMetric;
 import static org.apache.kafka.streams.EngineTestSupport.waitFor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -121,7 +122,7 @@ class StandbyReplicasTest {
         assertTrue(updates.started.containsKey(changelog), "the standby update listener heard the start");
         assertTrue(updates.loaded.getOrDefault(changelog, 0L) > 0, "the standby update listener heard batches");
         // The task's metric is recorded as each batch is written, the listener told right after.
-        waitFor(() -> updateTotal(second, new TaskId(0, replicated)) == updates.loaded.get(changelog),
+        waitFor(() -> taskMetric(second, "update-total", new TaskId(0, replicated)) == updates.loaded.get(changelog),
             "the standby task's update-total to count the records the listener heard of");
         restores.starts.clear();
 
@@ -285,16 +286,6 @@ class StandbyReplicasTest {
             all.forEachRemaining(entry -> counts.put(entry.key, entry.value));
         }
         return counts;
-    }
-
-    /** The {@code update-total} of {@code task} on {@code streams} (task-level metrics of a standby task). */
-    private static double updateTotal(final KafkaStreams streams, final TaskId task) {
-        return streams.metrics().values().stream()
-            .filter(metric -> metric.metricName().name().equals("update-total")
-                && metric.metricName().group().equals("stream-task-metrics")
-                && task.toString().equals(metric.metricName().tags().get("task-id")))
-            .mapToDouble(metric -> (Double) metric.metricValue())
-            .sum();
     }
 
     /** Writes {@code count} records to {@code partition}, keyed {@code k<first>}, {@code k<first + 1>} and so on. */

@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * The engine's restoration reports, called on engine threads: kept as each restoring changelog
  * partition's position, which {@code KafkaStreams#allLocalStorePartitionLags} reads, and handed to a Kafka
  * Streams {@link StateRestoreListener} (the one set with {@code KafkaStreams#setGlobalStateRestoreListener}),
- * if any. How standby replicas follow their changelogs goes to the {@link StandbyUpdateListener} set with
+ * if any, and to the restoring task's metrics. How standby replicas follow their changelogs goes to the {@link StandbyUpdateListener} set with
  * {@code KafkaStreams#setStandbyUpdateListener}, if any. The engine counts what it restored so far and what remains; Kafka Streams' listener wants each
  * batch's size and last offset, which this class derives. A listener that throws is logged and otherwise
  * ignored: progress reports must not stop a restore (or a standby replica).
@@ -44,8 +44,18 @@ public final class RestoreProgress {
     /** The restoring changelog partition of a store, and the offset its restoration reached. */
     public record Position(String store, TopicPartition changelog, long offset) { }
 
+    /**
+     * Hears each active task's restoration as its Kafka Streams task records it ({@code Task#recordRestoration}):
+     * the offsets left to restore when a changelog partition starts, then the records restored and the offsets
+     * passed since the last report.
+     */
+    interface TaskRestoration {
+        void restored(TopicPartition changelog, long records, long offsets, boolean starting);
+    }
+
     private final StateRestoreListener listener;
     private final StandbyUpdateListener standbyListener;
+    private final TaskRestoration taskRestoration;
     /** Per restoring changelog partition. Engine threads own disjoint partitions. */
     private final ConcurrentHashMap<TopicPartition, Restoring> partitions = new ConcurrentHashMap<>();
     /** Per changelog partition a standby replica follows: its store and the next offset to read. */
@@ -54,10 +64,13 @@ public final class RestoreProgress {
     /**
      * @param listener        hears every restore report; null for none
      * @param standbyListener hears every standby replica's report; null for none
+     * @param taskRestoration hears the restoration of active tasks' changelogs (global stores have no task)
      */
-    public RestoreProgress(final StateRestoreListener listener, final StandbyUpdateListener standbyListener) {
+    RestoreProgress(final StateRestoreListener listener, final StandbyUpdateListener standbyListener,
+                    final TaskRestoration taskRestoration) {
         this.listener = listener;
         this.standbyListener = standbyListener;
+        this.taskRestoration = taskRestoration;
     }
 
     /** The changelog partitions restoring now, each with the next offset to restore. */
@@ -77,6 +90,7 @@ public final class RestoreProgress {
     void restoreStarted(final String store, final String topic, final int partition, final long startOffset, final long endOffset) {
         final TopicPartition changelog = new TopicPartition(topic, partition);
         partitions.put(changelog, new Restoring(store, endOffset, startOffset));
+        taskRestoration.restored(changelog, 0, Math.max(0, endOffset - startOffset), true);
         report(restoreListener -> restoreListener.onRestoreStart(changelog, store, startOffset, endOffset));
     }
 
@@ -86,8 +100,10 @@ public final class RestoreProgress {
         final Restoring progress = partitions.computeIfAbsent(changelog,
             p -> new Restoring(store, restored + remaining, 0));
         final long batch = restored - progress.restored;
+        final long passed = progress.endOffset - remaining - progress.position;
         progress.restored = restored;
         progress.position = progress.endOffset - remaining;
+        taskRestoration.restored(changelog, batch, Math.max(0, passed), false);
         final long batchEndOffset = progress.endOffset - remaining - 1;
         report(restoreListener -> restoreListener.onBatchRestored(changelog, store, batchEndOffset, batch));
     }
@@ -97,6 +113,8 @@ public final class RestoreProgress {
         final TopicPartition changelog = new TopicPartition(topic, partition);
         final Restoring progress = partitions.get(changelog);
         if (progress != null) {
+            // What lies between the last record and the end (transaction markers) counts as passed too.
+            taskRestoration.restored(changelog, 0, Math.max(0, progress.endOffset - progress.position), false);
             progress.position = progress.endOffset;
         }
         report(restoreListener -> restoreListener.onRestoreEnd(changelog, store, restored));

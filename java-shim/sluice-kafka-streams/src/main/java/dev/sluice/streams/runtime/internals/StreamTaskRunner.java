@@ -75,6 +75,7 @@ final class StreamTaskRunner implements TaskRunner {
     private boolean running;
     // Between creation and restored() or close(): counted by the thread's active-restoring-tasks.
     private boolean restoring;
+    private final Set<TopicPartition> changelogs;
     // When the flush of a commit with something to commit began, for the thread's commit latency; -1: none.
     private long commitStartMs = -1;
 
@@ -90,7 +91,9 @@ final class StreamTaskRunner implements TaskRunner {
         this.threadMetrics = environment.threadMetrics();
         build();
         environment.stateOpened(id);
+        changelogs = Set.copyOf(stateManager.changelogOffsets().keySet());
         restoring = true;
+        environment.restoring(this, changelogs);
         threadMetrics.stateUpdater().taskRestoring();
     }
 
@@ -396,9 +399,22 @@ final class StreamTaskRunner implements TaskRunner {
             false);
     }
 
+    /**
+     * Records restore progress in the task's {@code restore-*} metrics, as Kafka Streams' changelog reader does:
+     * at the start of a changelog partition the offsets left to restore, then the records restored and the
+     * offsets passed.
+     */
+    void recordRestoration(final long records, final long offsets, final boolean starting) {
+        final StreamTask current = task;
+        if (current != null) {
+            current.recordRestoration(environment.time(), records, offsets, starting);
+        }
+    }
+
     private void stopRestoring() {
         if (restoring) {
             restoring = false;
+            environment.restoringEnded(this, changelogs);
             threadMetrics.stateUpdater().taskNoLongerRestoring();
         }
     }

@@ -3,6 +3,7 @@ package dev.sluice.streams.runtime.internals;
 import dev.sluice.streams.internals.OffsetFraming;
 import java.io.File;
 import java.io.IOException;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -68,6 +69,8 @@ final class TaskEnvironment implements TaskFactory {
     private final Map<Thread, EngineThreadCache> threadCaches = new ConcurrentHashMap<>();
     private final Map<String, EngineThreadMetrics> threadMetrics = new ConcurrentHashMap<>();
     private final Map<TaskId, StreamTaskRunner> runningTasks = new ConcurrentHashMap<>();
+    /** The active tasks restoring their stores, by changelog partition, for their restore metrics. */
+    private final Map<TopicPartition, StreamTaskRunner> restoringByChangelog = new ConcurrentHashMap<>();
     private final EngineThreadAssignments assignments;
     private final UUID processId;
     private volatile GlobalStateRunner globalRunner;
@@ -462,6 +465,23 @@ final class TaskEnvironment implements TaskFactory {
 
     void stopped(final StreamTaskRunner task) {
         runningTasks.remove(task.id(), task);
+    }
+
+    /** {@code task} restores its stores from {@code changelogs} until {@link #restoringEnded}. */
+    void restoring(final StreamTaskRunner task, final Collection<TopicPartition> changelogs) {
+        changelogs.forEach(changelog -> restoringByChangelog.put(changelog, task));
+    }
+
+    void restoringEnded(final StreamTaskRunner task, final Collection<TopicPartition> changelogs) {
+        changelogs.forEach(changelog -> restoringByChangelog.remove(changelog, task));
+    }
+
+    /** A restore report of {@code changelog} for the active task restoring from it, if any (see {@link RestoreProgress}). */
+    void restored(final TopicPartition changelog, final long records, final long offsets, final boolean starting) {
+        final StreamTaskRunner task = restoringByChangelog.get(changelog);
+        if (task != null) {
+            task.recordRestoration(records, offsets, starting);
+        }
     }
 
     /**
