@@ -349,20 +349,8 @@ impl CommitBarrier {
         consumed: &BTreeMap<TopicPartition, InputOffset>,
         group: Option<&GroupMetadata>,
     ) -> std::result::Result<DeliveredOffsets, TransactionFailure> {
-        let mut timed_out_since: Option<Instant> = None;
-        loop {
-            match self.producer.commit(consumed, group) {
-                Err(TransactionFailure::Abortable(error))
-                    if error.protocol_code() == ClientError::REQUEST_TIMED_OUT =>
-                {
-                    let since = *timed_out_since.get_or_insert_with(Instant::now);
-                    if since.elapsed() >= self.task_timeout {
-                        return Err(TransactionFailure::Fatal(error));
-                    }
-                }
-                answer => return answer,
-            }
-        }
+        let producer = &mut self.producer;
+        again_while_timing_out(self.task_timeout, || producer.commit(consumed, group))
     }
 
     /// Deletes the repartition records below what was committed, when due; `owned` are the
@@ -387,30 +375,21 @@ impl CommitBarrier {
         tasks: &mut Tasks,
         cause: &str,
     ) -> Result<Recovery> {
-        let mut timed_out_since: Option<Instant> = None;
-        loop {
-            match self.producer.abort() {
-                Ok(()) => {
-                    self.forget_sent();
-                    self.metrics.aborted();
-                    for task in tasks.values_mut() {
-                        task.rollback(cause)?;
-                    }
-                    rewind_to_committed(consumer)?;
-                    return Ok(Recovery::RolledBack);
+        let producer = &mut self.producer;
+        match again_while_timing_out(self.task_timeout, || producer.abort()) {
+            Ok(()) => {
+                self.forget_sent();
+                self.metrics.aborted();
+                for task in tasks.values_mut() {
+                    task.rollback(cause)?;
                 }
-                Err(TransactionFailure::Abortable(error))
-                    if error.protocol_code() == ClientError::REQUEST_TIMED_OUT
-                        && timed_out_since.get_or_insert_with(Instant::now).elapsed()
-                            < self.task_timeout =>
-                {
-                    continue
-                }
-                Err(TransactionFailure::Abortable(error)) => {
-                    return self.recover(consumer, tasks, TransactionFailure::Fatal(error))
-                }
-                Err(other) => return self.recover(consumer, tasks, other),
+                rewind_to_committed(consumer)?;
+                Ok(Recovery::RolledBack)
             }
+            Err(TransactionFailure::Abortable(error)) => {
+                self.recover(consumer, tasks, TransactionFailure::Fatal(error))
+            }
+            Err(other) => self.recover(consumer, tasks, other),
         }
     }
 
@@ -478,6 +457,28 @@ impl CommitBarrier {
                 Ok(Recovery::Fenced)
             }
             TransactionFailure::Fatal(_) => Err(Error::Producer(failure)),
+        }
+    }
+}
+
+/// Makes a transaction call again while it times out (librdkafka resumes the operation), until
+/// `task_timeout` has passed since its first timeout; a timeout past that is fatal.
+fn again_while_timing_out<T>(
+    task_timeout: Duration,
+    mut call: impl FnMut() -> std::result::Result<T, TransactionFailure>,
+) -> std::result::Result<T, TransactionFailure> {
+    let mut timed_out_since: Option<Instant> = None;
+    loop {
+        match call() {
+            Err(TransactionFailure::Abortable(error))
+                if error.protocol_code() == ClientError::REQUEST_TIMED_OUT =>
+            {
+                let since = *timed_out_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= task_timeout {
+                    return Err(TransactionFailure::Fatal(error));
+                }
+            }
+            answer => return answer,
         }
     }
 }
