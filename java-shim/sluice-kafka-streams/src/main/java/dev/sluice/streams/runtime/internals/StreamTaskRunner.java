@@ -491,9 +491,11 @@ final class StreamTaskRunner implements TaskRunner {
         } catch (final RuntimeException e) {
             final Optional<TaskCorruptedException> corrupted = TaskCorruption.of(e, id);
             if (corrupted.isPresent()) {
-                // Not the thread's failure: the engine wipes the task's state, restores it and runs
-                // the task again from its committed inputs, as Kafka Streams does.
-                log.warn("The task's local state is corrupted; it will be wiped and restored", e);
+                // Not the thread's failure: the engine runs the task again from its committed inputs, as
+                // Kafka Streams does, over its stores rolled back to the last commit (a send that timed out
+                // under exactly-once) or wiped and restored (stores found corrupt).
+                log.warn("The task is corrupted; it goes back to its last commit, its stores rolled back, or wiped and"
+                    + " restored where they are corrupt", e);
                 throw corrupted.get();
             }
             environment.reportFailure(e);
