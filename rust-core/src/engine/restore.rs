@@ -66,9 +66,16 @@ pub trait RestoreListener: Send + Sync {
     }
 
     /// A standby replica of `store` starts following `partition` at `start_offset` (the
-    /// first offset to read), like Kafka Streams' `StandbyUpdateListener`.
-    fn on_standby_update_start(&self, store: &str, partition: &TopicPartition, start_offset: i64) {
-        let _ = (store, partition, start_offset);
+    /// first offset to read), like Kafka Streams' `StandbyUpdateListener`; the changelog ends
+    /// at `end_offset` for now (a source topic: where the group committed).
+    fn on_standby_update_start(
+        &self,
+        store: &str,
+        partition: &TopicPartition,
+        start_offset: i64,
+        end_offset: i64,
+    ) {
+        let _ = (store, partition, start_offset, end_offset);
     }
 
     /// The standby replica of `store` of `task` put `batch_size` more records of `partition`
@@ -211,7 +218,12 @@ impl Restorer {
     ) -> Result<()> {
         for start in self.plan(standby, committed_sources, true)? {
             if let Some(listener) = &self.listener {
-                listener.on_standby_update_start(&start.store, &start.partition, start.offset);
+                listener.on_standby_update_start(
+                    &start.store,
+                    &start.partition,
+                    start.offset,
+                    start.end_offset,
+                );
             }
             self.start(standby, start, true)?;
         }

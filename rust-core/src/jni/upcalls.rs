@@ -596,9 +596,15 @@ impl RestoreListener for JvmRestoreListener {
         );
     }
 
-    fn on_standby_update_start(&self, store: &str, partition: &TopicPartition, start_offset: i64) {
-        let sig = jni_sig!("(Ljava/lang/String;Ljava/lang/String;IJ)V");
-        let numbers = [start_offset];
+    fn on_standby_update_start(
+        &self,
+        store: &str,
+        partition: &TopicPartition,
+        start_offset: i64,
+        end_offset: i64,
+    ) {
+        let sig = jni_sig!("(Ljava/lang/String;Ljava/lang/String;IJJ)V");
+        let numbers = [start_offset, end_offset];
         self.report(
             jni_str!("standbyUpdateStarted"),
             &sig,

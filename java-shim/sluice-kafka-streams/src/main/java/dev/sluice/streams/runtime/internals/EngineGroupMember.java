@@ -65,6 +65,11 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
         return environment.taskOffsetSums(Set.copyOf(activeTasks.keySet()), Set.copyOf(standbyTasks.keySet()));
     }
 
+    /** The changelog end offset sums a streams group's member reports ({@link TaskEnvironment#taskEndOffsetSums}). */
+    synchronized Map<TaskId, Long> taskEndOffsetSums() {
+        return environment.taskEndOffsetSums(Set.copyOf(activeTasks.keySet()), Set.copyOf(standbyTasks.keySet()));
+    }
+
     /** One turn of the membership, unless the last was less than 10 ms ago; a rejoin asked for meanwhile happens first. */
     void poll() {
         final long now = System.nanoTime();

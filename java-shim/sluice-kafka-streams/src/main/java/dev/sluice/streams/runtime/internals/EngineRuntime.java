@@ -141,7 +141,7 @@ public final class EngineRuntime implements AutoCloseable {
         patternSubscription = patterns;
         final byte[] topology = EngineTopology.json(topologyMetadata, config, patterns == null ? Set.of() : patterns.matched());
         NativeLibrary.load();
-        final RestoreProgress progress = new RestoreProgress(restoreListener, standbyListener, environment::restored);
+        final RestoreProgress progress = new RestoreProgress(restoreListener, standbyListener, environment.taskProgress());
         restoreProgress = progress;
         final Map<String, String> properties = engineProperties(config);
         // As Kafka Streams runs a topology of global stores only: with the global thread alone.

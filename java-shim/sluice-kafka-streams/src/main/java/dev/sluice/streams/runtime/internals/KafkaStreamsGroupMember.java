@@ -61,16 +61,19 @@ public interface KafkaStreamsGroupMember extends AutoCloseable {
      * @param taskOffsetSums the changelog offset sums of the tasks whose state this client holds, with
      *                       {@link org.apache.kafka.streams.processor.internals.Task#LATEST_OFFSET} for a running
      *                       stateful active task, as Kafka Streams' assignor asks for them
+     * @param taskEndOffsetSums the changelog end offset sums of the tasks whose stores the thread brings up to date
+     *                       (restoring active tasks, standby replicas), which a streams group's member reports
      * @param metadataState  told every client's partitions after each rebalance, for interactive queries
      */
     static KafkaStreamsGroupMember join(final StreamsConfig config, final TopologyMetadata topology,
                                         final ProcessId processId, final String threadClientId, final int threadIndex,
                                         final Admin admin, final StreamsMetadataState metadataState,
-                                        final Supplier<Map<TaskId, Long>> taskOffsetSums, final Listener listener,
+                                        final Supplier<Map<TaskId, Long>> taskOffsetSums,
+                                        final Supplier<Map<TaskId, Long>> taskEndOffsetSums, final Listener listener,
                                         final Time time) {
         if (StreamsConfigUtils.streamsProtocolEnabled(config)) {
             return new StreamsGroupMember(config, topology, processId, threadClientId, threadIndex, metadataState,
-                taskOffsetSums, listener, time);
+                taskOffsetSums, taskEndOffsetSums, listener, time);
         }
         return new ClassicGroupMember(config, topology, processId, threadClientId, threadIndex, admin, metadataState,
             taskOffsetSums, listener, time);

@@ -44,18 +44,22 @@ public final class RestoreProgress {
     /** The restoring changelog partition of a store, and the offset its restoration reached. */
     public record Position(String store, TopicPartition changelog, long offset) { }
 
-    /**
-     * Hears each active task's restoration as its Kafka Streams task records it ({@code Task#recordRestoration}):
-     * the offsets left to restore when a changelog partition starts, then the records restored and the offsets
-     * passed since the last report.
-     */
-    interface TaskRestoration {
+    /** Hears how the changelogs of tasks' stores are read, for what the tasks record and report. */
+    interface TaskProgress {
+        /**
+         * An active task's restoration, as its Kafka Streams task records it ({@code Task#recordRestoration}): the
+         * offsets left to restore when a changelog partition starts, then the records restored and the offsets
+         * passed since the last report.
+         */
         void restored(TopicPartition changelog, long records, long offsets, boolean starting);
+
+        /** Where {@code changelog} ends as last known, while an active task restores or a standby replica follows it. */
+        void changelogEnds(TopicPartition changelog, long endOffset);
     }
 
     private final StateRestoreListener listener;
     private final StandbyUpdateListener standbyListener;
-    private final TaskRestoration taskRestoration;
+    private final TaskProgress taskProgress;
     /** Per restoring changelog partition. Engine threads own disjoint partitions. */
     private final ConcurrentHashMap<TopicPartition, Restoring> partitions = new ConcurrentHashMap<>();
     /** Per changelog partition a standby replica follows: its store and the next offset to read. */
@@ -64,13 +68,13 @@ public final class RestoreProgress {
     /**
      * @param listener        hears every restore report; null for none
      * @param standbyListener hears every standby replica's report; null for none
-     * @param taskRestoration hears the restoration of active tasks' changelogs (global stores have no task)
+     * @param taskProgress    hears how tasks' changelogs are read (global stores have no task)
      */
     RestoreProgress(final StateRestoreListener listener, final StandbyUpdateListener standbyListener,
-                    final TaskRestoration taskRestoration) {
+                    final TaskProgress taskProgress) {
         this.listener = listener;
         this.standbyListener = standbyListener;
-        this.taskRestoration = taskRestoration;
+        this.taskProgress = taskProgress;
     }
 
     /** The changelog partitions restoring now, each with the next offset to restore. */
@@ -90,7 +94,8 @@ public final class RestoreProgress {
     void restoreStarted(final String store, final String topic, final int partition, final long startOffset, final long endOffset) {
         final TopicPartition changelog = new TopicPartition(topic, partition);
         partitions.put(changelog, new Restoring(store, endOffset, startOffset));
-        taskRestoration.restored(changelog, 0, Math.max(0, endOffset - startOffset), true);
+        taskProgress.changelogEnds(changelog, endOffset);
+        taskProgress.restored(changelog, 0, Math.max(0, endOffset - startOffset), true);
         report(restoreListener -> restoreListener.onRestoreStart(changelog, store, startOffset, endOffset));
     }
 
@@ -103,7 +108,7 @@ public final class RestoreProgress {
         final long passed = progress.endOffset - remaining - progress.position;
         progress.restored = restored;
         progress.position = progress.endOffset - remaining;
-        taskRestoration.restored(changelog, batch, Math.max(0, passed), false);
+        taskProgress.restored(changelog, batch, Math.max(0, passed), false);
         final long batchEndOffset = progress.endOffset - remaining - 1;
         report(restoreListener -> restoreListener.onBatchRestored(changelog, store, batchEndOffset, batch));
     }
@@ -114,7 +119,7 @@ public final class RestoreProgress {
         final Restoring progress = partitions.get(changelog);
         if (progress != null) {
             // What lies between the last record and the end (transaction markers) counts as passed too.
-            taskRestoration.restored(changelog, 0, Math.max(0, progress.endOffset - progress.position), false);
+            taskProgress.restored(changelog, 0, Math.max(0, progress.endOffset - progress.position), false);
             progress.position = progress.endOffset;
         }
         report(restoreListener -> restoreListener.onRestoreEnd(changelog, store, restored));
@@ -128,10 +133,15 @@ public final class RestoreProgress {
         partitions.remove(changelog);
     }
 
-    /** A standby replica of {@code store} starts following its changelog partition at {@code startOffset}. */
-    void standbyUpdateStarted(final String store, final String topic, final int partition, final long startOffset) {
+    /**
+     * A standby replica of {@code store} starts following its changelog partition at {@code startOffset}; the
+     * changelog ends at {@code endOffset} for now.
+     */
+    void standbyUpdateStarted(final String store, final String topic, final int partition, final long startOffset,
+                              final long endOffset) {
         final TopicPartition changelog = new TopicPartition(topic, partition);
         followed.put(changelog, new Position(store, changelog, startOffset));
+        taskProgress.changelogEnds(changelog, endOffset);
         reportStandby(standby -> standby.onUpdateStart(changelog, store, startOffset));
     }
 
@@ -144,6 +154,9 @@ public final class RestoreProgress {
         final TopicPartition changelog = new TopicPartition(topic, partition);
         final TaskId task = new TaskId((int) subtopology, partition);
         followed.put(changelog, new Position(store, changelog, batchEndOffset + 1));
+        if (currentEndOffset >= 0) {
+            taskProgress.changelogEnds(changelog, currentEndOffset);
+        }
         reportStandby(standby ->
             standby.onBatchLoaded(changelog, store, task, batchEndOffset, batchSize, currentEndOffset));
     }

@@ -75,6 +75,11 @@ final class StandbyTaskRunner implements StateRunner {
         return current == null ? null : current.store(name);
     }
 
+    /** The changelog partitions of the replica's stores. */
+    Set<TopicPartition> changelogs() {
+        return Set.copyOf(stateManager.changelogOffsets().keySet());
+    }
+
     /**
      * The sum of the changelog offsets its stores hold, as Kafka Streams' assignor wants it for a standby task
      * (a store without an offset counts nothing); read on the engine thread that owns the replica.

@@ -41,9 +41,9 @@ import org.slf4j.Logger;
  * A stream thread's member of a streams group ({@code group.protocol=streams}): Kafka's consumer with the
  * streams-group support Kafka Streams' thread uses, so the member sends the topology (subtopologies, source,
  * repartition and changelog topics, co-partition groups, the description when
- * {@code topology.description.push.enabled}), its endpoint, rack, client tags and task offset sums, and the broker
- * assigns active, standby and warm-up tasks. Static membership ({@code group.instance.id}) and every client setting
- * are the consumer's. The broker's answers besides the assignment are handled as Kafka Streams' thread handles them:
+ * {@code topology.description.push.enabled}), its endpoint, rack, client tags, task offset sums and end offset
+ * sums, and the broker assigns active, standby and warm-up tasks. Static membership ({@code group.instance.id})
+ * and every client setting are the consumer's. The broker's answers besides the assignment are handled as Kafka Streams' thread handles them:
  * an application shutdown requested by any client, source topics missing (for two heartbeat intervals) or
  * incorrectly partitioned, and every client's partitions for interactive queries' metadata.
  */
@@ -59,6 +59,9 @@ final class StreamsGroupMember implements KafkaStreamsGroupMember {
      * {@link #poll()}: the tasks' state belongs to that thread.
      */
     private final AtomicReference<Map<StreamsRebalanceData.TaskId, Long>> offsetSumSnapshot = new AtomicReference<>(Map.of());
+    private final Supplier<Map<TaskId, Long>> taskEndOffsetSums;
+    /** The end offset sums, taken as the offset sums are. */
+    private final AtomicReference<Map<StreamsRebalanceData.TaskId, Long>> endOffsetSumSnapshot = new AtomicReference<>(Map.of());
     private final StreamsRebalanceData data;
     private final AsyncKafkaConsumer<byte[], byte[]> consumer;
     private final Rebalances rebalances = new Rebalances();
@@ -69,7 +72,8 @@ final class StreamsGroupMember implements KafkaStreamsGroupMember {
     /** See {@link KafkaStreamsGroupMember#join}. */
     StreamsGroupMember(final StreamsConfig config, final TopologyMetadata topology, final ProcessId processId,
                        final String threadClientId, final int threadIndex, final StreamsMetadataState metadataState,
-                       final Supplier<Map<TaskId, Long>> taskOffsetSums, final Listener listener, final Time time) {
+                       final Supplier<Map<TaskId, Long>> taskOffsetSums,
+                       final Supplier<Map<TaskId, Long>> taskEndOffsetSums, final Listener listener, final Time time) {
         if (topology.usesPatternSubscription()) {
             throw new IllegalArgumentException("Pattern subscription is not yet supported with the Streams rebalance protocol");
         }
@@ -78,9 +82,9 @@ final class StreamsGroupMember implements KafkaStreamsGroupMember {
         this.listener = listener;
         this.metadataState = metadataState;
         this.taskOffsetSums = taskOffsetSums;
-        // The broker reads task end offsets only to rank warm-up candidates, which this client's replicas do not
-        // measure apart from their lag; none are reported.
-        this.data = StreamsGroupData.create(processId.id(), config, topology, offsetSumSnapshot::get, Map::of);
+        this.taskEndOffsetSums = taskEndOffsetSums;
+        this.data = StreamsGroupData.create(processId.id(), config, topology, offsetSumSnapshot::get,
+            endOffsetSumSnapshot::get);
         final Map<String, Object> consumerConfigs = config.getMainConsumerConfigs(
             config.getString(StreamsConfig.APPLICATION_ID_CONFIG), threadClientId + "-consumer", threadIndex);
         final ByteArrayDeserializer keys = new ByteArrayDeserializer();
@@ -112,6 +116,7 @@ final class StreamsGroupMember implements KafkaStreamsGroupMember {
         handleStatuses();
         updateMetadata();
         offsetSumSnapshot.set(streamsProtocolOffsetSums(taskOffsetSums.get()));
+        endOffsetSumSnapshot.set(streamsProtocolTaskIds(taskEndOffsetSums.get()));
     }
 
     @Override
@@ -148,12 +153,15 @@ final class StreamsGroupMember implements KafkaStreamsGroupMember {
      * where the classic assignor is told {@link Task#LATEST_OFFSET}.
      */
     private static Map<StreamsRebalanceData.TaskId, Long> streamsProtocolOffsetSums(final Map<TaskId, Long> sums) {
+        final Map<TaskId, Long> reported = new HashMap<>(sums);
+        reported.values().removeIf(sum -> sum == Task.LATEST_OFFSET);
+        return streamsProtocolTaskIds(reported);
+    }
+
+    private static Map<StreamsRebalanceData.TaskId, Long> streamsProtocolTaskIds(final Map<TaskId, Long> sums) {
         final Map<StreamsRebalanceData.TaskId, Long> reported = new HashMap<>();
-        sums.forEach((task, sum) -> {
-            if (sum != Task.LATEST_OFFSET) {
-                reported.put(new StreamsRebalanceData.TaskId(String.valueOf(task.subtopology()), task.partition()), sum);
-            }
-        });
+        sums.forEach((task, sum) ->
+            reported.put(new StreamsRebalanceData.TaskId(String.valueOf(task.subtopology()), task.partition()), sum));
         return Map.copyOf(reported);
     }
 

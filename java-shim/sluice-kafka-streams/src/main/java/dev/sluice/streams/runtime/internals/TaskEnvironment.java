@@ -71,6 +71,8 @@ final class TaskEnvironment implements TaskFactory {
     private final Map<TaskId, StreamTaskRunner> runningTasks = new ConcurrentHashMap<>();
     /** The active tasks restoring their stores, by changelog partition, for their restore metrics. */
     private final Map<TopicPartition, StreamTaskRunner> restoringByChangelog = new ConcurrentHashMap<>();
+    /** Where each changelog partition ends as last known from restoring or following it. */
+    private final Map<TopicPartition, Long> changelogEnds = new ConcurrentHashMap<>();
     private final EngineThreadAssignments assignments;
     private final UUID processId;
     private volatile GlobalStateRunner globalRunner;
@@ -128,7 +130,7 @@ final class TaskEnvironment implements TaskFactory {
         final EngineGroupMember member = new EngineGroupMember(engineMember, this);
         member.join(KafkaStreamsGroupMember.join(memberConfig, topologyMetadata, new ProcessId(processId),
             clientId + "-StreamThread-" + thread, thread, admin(clientId), assignorMetadata, member::taskOffsetSums,
-            member, time), topics);
+            member::taskEndOffsetSums, member, time), topics);
         members.add(member);
         if (applicationShutdownRequested) {
             member.requestApplicationShutdown();
@@ -476,12 +478,23 @@ final class TaskEnvironment implements TaskFactory {
         changelogs.forEach(changelog -> restoringByChangelog.remove(changelog, task));
     }
 
-    /** A restore report of {@code changelog} for the active task restoring from it, if any (see {@link RestoreProgress}). */
-    void restored(final TopicPartition changelog, final long records, final long offsets, final boolean starting) {
-        final StreamTaskRunner task = restoringByChangelog.get(changelog);
-        if (task != null) {
-            task.recordRestoration(records, offsets, starting);
-        }
+    /** How the engine reads the changelogs of the tasks' stores, for what the tasks record and report. */
+    RestoreProgress.TaskProgress taskProgress() {
+        return new RestoreProgress.TaskProgress() {
+            @Override
+            public void restored(final TopicPartition changelog, final long records, final long offsets,
+                                 final boolean starting) {
+                final StreamTaskRunner task = restoringByChangelog.get(changelog);
+                if (task != null) {
+                    task.recordRestoration(records, offsets, starting);
+                }
+            }
+
+            @Override
+            public void changelogEnds(final TopicPartition changelog, final long endOffset) {
+                changelogEnds.put(changelog, endOffset);
+            }
+        };
     }
 
     /**
@@ -542,6 +555,42 @@ final class TaskEnvironment implements TaskFactory {
         }
         activeTasks.forEach(task -> sums.put(task, Task.LATEST_OFFSET));
         return sums;
+    }
+
+    /**
+     * The changelog end offset sums of the tasks whose stores one thread's group member brings up to date, its
+     * restoring active tasks and its standby replicas, which Kafka Streams' members report under the streams
+     * protocol: {@link Long#MAX_VALUE} for a task with a changelog whose end is not known yet. Called on the
+     * member's engine thread, which owns those tasks.
+     */
+    Map<TaskId, Long> taskEndOffsetSums(final Set<TaskId> activeTasks, final Set<TaskId> standbyTasks) {
+        final Map<TaskId, Set<TopicPartition>> changelogsByTask = new HashMap<>();
+        restoringByChangelog.forEach((changelog, task) -> {
+            if (activeTasks.contains(task.id())) {
+                changelogsByTask.computeIfAbsent(task.id(), id -> new HashSet<>()).add(changelog);
+            }
+        });
+        for (final TaskId task : standbyTasks) {
+            final StandbyTaskRunner standby = standbys.get(task);
+            if (standby != null) {
+                changelogsByTask.put(task, standby.changelogs());
+            }
+        }
+        final Map<TaskId, Long> sums = new HashMap<>();
+        changelogsByTask.forEach((task, changelogs) -> sums.put(task, endOffsetSum(changelogs)));
+        return sums;
+    }
+
+    private long endOffsetSum(final Set<TopicPartition> changelogs) {
+        long sum = 0;
+        for (final TopicPartition changelog : changelogs) {
+            final Long end = changelogEnds.get(changelog);
+            if (end == null || end > Long.MAX_VALUE - sum) {
+                return Long.MAX_VALUE;
+            }
+            sum += end;
+        }
+        return sum;
     }
 
     /** The metadata of the standby replicas this client keeps, by the engine thread that keeps them. */

@@ -234,7 +234,7 @@ class KafkaStreamsGroupMemberTest {
             closing.add(admin);
             member = KafkaStreamsGroupMember.join(config, topologyMetadata, new ProcessId(UUID.randomUUID()),
                 config.getString(StreamsConfig.CLIENT_ID_CONFIG) + "-StreamThread-1", 1, admin, metadata, offsetSums,
-                this, Time.SYSTEM);
+                Map::of, this, Time.SYSTEM);
             closing.add(member);
             member.subscribe(topologyMetadata.allFullSourceTopicNames());
         }

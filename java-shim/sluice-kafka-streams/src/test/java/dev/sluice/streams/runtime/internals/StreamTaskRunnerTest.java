@@ -54,6 +54,7 @@ import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.StateStore;
+import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -647,5 +648,40 @@ class StreamTaskRunnerTest {
 
     private static byte[] bytes(final String text) {
         return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * The end offset sums a streams group's member reports, as Kafka Streams' state updater keeps them: a restoring
+     * task's and a standby replica's from where their changelogs end as last read, {@link Long#MAX_VALUE} while an
+     * end is not known; a running task is left out.
+     */
+    @Test
+    void restoringTasksAndStandbyReplicasReportWhereTheirChangelogsEnd() throws Exception {
+        try (TaskRunnerFixture fixture = new TaskRunnerFixture(StreamTaskRunnerTest::wordCount, new Properties())) {
+            final TaskEnvironment environment = fixture.environment();
+            final RestoreProgress progress = new RestoreProgress(null, null, environment.taskProgress());
+            final TaskId restoring = TaskRunnerFixture.task(1, 0);
+            final TaskId standby = TaskRunnerFixture.task(1, 1);
+            final Set<TaskId> active = Set.of(restoring);
+            final TaskRunner count = fixture.create(1, 0, Map.of());
+            final StateRunner replica = environment.createStandby(1, 1);
+            assertEquals(Map.of(restoring, Long.MAX_VALUE, standby, Long.MAX_VALUE),
+                environment.taskEndOffsetSums(active, Set.of(standby)), "no end known yet");
+
+            progress.restoreStarted("counts", CHANGELOG, 0, 3, 40);
+            progress.standbyUpdateStarted("counts", CHANGELOG, 1, 0, 7);
+            assertEquals(Map.of(restoring, 40L, standby, 7L), environment.taskEndOffsetSums(active, Set.of(standby)));
+            progress.standbyBatchLoaded("counts", CHANGELOG, 1, 1, 8, 9, 12);
+            assertEquals(Map.of(restoring, 40L, standby, 12L), environment.taskEndOffsetSums(active, Set.of(standby)));
+            assertEquals(Map.of(), environment.taskEndOffsetSums(Set.of(), Set.of()), "the tasks of another thread");
+
+            progress.restoreEnded("counts", CHANGELOG, 0, 37);
+            count.committedChangelogOffsets();
+            count.restored();
+            assertEquals(Map.of(standby, 12L), environment.taskEndOffsetSums(active, Set.of(standby)),
+                "a running task is not brought up to date any more");
+            count.close(true);
+            replica.close(true);
+        }
     }
 }
