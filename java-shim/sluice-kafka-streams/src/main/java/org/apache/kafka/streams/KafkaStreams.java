@@ -1114,11 +1114,6 @@ public class KafkaStreams implements AutoCloseable {
             storeName);
     }
 
-    /** The running tasks' stores called {@code storeName}, by partition. */
-    private Map<Integer, StateStore> localStores(final String storeName) {
-        return localStores(storeName, false);
-    }
-
     /**
      * The stores called {@code storeName} of the running tasks and, {@code withStandbys}, of the standby replicas
      * too, by partition.
@@ -1128,10 +1123,12 @@ public class KafkaStreams implements AutoCloseable {
         if (current == null || !isRunningOrRebalancing()) {
             throw new InvalidStateStoreException("KafkaStreams has been stopped (" + state + ").");
         }
-        final Map<Integer, StateStore> stores = new HashMap<>(current.localStores(storeName));
-        if (withStandbys) {
-            current.standbyStores(storeName).forEach(stores::putIfAbsent);
-        }
+        final Map<Integer, StateStore> stores = new HashMap<>();
+        current.queryableStores(storeName).forEach((partition, local) -> {
+            if (local.active() || withStandbys) {
+                stores.put(partition, local.store());
+            }
+        });
         return stores;
     }
 
@@ -1158,22 +1155,27 @@ public class KafkaStreams implements AutoCloseable {
                 "Global stores do not yet support the KafkaStreams#query API. Use KafkaStreams#store instead."));
             return result;
         }
-        final Map<Integer, StateStore> stores = new TreeMap<>(localStores(storeName));
-        final Set<Integer> active = Set.copyOf(stores.keySet());
-        currentEngine().standbyStores(storeName).forEach(stores::putIfAbsent);
+        // An engine still starting has no tasks yet: every partition asked for is not present.
+        final EngineRuntime current = currentEngine();
+        final Map<Integer, EngineRuntime.QueryableStore> stores =
+            current == null ? Map.of() : new TreeMap<>(current.queryableStores(storeName));
         final QueryConfig queryConfig = new QueryConfig(request.executionInfoEnabled(),
             request.isolationLevel().orElseGet(applicationConfigs::defaultInteractiveQueryIsolationLevel));
-        for (final Map.Entry<Integer, StateStore> entry : stores.entrySet()) {
+        for (final Map.Entry<Integer, EngineRuntime.QueryableStore> entry : stores.entrySet()) {
             final int partition = entry.getKey();
             if (!request.isAllPartitions() && !request.getPartitions().contains(partition)) {
                 continue;
             }
-            if (!active.contains(partition) && request.isRequireActive()) {
+            final EngineRuntime.QueryableStore local = entry.getValue();
+            // As in Kafka Streams, a query that requires an active task is refused by a standby replica and by an
+            // active task whose thread is not RUNNING (in a rebalance, or while tasks of its assignment restore).
+            if (request.isRequireActive() && (!local.active() || !"RUNNING".equals(local.threadState()))) {
                 result.addResult(partition, QueryResult.forFailure(FailureReason.NOT_ACTIVE,
-                    "The query requires active partitions; partition " + partition + " is a standby replica here."));
+                    "Query requires a running active task, but partition was in state " + local.threadState()
+                        + " and was " + (local.active() ? "active" : "not active") + "."));
             } else {
                 final PositionBound bound = request.isRequireActive() ? PositionBound.unbounded() : request.getPositionBound();
-                result.addResult(partition, entry.getValue().query(request.getQuery(), bound, queryConfig));
+                result.addResult(partition, local.store().query(request.getQuery(), bound, queryConfig));
             }
         }
         if (!request.isAllPartitions()) {

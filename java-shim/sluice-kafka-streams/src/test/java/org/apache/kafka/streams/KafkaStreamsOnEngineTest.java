@@ -54,6 +54,7 @@ import org.apache.kafka.common.serialization.LongDeserializer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.EngineTestSupport.RestoreTally;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
@@ -69,6 +70,7 @@ import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.query.FailureReason;
 import org.apache.kafka.streams.query.KeyQuery;
 import org.apache.kafka.streams.query.QueryResult;
 import org.apache.kafka.streams.query.StateQueryRequest;
@@ -929,6 +931,41 @@ class KafkaStreamsOnEngineTest {
         final Map<String, Long> expected = new HashMap<>();
         lines.forEach(line -> Arrays.stream(line.split(" ")).forEach(word -> expected.merge(word, 1L, Long::sum)));
         assertEquals(expected, consumeLatestCounts("prepaused-wc-output", expected));
+    }
+
+    /**
+     * As in Kafka Streams, a query that requires an active task is refused while the task's thread is not RUNNING.
+     * The client is paused before it starts: the task of the unlogged table runs at once, the table with a
+     * changelog waits unopened until resumed, so the thread stays PARTITIONS_ASSIGNED until then.
+     */
+    @Test
+    void aQueryThatRequiresAnActiveTaskIsRefusedUntilItsThreadRuns() throws Exception {
+        BROKER.createTopic("gate-ticks", 1);
+        BROKER.createTopic("gate-prices", 1);
+        produce("gate-ticks", List.of("first"));
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.table("gate-ticks", Consumed.with(Serdes.String(), Serdes.String()),
+            Materialized.<String, String, KeyValueStore<Bytes, byte[]>>as("gate-ticks-store").withLoggingDisabled());
+        builder.table("gate-prices", Consumed.with(Serdes.String(), Serdes.String()), Materialized.as("gate-prices-store"));
+        final KafkaStreams streams = new KafkaStreams(builder.build(), props("gate-app"));
+        started.add(streams);
+        streams.pause();
+        streams.start();
+
+        final KeyQuery<String, String> firstTick = KeyQuery.withKey("k0");
+        final StateQueryRequest<String> stale = StateQueryRequest.inStore("gate-ticks-store")
+            .withQuery(firstTick).withPartitions(Set.of(0));
+        waitFor(() -> streams.query(stale).getPartitionResults().get(0).isSuccess(), "the ticks' task to run");
+        final QueryResult<String> refused = streams.query(stale.requireActive()).getPartitionResults().get(0);
+        assertEquals(FailureReason.NOT_ACTIVE, refused.getFailureReason());
+        assertEquals("Query requires a running active task, but partition was in state PARTITIONS_ASSIGNED and was active.",
+            refused.getFailureMessage());
+
+        streams.resume();
+        waitFor(() -> {
+            final QueryResult<String> active = streams.query(stale.requireActive()).getPartitionResults().get(0);
+            return active.isSuccess() && "first".equals(active.getResult());
+        }, "the query that requires an active task to read the tick once the thread runs");
     }
 
     /** The first time the word "corrupt" comes, the store reports its directory corrupt. */

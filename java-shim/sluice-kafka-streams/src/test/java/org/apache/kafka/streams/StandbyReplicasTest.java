@@ -35,6 +35,10 @@ import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.processor.StandbyUpdateListener;
 import org.apache.kafka.streams.processor.StateRestoreListener;
 import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.query.FailureReason;
+import org.apache.kafka.streams.query.KeyQuery;
+import org.apache.kafka.streams.query.QueryResult;
+import org.apache.kafka.streams.query.StateQueryRequest;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.QueryableStoreTypes;
 import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
@@ -118,6 +122,16 @@ class StandbyReplicasTest {
         assertEquals(all, countsUntil(app, all));
         waitFor(() -> written.get(replicated).equals(staleCounts(second, replicated)),
             "the standby replica's store to hold the first instance's counts");
+        // Interactive queries v2 read the replica unless they require an active task, which it refuses as Kafka
+        // Streams' standby tasks do.
+        final String someWord = written.get(replicated).keySet().iterator().next();
+        final StateQueryRequest<Long> query = StateQueryRequest.inStore(STORE)
+            .withQuery(KeyQuery.<String, Long>withKey(someWord)).withPartitions(Set.of(replicated));
+        assertEquals(written.get(replicated).get(someWord), second.query(query).getPartitionResults().get(replicated).getResult());
+        final QueryResult<Long> refused = second.query(query.requireActive()).getPartitionResults().get(replicated);
+        assertEquals(FailureReason.NOT_ACTIVE, refused.getFailureReason());
+        assertEquals("Query requires a running active task, but partition was in state RUNNING and was not active.",
+            refused.getFailureMessage());
         final TopicPartition changelog = new TopicPartition(app + "-" + STORE + "-changelog", replicated);
         assertTrue(updates.started.containsKey(changelog), "the standby update listener heard the start");
         assertTrue(updates.loaded.getOrDefault(changelog, 0L) > 0, "the standby update listener heard batches");

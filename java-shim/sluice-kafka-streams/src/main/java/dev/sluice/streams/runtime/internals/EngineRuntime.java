@@ -438,9 +438,18 @@ public final class EngineRuntime implements AutoCloseable {
         return environment.requestApplicationShutdown();
     }
 
-    /** The store {@code storeName} of each standby replica this client keeps, keyed by partition. */
-    public Map<Integer, StateStore> standbyStores(final String storeName) {
-        return environment.standbyStores(storeName);
+    /**
+     * A store of a task of this client as an interactive query finds it: whether the task is active here, and the
+     * state of the engine thread that holds it, as Kafka Streams names stream thread states.
+     */
+    public record QueryableStore(StateStore store, boolean active, String threadState) { }
+
+    /**
+     * The store {@code storeName} of each running task and, where no running task has one, of each standby
+     * replica this client keeps, keyed by partition.
+     */
+    public Map<Integer, QueryableStore> queryableStores(final String storeName) {
+        return environment.queryableStores(storeName);
     }
 
     /** The changelog partitions the engine's threads are restoring now, with the offset each reached. */

@@ -58,6 +58,7 @@ final class StreamTaskRunner implements TaskRunner {
 
     private final TaskEnvironment environment;
     private final TaskId id;
+    private final String thread;
     private final Logger log;
     private final LogContext logContext;
     private final Map<TopicPartition, OffsetAndMetadata> committedInputs;
@@ -85,7 +86,8 @@ final class StreamTaskRunner implements TaskRunner {
                      final Map<TopicPartition, OffsetAndMetadata> committedInputs) {
         this.environment = environment;
         this.id = id;
-        this.logContext = new LogContext("stream-thread [" + Thread.currentThread().getName() + "] task [" + id + "] ");
+        this.thread = Thread.currentThread().getName();
+        this.logContext = new LogContext("stream-thread [" + thread + "] task [" + id + "] ");
         this.log = logContext.logger(StreamTaskRunner.class);
         this.committedInputs = new HashMap<>(committedInputs);
         this.threadMetrics = environment.threadMetrics();
@@ -99,6 +101,11 @@ final class StreamTaskRunner implements TaskRunner {
 
     TaskId id() {
         return id;
+    }
+
+    /** The engine thread that runs the task. */
+    String thread() {
+        return thread;
     }
 
     /**

@@ -601,13 +601,23 @@ final class TaskEnvironment implements TaskFactory {
         return byThread;
     }
 
-    /** The store {@code storeName} of each standby replica of this client, keyed by partition. */
-    Map<Integer, StateStore> standbyStores(final String storeName) {
-        final Map<Integer, StateStore> stores = new HashMap<>();
+    /**
+     * The store {@code storeName} of each running task and, where no running task has one, of each standby
+     * replica of this client, keyed by partition.
+     */
+    Map<Integer, EngineRuntime.QueryableStore> queryableStores(final String storeName) {
+        final Map<Integer, EngineRuntime.QueryableStore> stores = new HashMap<>();
+        for (final StreamTaskRunner task : runningTasks.values()) {
+            final StateStore store = task.store(storeName);
+            if (store != null) {
+                stores.put(task.id().partition(), new EngineRuntime.QueryableStore(store, true, assignments.threadState(task.thread())));
+            }
+        }
         for (final StandbyTaskRunner standby : standbys.values()) {
             final StateStore store = standby.store(storeName);
             if (store != null) {
-                stores.put(standby.id().partition(), store);
+                stores.putIfAbsent(standby.id().partition(),
+                    new EngineRuntime.QueryableStore(store, false, assignments.threadState(standby.thread())));
             }
         }
         return stores;
