@@ -6,6 +6,7 @@ import dev.sluice.streams.runtime.internals.EngineRuntime;
 import dev.sluice.streams.runtime.internals.RuntimeChoice;
 import dev.sluice.streams.runtime.internals.RuntimeListener;
 import dev.sluice.streams.runtime.internals.StoreChangelogs;
+import dev.sluice.streams.runtime.internals.StreamThreads;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Collections;
@@ -112,8 +113,14 @@ public class KafkaStreams implements AutoCloseable {
     private final StreamsMetricsImpl streamsMetrics;
     private final LogContext logContext;
     protected final StreamsConfig applicationConfigs;
-    /** Kafka Streams' own stream threads: Sluice's engine runs none (the engine's threads do the work). */
+    /**
+     * Kafka Streams' stream thread objects, one per engine thread, as Kafka Streams lists its own threads: they never
+     * run (the engine's threads do the work), but their names, states and listeners, and their consumers, which are
+     * the threads' group members, are the engine threads'.
+     */
     protected final List<StreamThread> threads;
+    /** The engine threads' group members and stream thread objects, made before the threads run. */
+    private final StreamThreads streamThreads;
     protected final StreamsMetadataState streamsMetadataState;
     protected final Admin adminClient;
     protected final TopologyMetadata topologyMetadata;
@@ -291,11 +298,11 @@ public class KafkaStreams implements AutoCloseable {
             this.failedStreamThreads = null;
             this.supervisor = null;
             this.stateDirCleaner = null;
+            this.streamThreads = null;
             return;
         }
         this.applicationConfigs = applicationConfigs;
         this.topologyMetadata = topologyMetadata;
-        this.threads = Collections.emptyList();
         this.topologyMetadata.buildAndRewriteTopology();
         EngineRuntime.checkTopology(topologyMetadata);
         final Map<String, String> adjustedClientSettings = EngineRuntime.checkConfig(applicationConfigs);
@@ -355,6 +362,23 @@ public class KafkaStreams implements AutoCloseable {
             });
 
         this.streamsMetadataState = new StreamsMetadataState(topologyMetadata, thisHost, logContext);
+        // As Kafka Streams makes its stream threads, with their consumers, when the client is made.
+        this.streamThreads = new StreamThreads(applicationConfigs, topologyMetadata, processId, clientId,
+            streamsMetadataState, time);
+        try {
+            for (int index = 1; index <= topologyMetadata.numStreamThreads(applicationConfigs); index++) {
+                streamThreads.make(index);
+            }
+        } catch (final RuntimeException e) {
+            // A client that cannot be made holds nothing: its state directory may be locked again by the next.
+            streamThreads.close();
+            stateDirCleaner.shutdownNow();
+            adminClient.close(Duration.ZERO);
+            metrics.close();
+            stateDirectory.close();
+            throw e;
+        }
+        this.threads = streamThreads.list();
     }
 
     /**
@@ -736,7 +760,7 @@ public class KafkaStreams implements AutoCloseable {
      */
     private EngineRuntime startedEngine(final Map<TaskId, Long> offsetSumsOnDisk) {
         final EngineRuntime fresh = new EngineRuntime(topologyMetadata, applicationConfigs, time, new EngineListener(),
-            streamsMetrics, stateDirectory, processId, streamsMetadataState);
+            streamsMetrics, stateDirectory, processId, streamThreads);
         fresh.setRestoreListener(restoreListener);
         fresh.setStandbyUpdateListener(standbyListener);
         fresh.setTaskOffsetSumsOnDisk(offsetSumsOnDisk);
@@ -873,6 +897,7 @@ public class KafkaStreams implements AutoCloseable {
                 }
                 leavingInstance.ifPresent(this::removeStaticMembers);
             }
+            streamThreads.close();
             stateDirectory.close();
             // What the client asked of the admin client is answered by now: nothing pending may hold the close up.
             adminClient.close(Duration.ZERO);

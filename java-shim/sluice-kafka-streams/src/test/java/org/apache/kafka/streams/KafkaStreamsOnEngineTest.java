@@ -14,6 +14,7 @@ import dev.sluice.streams.state.internals.StoreDirectoryCorruptedException;
 import dev.sluice.streams.testing.broker.BrokerOptions;
 import dev.sluice.streams.testing.broker.LocalKafkaBroker;
 import java.io.IOException;
+import java.lang.reflect.Field;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -42,6 +43,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -67,6 +69,7 @@ import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
 import org.apache.kafka.streams.processor.StateRestoreListener;
 import org.apache.kafka.streams.processor.TaskId;
+import org.apache.kafka.streams.processor.internals.StreamThread;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -744,6 +747,77 @@ class KafkaStreamsOnEngineTest {
         assertEquals(2, aliveStreamThreads(streams));
         waitFor(() -> streams.state() == KafkaStreams.State.RUNNING && threadNames(streams).size() == 2,
             "the client to run with two threads");
+    }
+
+    /** A client whose protected stream thread list a test reads, as Kafka Streams' own test wrapper reads it. */
+    private static final class ThreadsListed extends KafkaStreams {
+        ThreadsListed(final Topology topology, final Properties props) {
+            super(topology, props);
+        }
+
+        List<StreamThread> streamThreads() {
+            return new ArrayList<>(threads);
+        }
+    }
+
+    /**
+     * As Kafka Streams' own, the client's protected {@code threads} list holds a stream thread object per thread,
+     * made with the client: its consumer is the thread's group member, its state follows the engine thread's, told
+     * to a listener set before start on the thread that made the change, and it is DEAD and gone once the thread
+     * ends.
+     */
+    @Test
+    void theProtectedThreadListHoldsAStreamThreadPerEngineThreadThatFollowsIt() throws Exception {
+        BROKER.createTopic("listed-threads-input", 2);
+        BROKER.createTopic("listed-threads-output", 2);
+        final Properties props = props("listed-threads-app");
+        props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 2);
+        final ThreadsListed streams = new ThreadsListed(wordCount("listed-threads-input", "listed-threads-output"), props);
+        started.add(streams);
+        final List<StreamThread> threads = streams.streamThreads();
+        assertEquals(List.of("listed-threads-app-StreamThread-1", "listed-threads-app-StreamThread-2"),
+            threads.stream().map(Thread::getName).toList());
+        final Map<String, List<String>> transitions = new ConcurrentHashMap<>();
+        final Map<String, String> notifiedOn = new ConcurrentHashMap<>();
+        for (final StreamThread thread : threads) {
+            assertEquals(StreamThread.State.CREATED, thread.state());
+            final StreamThread.StateListener original = thread.getStateListener();
+            thread.setStateListener((changed, newState, oldState) -> {
+                original.onChange(changed, newState, oldState);
+                transitions.computeIfAbsent(changed.getName(), name -> new CopyOnWriteArrayList<>())
+                    .add(oldState + "->" + newState);
+                if (newState == StreamThread.State.RUNNING) {
+                    notifiedOn.put(changed.getName(), Thread.currentThread().getName());
+                }
+            });
+        }
+        streams.start();
+        waitFor(() -> streams.state() == KafkaStreams.State.RUNNING
+                && threads.stream().allMatch(thread -> thread.state() == StreamThread.State.RUNNING),
+            "the client and both threads to be RUNNING: " + transitions);
+        for (final StreamThread thread : threads) {
+            final List<String> seen = transitions.get(thread.getName());
+            assertEquals("CREATED->STARTING", seen.get(0), seen.toString());
+            assertTrue(seen.contains("PARTITIONS_ASSIGNED->RUNNING"), seen.toString());
+            assertEquals(thread.getName(), notifiedOn.get(thread.getName()), "the engine thread itself tells the listener");
+            final Field mainConsumer = StreamThread.class.getDeclaredField("mainConsumer");
+            mainConsumer.setAccessible(true);
+            final Consumer<?, ?> member = (Consumer<?, ?>) mainConsumer.get(thread);
+            assertEquals("listed-threads-app", member.groupMetadata().groupId());
+            assertTrue(member.groupMetadata().generationId() > 0, "the consumer is the thread's member of the group");
+        }
+
+        final StreamThread first = threads.get(0);
+        assertEquals(Optional.of(first.getName()), streams.removeStreamThread(Duration.ofSeconds(60)));
+        assertEquals(StreamThread.State.DEAD, first.state());
+        assertTrue(transitions.get(first.getName()).contains("PENDING_SHUTDOWN->DEAD"));
+        assertEquals(List.of(threads.get(1)), streams.streamThreads());
+        assertEquals(Optional.of(first.getName()), streams.addStreamThread());
+        waitFor(() -> streams.streamThreads().size() == 2, "the added thread's object to be listed");
+
+        assertTrue(streams.close(Duration.ofSeconds(60)));
+        assertEquals(List.of(), streams.streamThreads());
+        assertEquals(StreamThread.State.DEAD, threads.get(1).state());
     }
 
     @Test

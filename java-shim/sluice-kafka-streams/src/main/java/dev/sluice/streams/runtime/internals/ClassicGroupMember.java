@@ -59,7 +59,7 @@ final class ClassicGroupMember implements KafkaStreamsGroupMember {
      */
     private boolean revokedByAssignment;
 
-    /** See {@link KafkaStreamsGroupMember#join}. */
+    /** See {@link KafkaStreamsGroupMember#create}. */
     ClassicGroupMember(final StreamsConfig config, final TopologyMetadata topology, final ProcessId processId,
                        final String threadClientId, final int threadIndex, final Admin admin,
                        final StreamsMetadataState metadataState, final Supplier<Map<TaskId, Long>> taskOffsetSums,
@@ -114,6 +114,11 @@ final class ClassicGroupMember implements KafkaStreamsGroupMember {
         if (nonFatal != null) {
             throw nonFatal;
         }
+    }
+
+    @Override
+    public Consumer<byte[], byte[]> consumer() {
+        return consumer;
     }
 
     @Override

@@ -35,9 +35,9 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
      */
     private static final long POLL_INTERVAL_NS = TimeUnit.MILLISECONDS.toNanos(10);
 
-    /** The engine's member this one reports to; valid until {@link #close()} returns. */
-    private final long engineMember;
-    private final TaskEnvironment environment;
+    /** The engine's member this one reports to, from {@link #join} until {@link #close()} returns. */
+    private long engineMember;
+    private TaskEnvironment environment;
     private KafkaStreamsGroupMember member;
     /** The input partitions of the active tasks this member holds, as the engine was told them. */
     private final Set<TopicPartition> owned = new HashSet<>();
@@ -49,15 +49,31 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
     private long polledAtNs = System.nanoTime() - POLL_INTERVAL_NS;
     private volatile boolean fenced;
 
-    EngineGroupMember(final long engineMember, final TaskEnvironment environment) {
-        this.engineMember = engineMember;
-        this.environment = environment;
+    /** Takes {@code member}, which reports to this listener; made with the stream thread, before its engine thread. */
+    void use(final KafkaStreamsGroupMember member) {
+        this.member = member;
     }
 
-    /** Takes {@code member}, which reports to this listener, and subscribes it to {@code topics}. */
-    void join(final KafkaStreamsGroupMember member, final String[] topics) {
-        this.member = member;
+    /**
+     * The engine thread takes the member: it reports to the engine's member {@code engineMember} in
+     * {@code environment} from now on, and joins the group subscribed to {@code topics}.
+     */
+    void join(final long engineMember, final TaskEnvironment environment, final String[] topics) {
+        this.engineMember = engineMember;
+        this.environment = environment;
         member.subscribe(List.of(topics));
+    }
+
+    /**
+     * Closes the member's consumer, which leaves the group if it joined (a member whose engine thread never took it
+     * did not); a failure is logged, not thrown.
+     */
+    void leave() {
+        try {
+            member.close();
+        } catch (final RuntimeException e) {
+            LOG.warn("The group member did not close cleanly", e);
+        }
     }
 
     /** The changelog offset sums the assignor asks for ({@link TaskEnvironment#taskOffsetSums}). */
@@ -150,11 +166,7 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
      */
     void close() {
         environment.memberClosed(this);
-        try {
-            member.close();
-        } catch (final RuntimeException e) {
-            LOG.warn("The group member did not close cleanly", e);
-        }
+        leave();
     }
 
     @Override

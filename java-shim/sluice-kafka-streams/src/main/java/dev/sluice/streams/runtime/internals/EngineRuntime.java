@@ -63,6 +63,7 @@ public final class EngineRuntime implements AutoCloseable {
     private final StreamsConfig config;
     private final Metrics ownMetrics;
     private final StateDirectory ownStateDirectory;
+    private final StreamThreads ownStreamThreads;
     private final TopicPartitionLookup partitionLookup;
     private final TaskEnvironment environment;
     private StateRestoreListener restoreListener;
@@ -86,8 +87,7 @@ public final class EngineRuntime implements AutoCloseable {
                          final StreamsConfig config,
                          final Time time,
                          final RuntimeListener listener) {
-        this(topologyMetadata, config, time, listener, null, null, UUID.randomUUID(),
-            new StreamsMetadataState(topologyMetadata, thisHost(config), new LogContext()));
+        this(topologyMetadata, config, time, listener, null, null, UUID.randomUUID(), null);
     }
 
     /** Where this client serves queries ({@code application.server}), or nowhere. */
@@ -99,8 +99,8 @@ public final class EngineRuntime implements AutoCloseable {
     /**
      * A runtime whose tasks record their metrics in {@code metrics} and keep their state in
      * {@code stateDirectory}, both the caller's to close; either may be null for the runtime's own.
-     * {@code processId} is the instance's, as its thread metrics are tagged. {@code metadataState} is the client's
-     * view of the group's hosts, which the group members' partition assignor keeps up to date.
+     * {@code processId} is the instance's, as its thread metrics are tagged. {@code streamThreads} are the client's
+     * threads' group members and stream thread objects, the caller's to close; null for the runtime's own.
      */
     public EngineRuntime(final TopologyMetadata topologyMetadata,
                          final StreamsConfig config,
@@ -109,7 +109,7 @@ public final class EngineRuntime implements AutoCloseable {
                          final StreamsMetricsImpl metrics,
                          final StateDirectory stateDirectory,
                          final UUID processId,
-                         final StreamsMetadataState metadataState) {
+                         final StreamThreads streamThreads) {
         this.topologyMetadata = topologyMetadata;
         this.config = config;
         this.ownMetrics = metrics == null ? newMetrics(config, time) : null;
@@ -118,9 +118,13 @@ public final class EngineRuntime implements AutoCloseable {
         final StreamsMetricsImpl streamsMetrics = metrics == null
             ? new StreamsMetricsImpl(ownMetrics, config.getString(StreamsConfig.CLIENT_ID_CONFIG), time)
             : metrics;
+        this.ownStreamThreads = streamThreads == null
+            ? new StreamThreads(config, topologyMetadata, processId, config.getString(StreamsConfig.CLIENT_ID_CONFIG),
+                new StreamsMetadataState(topologyMetadata, thisHost(config), new LogContext()), time)
+            : null;
         this.environment = new TaskEnvironment(topologyMetadata, config, time, streamsMetrics,
             stateDirectory == null ? ownStateDirectory : stateDirectory, listener, partitionLookup, processId,
-            metadataState);
+            streamThreads == null ? ownStreamThreads : streamThreads);
     }
 
     /**
@@ -235,6 +239,9 @@ public final class EngineRuntime implements AutoCloseable {
             partitionLookup.close();
             if (ownStateDirectory != null) {
                 ownStateDirectory.close();
+            }
+            if (ownStreamThreads != null) {
+                ownStreamThreads.close();
             }
             if (ownMetrics != null) {
                 ownMetrics.close();

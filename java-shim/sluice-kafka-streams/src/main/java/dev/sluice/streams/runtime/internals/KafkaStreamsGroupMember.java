@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
@@ -54,7 +55,8 @@ public interface KafkaStreamsGroupMember extends AutoCloseable {
     }
 
     /**
-     * Joins the group as the given stream thread of this client, under the application's {@code group.protocol}:
+     * The member of the given stream thread of this client, under the application's {@code group.protocol}, made as
+     * Kafka Streams makes its thread's consumer: it joins the group once {@link #subscribe subscribed}.
      * {@code threadClientId} and {@code threadIndex} name the thread as Kafka Streams names its own
      * ({@code <client id>-StreamThread-<n>}, from 1).
      *
@@ -65,12 +67,12 @@ public interface KafkaStreamsGroupMember extends AutoCloseable {
      *                       (restoring active tasks, standby replicas), which a streams group's member reports
      * @param metadataState  told every client's partitions after each rebalance, for interactive queries
      */
-    static KafkaStreamsGroupMember join(final StreamsConfig config, final TopologyMetadata topology,
-                                        final ProcessId processId, final String threadClientId, final int threadIndex,
-                                        final Admin admin, final StreamsMetadataState metadataState,
-                                        final Supplier<Map<TaskId, Long>> taskOffsetSums,
-                                        final Supplier<Map<TaskId, Long>> taskEndOffsetSums, final Listener listener,
-                                        final Time time) {
+    static KafkaStreamsGroupMember create(final StreamsConfig config, final TopologyMetadata topology,
+                                          final ProcessId processId, final String threadClientId, final int threadIndex,
+                                          final Admin admin, final StreamsMetadataState metadataState,
+                                          final Supplier<Map<TaskId, Long>> taskOffsetSums,
+                                          final Supplier<Map<TaskId, Long>> taskEndOffsetSums, final Listener listener,
+                                          final Time time) {
         if (StreamsConfigUtils.streamsProtocolEnabled(config)) {
             return new StreamsGroupMember(config, topology, processId, threadClientId, threadIndex, metadataState,
                 taskOffsetSums, taskEndOffsetSums, listener, time);
@@ -78,6 +80,9 @@ public interface KafkaStreamsGroupMember extends AutoCloseable {
         return new ClassicGroupMember(config, topology, processId, threadClientId, threadIndex, admin, metadataState,
             taskOffsetSums, listener, time);
     }
+
+    /** The member's consumer, which Kafka Streams' stream thread object holds as its main consumer. */
+    Consumer<byte[], byte[]> consumer();
 
     /**
      * Subscribes to {@code topics} (the topology's source and repartition topics, those a pattern matches

@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -69,7 +70,7 @@ final class StreamsGroupMember implements KafkaStreamsGroupMember {
     private Map<StreamsRebalanceData.HostInfo, StreamsRebalanceData.EndpointPartitions> partitionsByHost;
     private Timer missingTopicsTimer;
 
-    /** See {@link KafkaStreamsGroupMember#join}. */
+    /** See {@link KafkaStreamsGroupMember#create}. */
     StreamsGroupMember(final StreamsConfig config, final TopologyMetadata topology, final ProcessId processId,
                        final String threadClientId, final int threadIndex, final StreamsMetadataState metadataState,
                        final Supplier<Map<TaskId, Long>> taskOffsetSums,
@@ -117,6 +118,11 @@ final class StreamsGroupMember implements KafkaStreamsGroupMember {
         updateMetadata();
         offsetSumSnapshot.set(streamsProtocolOffsetSums(taskOffsetSums.get()));
         endOffsetSumSnapshot.set(streamsProtocolTaskIds(taskEndOffsetSums.get()));
+    }
+
+    @Override
+    public Consumer<byte[], byte[]> consumer() {
+        return consumer;
     }
 
     @Override

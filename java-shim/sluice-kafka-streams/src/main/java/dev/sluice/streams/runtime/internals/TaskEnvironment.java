@@ -13,7 +13,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.NoOffsetForPartitionException;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.internals.AutoOffsetResetStrategy;
@@ -31,12 +30,10 @@ import org.apache.kafka.streams.internals.StreamsConfigUtils;
 import org.apache.kafka.streams.internals.UpgradeFromValues;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.TaskId;
-import org.apache.kafka.streams.processor.assignment.ProcessId;
 import org.apache.kafka.streams.processor.internals.ClientUtils;
 import org.apache.kafka.streams.processor.internals.ProcessorStateManager;
 import org.apache.kafka.streams.processor.internals.ProcessorTopology;
 import org.apache.kafka.streams.processor.internals.StateDirectory;
-import org.apache.kafka.streams.processor.internals.StreamsMetadataState;
 import org.apache.kafka.streams.processor.internals.Task;
 import org.apache.kafka.streams.processor.internals.TopologyMetadata;
 import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
@@ -76,8 +73,8 @@ final class TaskEnvironment implements TaskFactory {
     private final EngineThreadAssignments assignments;
     private final UUID processId;
     private volatile GlobalStateRunner globalRunner;
-    /** The application's config, which the threads' group members are made with. */
-    private final StreamsConfig memberConfig;
+    /** The threads' group members and Kafka Streams' stream thread objects, whose states follow the threads'. */
+    private final StreamThreads streamThreads;
     /** The engine threads' group members. */
     private final Set<EngineGroupMember> members = ConcurrentHashMap.newKeySet();
     /** Set once the client asked the application to shut down: a member that joins after asks too. */
@@ -89,10 +86,6 @@ final class TaskEnvironment implements TaskFactory {
      * at start, and as each replica left it when it closed.
      */
     private final Map<TaskId, Long> offsetSumsOnDisk = new ConcurrentHashMap<>();
-    /** The client's view of the group's hosts, which Kafka Streams' partition assignor keeps up to date. */
-    private final StreamsMetadataState assignorMetadata;
-    /** The assignor's admin client (internal topics, offsets), made when the first member joins. */
-    private Admin admin;
 
     TaskEnvironment(final TopologyMetadata topologyMetadata,
                     final StreamsConfig config,
@@ -102,7 +95,7 @@ final class TaskEnvironment implements TaskFactory {
                     final RuntimeListener listener,
                     final Function<String, List<PartitionInfo>> partitionLookup,
                     final UUID processId,
-                    final StreamsMetadataState metadataState) {
+                    final StreamThreads streamThreads) {
         this.topologyMetadata = topologyMetadata;
         this.taskConfig = taskConfig(config);
         // Sluice's runtime runs one unnamed topology (EngineTopology rejects named ones).
@@ -117,32 +110,17 @@ final class TaskEnvironment implements TaskFactory {
         this.totalCacheBytes = Math.max(0L, StreamsConfigUtils.totalCacheSize(config));
         this.globalThreads = topologyMetadata.hasGlobalTopology() ? 1 : 0;
         this.assignments = new EngineThreadAssignments(topologyMetadata.numStreamThreads(config));
-        this.memberConfig = config;
-        this.assignorMetadata = metadataState;
+        this.streamThreads = streamThreads;
     }
 
     @Override
     public EngineGroupMember joinGroup(final int thread, final String[] topics, final long engineMember) {
-        final String userClientId = memberConfig.getString(StreamsConfig.CLIENT_ID_CONFIG);
-        final String clientId = userClientId.isEmpty()
-            ? memberConfig.getString(StreamsConfig.APPLICATION_ID_CONFIG) + "-" + processId
-            : userClientId;
-        final EngineGroupMember member = new EngineGroupMember(engineMember, this);
-        member.join(KafkaStreamsGroupMember.join(memberConfig, topologyMetadata, new ProcessId(processId),
-            clientId + "-StreamThread-" + thread, thread, admin(clientId), assignorMetadata, member::taskOffsetSums,
-            member::taskEndOffsetSums, member, time), topics);
+        final EngineGroupMember member = streamThreads.join(thread, engineMember, this, topics);
         members.add(member);
         if (applicationShutdownRequested) {
             member.requestApplicationShutdown();
         }
         return member;
-    }
-
-    private synchronized Admin admin(final String clientId) {
-        if (admin == null) {
-            admin = Admin.create(memberConfig.getAdminConfigs(ClientUtils.adminClientId(clientId)));
-        }
-        return admin;
     }
 
     /**
@@ -216,6 +194,7 @@ final class TaskEnvironment implements TaskFactory {
     public void assignmentStarted() {
         try {
             assignments.started(Thread.currentThread().getName());
+            stateChanged(Thread.currentThread().getName());
             listener.onRebalanceStatusChanged();
         } catch (final RuntimeException | Error e) {
             reportFailure(e);
@@ -239,6 +218,7 @@ final class TaskEnvironment implements TaskFactory {
                 tasks.add(new TaskId(subtopologies[i], partitions[i]));
             }
             assignments.assigned(Thread.currentThread().getName(), tasks, runningTasks.keySet());
+            stateChanged(Thread.currentThread().getName());
             listener.onRebalanceStatusChanged();
         } catch (final RuntimeException | Error e) {
             reportFailure(e);
@@ -375,13 +355,14 @@ final class TaskEnvironment implements TaskFactory {
     private EngineThreadMetrics threadMetrics(final String name) {
         return threadMetrics.computeIfAbsent(name, thread ->
             new EngineThreadMetrics(thread, metrics, time.milliseconds(), processId.toString(),
-                () -> assignments.threadState(thread)));
+                () -> streamThreads.state(thread)));
     }
 
     /** The engine started with threads {@code names}. */
     void threadsStarted(final String[] names) {
         for (final String name : names) {
             threadMetrics(name);
+            stateChanged(name);
         }
     }
 
@@ -394,6 +375,7 @@ final class TaskEnvironment implements TaskFactory {
     void threadAdded(final String name) {
         assignments.threadAdded(name);
         threadMetrics(name);
+        stateChanged(name);
     }
 
     /** An engine thread that was asked to stop did not: it counts again. */
@@ -409,9 +391,18 @@ final class TaskEnvironment implements TaskFactory {
         assignments.threadStopping();
     }
 
+    /**
+     * Engine thread {@code name}'s stream thread object takes the state its rebalances amount to now, telling its
+     * listener on the calling thread, as a stream thread tells it as it changes.
+     */
+    private void stateChanged(final String name) {
+        streamThreads.follow(name, assignments.threadState(name));
+    }
+
     /** Engine thread {@code name} has ended: what it reported, its metrics and its cache go. */
     void threadGone(final String name) {
         assignments.threadGone(name);
+        streamThreads.ended(name);
         final EngineThreadMetrics gone = threadMetrics.remove(name);
         if (gone != null) {
             gone.remove();
@@ -444,12 +435,6 @@ final class TaskEnvironment implements TaskFactory {
     void close() {
         threadMetrics.values().forEach(EngineThreadMetrics::remove);
         threadMetrics.clear();
-        synchronized (this) {
-            if (admin != null) {
-                admin.close();
-                admin = null;
-            }
-        }
     }
 
     /** Records {@code error} for the application before it stops the calling engine thread. */
@@ -461,6 +446,7 @@ final class TaskEnvironment implements TaskFactory {
         runningTasks.put(task.id(), task);
         listener.onTaskRunning(task.id());
         if (assignments.taskRunning(Thread.currentThread().getName(), task.id())) {
+            stateChanged(Thread.currentThread().getName());
             listener.onRebalanceStatusChanged();
         }
     }
@@ -610,14 +596,14 @@ final class TaskEnvironment implements TaskFactory {
         for (final StreamTaskRunner task : runningTasks.values()) {
             final StateStore store = task.store(storeName);
             if (store != null) {
-                stores.put(task.id().partition(), new EngineRuntime.QueryableStore(store, true, assignments.threadState(task.thread())));
+                stores.put(task.id().partition(), new EngineRuntime.QueryableStore(store, true, streamThreads.state(task.thread())));
             }
         }
         for (final StandbyTaskRunner standby : standbys.values()) {
             final StateStore store = standby.store(storeName);
             if (store != null) {
                 stores.putIfAbsent(standby.id().partition(),
-                    new EngineRuntime.QueryableStore(store, false, assignments.threadState(standby.thread())));
+                    new EngineRuntime.QueryableStore(store, false, streamThreads.state(standby.thread())));
             }
         }
         return stores;

@@ -232,7 +232,7 @@ class KafkaStreamsGroupMemberTest {
             metadata = new StreamsMetadataState(topologyMetadata, host, new LogContext());
             final Admin admin = admin();
             closing.add(admin);
-            member = KafkaStreamsGroupMember.join(config, topologyMetadata, new ProcessId(UUID.randomUUID()),
+            member = KafkaStreamsGroupMember.create(config, topologyMetadata, new ProcessId(UUID.randomUUID()),
                 config.getString(StreamsConfig.CLIENT_ID_CONFIG) + "-StreamThread-1", 1, admin, metadata, offsetSums,
                 Map::of, this, Time.SYSTEM);
             closing.add(member);

@@ -46,6 +46,7 @@ final class TaskRunnerFixture implements AutoCloseable {
     private final Supplier<Topology> topology;
     private final Properties properties;
     private TaskEnvironment environment;
+    private StreamThreads streamThreads;
     private StateDirectory stateDirectory;
     private Metrics metrics;
 
@@ -79,7 +80,8 @@ final class TaskRunnerFixture implements AutoCloseable {
                 throw new UnsupportedOperationException("no partition lookups in these tests");
             },
             processId,
-            new StreamsMetadataState(metadata, HostInfo.unavailable(), new LogContext()));
+            streamThreads = new StreamThreads(config, metadata, processId, "test-client",
+                new StreamsMetadataState(metadata, HostInfo.unavailable(), new LogContext()), time));
     }
 
     /** The runner of task {@code subtopology_partition}, created as the engine creates it. */
@@ -112,6 +114,7 @@ final class TaskRunnerFixture implements AutoCloseable {
     }
 
     private void closeEnvironment() {
+        streamThreads.close();
         stateDirectory.close();
         metrics.close();
     }
