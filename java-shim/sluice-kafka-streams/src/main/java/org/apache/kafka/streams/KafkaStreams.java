@@ -882,6 +882,7 @@ public class KafkaStreams implements AutoCloseable {
     private Thread shutdownHelper(final boolean error, final Optional<String> leavingInstance) {
         stateDirCleaner.shutdownNow();
         return new Thread(() -> {
+            streamThreads.shuttingDown();
             final EngineRuntime toClose;
             synchronized (engineLock) {
                 engineClosing = true;

@@ -818,6 +818,9 @@ class KafkaStreamsOnEngineTest {
         assertTrue(streams.close(Duration.ofSeconds(60)));
         assertEquals(List.of(), streams.streamThreads());
         assertEquals(StreamThread.State.DEAD, threads.get(1).state());
+        final List<String> kept = transitions.get(threads.get(1).getName());
+        assertTrue(kept.get(kept.size() - 2).endsWith("->PENDING_SHUTDOWN"), "shut down with the client: " + kept);
+        assertEquals("PENDING_SHUTDOWN->DEAD", kept.get(kept.size() - 1), "shut down with the client: " + kept);
     }
 
     @Test

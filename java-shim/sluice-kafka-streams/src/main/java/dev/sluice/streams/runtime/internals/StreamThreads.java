@@ -130,6 +130,11 @@ public final class StreamThreads implements AutoCloseable {
         thread.thread().ended();
     }
 
+    /** The client shuts down: every thread is PENDING_SHUTDOWN, as Kafka Streams' are from the start of a close. */
+    public void shuttingDown() {
+        made.values().forEach(thread -> thread.thread().follow(StreamThread.State.PENDING_SHUTDOWN));
+    }
+
     /** Every thread has ended with the client: members that never joined are closed, and the assignor's admin. */
     @Override
     public void close() {
