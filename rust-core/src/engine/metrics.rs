@@ -1,5 +1,5 @@
-//! Counters an engine instance exposes, summed over its threads, and how far behind its
-//! inputs each thread is.
+//! Counters an engine instance exposes, summed over its threads, and how far behind the
+//! partitions they read each thread's consumers are.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -7,15 +7,20 @@ use std::sync::{Mutex, MutexGuard};
 
 use crate::store::TopicPartition;
 
-/// Each stream thread's lag behind the end of each input partition of its running tasks, by
+/// Each stream thread's lag behind the end of each partition one of its consumers reads, by
 /// thread index.
-pub type InputLags = BTreeMap<usize, BTreeMap<TopicPartition, i64>>;
+pub type LagsByThread = BTreeMap<usize, BTreeMap<TopicPartition, i64>>;
 
-/// Engine counters, all monotonic, and the threads' input lags.
+/// Engine counters, all monotonic, and the threads' lags.
 #[derive(Debug, Default)]
 pub struct EngineMetrics {
-    /// As each thread computed them last, on its last turn: its consumer's `records-lag`.
-    input_lags: Mutex<InputLags>,
+    /// Behind the input partitions of each thread's running tasks, as the thread computed them
+    /// on its last turn: its main consumer's `records-lag`.
+    input_lags: Mutex<LagsByThread>,
+    /// Behind the changelog partitions each thread's restore consumer reads, as its last read
+    /// left them: the restore consumer's `records-lag`. Kept when it stops reading, as Kafka's
+    /// consumer keeps a partition's metric until it next polls.
+    restore_lags: Mutex<LagsByThread>,
     records_processed: AtomicU64,
     commits: AtomicU64,
     interval_commits: AtomicU64,
@@ -108,24 +113,33 @@ impl EngineMetrics {
         self.failed_purges.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Each running stream thread's lags.
-    pub fn input_lags(&self) -> InputLags {
-        self.lags().clone()
+    /// Each running stream thread's lags behind its input partitions.
+    pub fn input_lags(&self) -> LagsByThread {
+        locked(&self.input_lags).clone()
     }
 
-    /// Thread `thread`'s lags are `lags` now; it has no others.
+    /// Each running stream thread's lags behind the changelogs it restores or follows.
+    pub fn restore_lags(&self) -> LagsByThread {
+        locked(&self.restore_lags).clone()
+    }
+
+    /// Thread `thread`'s input lags are `lags` now; it has no others.
     pub(crate) fn lags_found(&self, thread: usize, lags: BTreeMap<TopicPartition, i64>) {
-        self.lags().insert(thread, lags);
+        locked(&self.input_lags).insert(thread, lags);
     }
 
-    /// Thread `thread` stopped: its consumer, and its lags, are gone.
+    /// Thread `thread`'s changelog lags are `lags` now; it has no others.
+    pub(crate) fn restore_lags_found(&self, thread: usize, lags: BTreeMap<TopicPartition, i64>) {
+        locked(&self.restore_lags).insert(thread, lags);
+    }
+
+    /// Thread `thread` stopped: its consumers, and their lags, are gone.
     pub(crate) fn thread_stopped(&self, thread: usize) {
-        self.lags().remove(&thread);
+        locked(&self.input_lags).remove(&thread);
+        locked(&self.restore_lags).remove(&thread);
     }
+}
 
-    fn lags(&self) -> MutexGuard<'_, InputLags> {
-        self.input_lags
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
+fn locked(lags: &Mutex<LagsByThread>) -> MutexGuard<'_, LagsByThread> {
+    lags.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -161,6 +161,20 @@ pub trait TaskProcessor: Send {
         Ok(())
     }
 
+    /// Called on a standby replica's processor whose task becomes active on its thread: the
+    /// processor of the task, made with `inputs` as [`ProcessorFactory::create`] makes one, to
+    /// which the replica hands its stores over open (Kafka Streams recycles a standby task into
+    /// an active one). They keep what the replica read, uncommitted or not, and nothing is
+    /// closed or restored again; the replica is gone. The default fails: only the replicas of
+    /// a factory that keeps them ([`ProcessorFactory::create_standby`]) are promoted.
+    fn promote(
+        self: Box<Self>,
+        inputs: &[CommittedInput],
+    ) -> Result<Box<dyn TaskProcessor>, ProcessorError> {
+        let _ = inputs;
+        Err("this processor keeps no standby replica".into())
+    }
+
     /// The task goes away; `clean` when its work was just committed, otherwise its uncommitted
     /// work goes with it (no [`rolled_back`](Self::rolled_back) comes first).
     fn close(&mut self, clean: bool) -> Result<(), ProcessorError> {

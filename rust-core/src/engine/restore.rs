@@ -385,6 +385,16 @@ impl Restorer {
         Ok(self.reader.set_paused(paused)?)
     }
 
+    /// True while some changelog is being read, of an active task or a standby replica.
+    pub fn is_reading(&self) -> bool {
+        !self.reader.is_idle()
+    }
+
+    /// How far behind the end of each changelog partition its last step read the reader is.
+    pub fn lags(&self) -> BTreeMap<TopicPartition, i64> {
+        self.reader.lags()
+    }
+
     /// True while the store of some active task is being restored.
     pub fn is_active(&self) -> bool {
         self.reading

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::error::{Error, Result};
-use crate::engine::processor::{InputOffset, ProcessorError, TaskProcessor};
+use crate::engine::processor::{CommittedInput, InputOffset, ProcessorError, TaskProcessor};
 use crate::engine::topology::ResolvedSubtopology;
 use crate::engine::topology::TaskId;
 use crate::kafka::{ClientError, DeliveredOffsets, ProducedRecord, ProducedRecords, RecordRun};
@@ -245,6 +245,18 @@ impl Task {
         self.consumed.clear();
         self.returned = 0;
         Ok(())
+    }
+
+    /// The processor of this standby replica's task, which becomes active on this thread and
+    /// takes the replica's stores over open ([`TaskProcessor::promote`]).
+    pub fn promote(self, inputs: &[CommittedInput]) -> Result<Box<dyn TaskProcessor>> {
+        let id = self.id;
+        self.processor
+            .promote(inputs)
+            .map_err(|source| Error::Processor {
+                task: id.to_string(),
+                source,
+            })
     }
 
     /// Closes the processor, which drops its uncommitted writes. `clean` when the task's work

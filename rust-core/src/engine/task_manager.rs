@@ -204,12 +204,14 @@ impl TaskManager {
             .iter()
             .filter_map(|partition| topology.task_of(partition))
             .collect();
-        // Before any task opens: a standby replica whose task becomes active here hands its
-        // stores over.
+        // Before any task opens, the replicas that go away close. One whose task becomes active
+        // here and opens now stays to hand its stores over as it opens; while processing is
+        // paused the task waits, and its replica closes.
         let gone: Vec<TaskId> = self
             .standbys
             .keys()
             .filter(|id| !standbys.contains(id))
+            .filter(|id| !activated.contains(id) || self.processing_paused)
             .copied()
             .collect();
         for id in gone {
@@ -250,7 +252,8 @@ impl TaskManager {
                 self.pause(consumer.fetcher, id)?;
                 self.held.insert(id);
             } else {
-                self.open_task(consumer, id, false)?;
+                let promoted = self.promoted_standby(id)?;
+                self.open_task(consumer, id, false, promoted)?;
             }
         }
         for id in standbys {
@@ -292,25 +295,31 @@ impl TaskManager {
 
     /// Opens task `id` and starts restoring its stores; its inputs wait until they are. With
     /// `wipe_kept_stores`, the state its processor keeps is dropped first and restored in full.
+    /// With its standby replica `promoted`, the task takes the replica's stores over, and
+    /// restores only what the replica had not read.
     fn open_task(
         &mut self,
         consumer: GroupConsumer<'_>,
         id: TaskId,
         wipe_kept_stores: bool,
+        promoted: Option<Task>,
     ) -> Result<()> {
         let topology = self.shared.topology();
         let subtopology = topology
             .subtopology(id.subtopology)
             .expect("tasks come from the topology");
         let inputs = self.committed_inputs(consumer, id)?;
-        let processor =
-            self.shared
+        let processor = match promoted {
+            Some(standby) => standby.promote(&inputs)?,
+            None => self
+                .shared
                 .factory
                 .create(id, &inputs)
                 .map_err(|source| Error::Processor {
                     task: id.to_string(),
                     source,
-                })?;
+                })?,
+        };
         let mut task = Task::open(id, subtopology, processor);
         if wipe_kept_stores {
             task.wipe_kept_stores()?;
@@ -367,6 +376,17 @@ impl TaskManager {
         self.restorer.raise_limits(&committed)
     }
 
+    /// Takes the standby replica of task `id`, which becomes active here, out of the replicas
+    /// kept, its changelogs no longer followed; none when there is no replica of it here. The
+    /// thread keeps holding the task's state.
+    fn promoted_standby(&mut self, id: TaskId) -> Result<Option<Task>> {
+        let Some(mut standby) = self.standbys.remove(&id) else {
+            return Ok(None);
+        };
+        self.restorer.forget_standby(&mut standby, true)?;
+        Ok(Some(standby))
+    }
+
     /// Closes the standby replica of task `id`: `promoted` when the task becomes active here.
     /// Its stores committed every batch they were handed, so it always closes clean.
     fn close_standby(&mut self, id: TaskId, promoted: bool) -> Result<()> {
@@ -390,7 +410,7 @@ impl TaskManager {
         for id in held {
             if self.shared.state_owners.claim(id, self.index) {
                 self.held.remove(&id);
-                self.open_task(consumer, id, false)?;
+                self.open_task(consumer, id, false, None)?;
             }
         }
         self.open_waiting_standbys(consumer.fetcher)
@@ -479,7 +499,7 @@ impl TaskManager {
         task.close(false)?;
         let cause = format!("the state of task {id} was found corrupt");
         match self.barrier.abort(consumer, &mut self.tasks, &cause)? {
-            Recovery::RolledBack => self.open_task(consumer, id, true),
+            Recovery::RolledBack => self.open_task(consumer, id, true, None),
             Recovery::Fenced => self.give_up_tasks(),
         }
     }
@@ -666,9 +686,15 @@ impl TaskManager {
         } else {
             Duration::ZERO
         };
+        let reading = self.restorer.is_reading();
         self.changelog_backlog = self
             .restorer
             .step(&mut self.tasks, &mut self.standbys, wait)?;
+        // Left as they were while nothing is read, as a consumer that is not polled keeps them.
+        if reading {
+            let lags = self.restorer.lags();
+            self.shared.metrics.restore_lags_found(self.index, lags);
+        }
         Ok(())
     }
 

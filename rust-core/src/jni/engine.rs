@@ -253,7 +253,7 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_re
 }
 
 /// How far behind the end of each input partition of its running tasks each stream thread is,
-/// framed as input lags.
+/// framed as thread lags.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_inputLags<'local>(
     mut env: EnvUnowned<'local>,
@@ -262,7 +262,24 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_in
 ) -> JByteArray<'local> {
     env.with_env(|env| -> Result<JByteArray<'local>, NativeError> {
         let lags = with_engine(handle, |engine| Ok(engine.input_lags()))?;
-        new_byte_array(env, &record_framing::input_lags(&lags))
+        new_byte_array(env, &record_framing::thread_lags(&lags))
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+/// How far behind the end of each changelog partition its restore consumer reads each stream
+/// thread is, framed as thread lags.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_restoreLags<
+    'local,
+>(
+    mut env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> JByteArray<'local> {
+    env.with_env(|env| -> Result<JByteArray<'local>, NativeError> {
+        let lags = with_engine(handle, |engine| Ok(engine.restore_lags()))?;
+        new_byte_array(env, &record_framing::thread_lags(&lags))
     })
     .resolve::<ThrowJavaException>()
 }

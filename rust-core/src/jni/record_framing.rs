@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 
 use super::errors::NativeError;
 use super::framing::{malformed, Reader};
-use crate::engine::metrics::InputLags;
+use crate::engine::metrics::LagsByThread;
 use crate::engine::{CommittedInput, InputOffset};
 use crate::kafka::{ProducedRecord, ProducedRecords, RecordRun};
 use crate::store::TopicPartition;
@@ -79,8 +79,8 @@ pub(crate) fn offsets<'a>(
     out
 }
 
-/// Frames each stream thread's input lags.
-pub(crate) fn input_lags(lags: &InputLags) -> Vec<u8> {
+/// Frames each stream thread's lags behind the partitions one of its consumers reads.
+pub(crate) fn thread_lags(lags: &LagsByThread) -> Vec<u8> {
     let mut out = Vec::new();
     for (thread, partitions) in lags {
         for (partition, lag) in partitions {

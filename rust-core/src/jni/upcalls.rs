@@ -460,6 +460,28 @@ impl TaskProcessor for JvmTaskProcessor {
         Ok(())
     }
 
+    /// Calls the replica runner's `promote(byte[])` (a `StandbyTaskRunner`'s).
+    fn promote(
+        self: Box<Self>,
+        inputs: &[CommittedInput],
+    ) -> Result<Box<dyn TaskProcessor>, ProcessorError> {
+        let inputs = record_framing::inputs(inputs);
+        let JvmRunner { vm, runner } = self.0;
+        let task = upcall(&vm, |env| {
+            let inputs = new_byte_array(env, &inputs)?;
+            let task = env
+                .call_method(
+                    &*runner,
+                    jni_str!("promote"),
+                    jni_sig!("([B)Ldev/sluice/streams/runtime/internals/TaskRunner;"),
+                    &[JValue::Object(&inputs)],
+                )?
+                .l()?;
+            Ok(env.new_global_ref(&task)?)
+        })?;
+        Ok(Box::new(JvmTaskProcessor(JvmRunner { vm, runner: task })))
+    }
+
     fn close(&mut self, clean: bool) -> Result<(), ProcessorError> {
         self.0.close(clean)
     }

@@ -50,6 +50,8 @@ pub struct ChangelogReader {
     paused: bool,
     /// Raised when a partition's queue gets an event; a poll that found none sleeps on it.
     signal: Arc<QueueSignal>,
+    /// How far behind their ends the partitions its last poll read were.
+    lags: BTreeMap<TopicPartition, i64>,
 }
 
 struct TopicReader {
@@ -67,6 +69,10 @@ struct Reading {
     /// At its limit ([`ReadTo::FollowUpTo`]): paused, its next record left unread, until the
     /// limit is raised.
     held: bool,
+    /// Read to its end, as the last event of its queue said: nothing is behind it. Its end
+    /// (high watermark, or last stable offset) may still lie past `next`, by a transaction
+    /// marker, which a consumer steps over without handing it out.
+    at_end: bool,
     queue: PartitionQueue<DefaultConsumerContext>,
 }
 
@@ -78,6 +84,14 @@ impl Reading {
     /// True when reading from `next` on is to wait for the limit to be raised.
     fn at_limit(&self) -> bool {
         matches!(self.to, ReadTo::FollowUpTo(until) if self.next >= until)
+    }
+
+    /// How far behind `end`, the partition's end as last fetched (if known), reading it is.
+    fn lag(&self, end: Option<i64>) -> Option<i64> {
+        if self.at_end {
+            return Some(0);
+        }
+        end.map(|end| (end - self.next).max(0))
     }
 }
 
@@ -187,6 +201,7 @@ impl ChangelogReader {
             offsets: None,
             paused: false,
             signal: Arc::new(QueueSignal::default()),
+            lags: BTreeMap::new(),
         }
     }
 
@@ -244,6 +259,7 @@ impl RestoreConsumer for ChangelogReader {
         if let Some(reading) = reader.readings.get_mut(&partition.partition) {
             let was_held = std::mem::replace(&mut reading.held, false);
             reading.next = offset;
+            reading.at_end = false;
             reading.to = to;
             reader
                 .consumer
@@ -269,6 +285,7 @@ impl RestoreConsumer for ChangelogReader {
                 next: offset,
                 to,
                 held: false,
+                at_end: false,
                 queue,
             };
             reader.readings.insert(partition.partition, reading);
@@ -344,6 +361,10 @@ impl RestoreConsumer for ChangelogReader {
         self.topics.values().all(|r| r.readings.is_empty())
     }
 
+    fn lags(&self) -> BTreeMap<TopicPartition, i64> {
+        self.lags.clone()
+    }
+
     /// Events of up to about `max_records` records, waiting at most `max_wait` in total. A partition
     /// that reaches its end (or the offset it is read until) is reported once and no longer
     /// read. Every partition being read gets its share of `max_records`, so the end of one
@@ -384,6 +405,14 @@ impl RestoreConsumer for ChangelogReader {
                     reader.hold(topic, partition, timeout)?;
                 }
             }
+            let now = Instant::now();
+            let done = !events.is_empty() || !ended.is_empty() || now >= deadline;
+            if done {
+                self.lags = self.reading_lags();
+                // A partition read to its end is not behind it.
+                self.lags
+                    .extend(ended.iter().map(|partition| (partition.clone(), 0)));
+            }
             for partition in &ended {
                 events.push(ChangelogEvent::End(partition.clone()));
                 if let Some(reader) = self.topics.get_mut(&partition.topic) {
@@ -391,12 +420,29 @@ impl RestoreConsumer for ChangelogReader {
                     reader.remove(&partition.topic, partition.partition)?;
                 }
             }
-            let now = Instant::now();
-            if !events.is_empty() || now >= deadline {
+            if done {
                 return Ok(events);
             }
             self.signal.wait(deadline - now);
         }
+    }
+}
+
+impl ChangelogReader {
+    /// How far behind its end each partition being read is, where its end is known.
+    fn reading_lags(&self) -> BTreeMap<TopicPartition, i64> {
+        let mut lags = BTreeMap::new();
+        for (topic, reader) in &self.topics {
+            for (&partition, reading) in &reader.readings {
+                let partition = TopicPartition::new(topic.clone(), partition);
+                let end =
+                    cached_watermarks(reader.consumer.client(), &partition).map(|(_, end)| end);
+                if let Some(lag) = reading.lag(end) {
+                    lags.insert(partition, lag);
+                }
+            }
+        }
+        lags
     }
 }
 
@@ -420,6 +466,7 @@ fn read_share(
                 }
                 _ => {
                     reading.next = message.offset() + 1;
+                    reading.at_end = false;
                     push_event(events, topic, &message);
                     if reading.reached_until() {
                         return Ok(Share::Ended);
@@ -428,7 +475,8 @@ fn read_share(
             },
             // A followed partition is at its end only until its next record.
             Some(Err(KafkaError::PartitionEOF(_))) if reading.to.follows() => {
-                return Ok(Share::Open)
+                reading.at_end = true;
+                return Ok(Share::Open);
             }
             Some(Err(KafkaError::PartitionEOF(_))) => return Ok(Share::Ended),
             Some(Err(error)) => {

@@ -325,6 +325,11 @@ pub trait RestoreConsumer: Send {
     /// True when no partition is being read.
     fn is_idle(&self) -> bool;
 
+    /// How far behind the end of each partition its last poll read the reader is (0 for one
+    /// it read to its end then): Kafka's restore consumer's `records-lag`. Partitions whose end
+    /// it has not learnt yet are left out.
+    fn lags(&self) -> BTreeMap<TopicPartition, i64>;
+
     /// Events of up to about `max_records` records, waiting at most `max_wait` in total. A partition
     /// that reaches its end is reported once and no longer read.
     fn poll(

@@ -783,6 +783,10 @@ impl RestoreConsumer for NoChangelogs {
         true
     }
 
+    fn lags(&self) -> BTreeMap<TopicPartition, i64> {
+        BTreeMap::new()
+    }
+
     fn poll(
         &mut self,
         _max_records: usize,

@@ -29,6 +29,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
@@ -40,8 +41,10 @@ import org.apache.kafka.streams.query.KeyQuery;
 import org.apache.kafka.streams.query.QueryResult;
 import org.apache.kafka.streams.query.StateQueryRequest;
 import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.QueryableStoreTypes;
 import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
+import org.apache.kafka.streams.state.Stores;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -135,6 +138,9 @@ class StandbyReplicasTest {
         final TopicPartition changelog = new TopicPartition(app + "-" + STORE + "-changelog", replicated);
         assertTrue(updates.started.containsKey(changelog), "the standby update listener heard the start");
         assertTrue(updates.loaded.getOrDefault(changelog, 0L) > 0, "the standby update listener heard batches");
+        // As Kafka's restore consumer reports it: caught up, past the last transaction's commit marker.
+        waitFor(() -> Double.valueOf(0).equals(restoreConsumerLag(second, changelog)),
+            "the restore consumer of the second instance to report no records-lag on the followed changelog");
         // The task's metric is recorded as each batch is written, the listener told right after.
         waitFor(() -> taskMetric(second, "update-total", new TaskId(0, replicated)) == updates.loaded.get(changelog),
             "the standby task's update-total to count the records the listener heard of");
@@ -242,16 +248,59 @@ class StandbyReplicasTest {
         assertEquals(200L, restores.starts.get(source), "the promoted task kept the replica's store, restoring nothing");
     }
 
+    /**
+     * A standby replica whose task becomes active on its instance hands its stores over open, as Kafka Streams
+     * recycles a standby task: an in-memory store keeps what the replica read, and the task restores nothing.
+     */
+    @Test
+    void aPromotedStandbyReplicaHandsItsInMemoryStoreOverAndItsTaskRestoresNothing() throws Exception {
+        final String app = "standby-in-memory";
+        BROKER.createTopic(app + "-input", 2);
+        final Properties standbys = new Properties();
+        standbys.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, 1);
+        final KafkaStreams first = start(app, "first", 7087, new StandbyUpdates(), new RestoreStarts(), standbys,
+            countTopology(app, Materialized.as(Stores.inMemoryKeyValueStore(STORE))));
+        waitFor(() -> activeTasks(first).size() == 2 && first.state() == KafkaStreams.State.RUNNING,
+            "the first instance to run both tasks");
+        final StandbyUpdates updates = new StandbyUpdates();
+        final RestoreStarts restores = new RestoreStarts();
+        final KafkaStreams second = start(app, "second", 7088, updates, restores, standbys,
+            countTopology(app, Materialized.as(Stores.inMemoryKeyValueStore(STORE))));
+        waitFor(() -> activeTasks(first).size() == 1 && standbyTasks(second).size() == 1
+            && first.state() == KafkaStreams.State.RUNNING && second.state() == KafkaStreams.State.RUNNING,
+            "the second instance to keep a standby replica of the first's task");
+        final int replicated = activeTasks(first).iterator().next().partition();
+        final TopicPartition changelog = new TopicPartition(app + "-" + STORE + "-changelog", replicated);
+        produceWords(app, 1000);
+        final Map<String, Long> all = allWritten();
+        assertEquals(all, countsUntil(app, all));
+        waitFor(() -> Double.valueOf(0).equals(restoreConsumerLag(second, changelog)),
+            "the replica to read the whole changelog");
+
+        first.close(Duration.ofSeconds(60));
+        waitFor(() -> activeTasks(second).size() == 2 && second.state() == KafkaStreams.State.RUNNING,
+            "the second instance to take the first's task");
+        assertEquals(StandbyUpdateListener.SuspendReason.PROMOTED, updates.suspended.get(changelog));
+        assertEquals(0L, restores.totals.get(changelog), "the promoted task restored nothing into the store it took over");
+        assertEquals(written.get(replicated), staleCounts(second, replicated));
+    }
+
     private KafkaStreams start(final String app, final String instance, final int port,
                                final StandbyUpdateListener updates, final StateRestoreListener restores,
                                final Properties overrides) {
+        return start(app, instance, port, updates, restores, overrides, countTopology(app, Materialized.as(STORE)));
+    }
+
+    /** Each word's count in {@code store}, written to the counts topic. */
+    private static Topology countTopology(final String app,
+                                          final Materialized<String, Long, KeyValueStore<Bytes, byte[]>> store) {
         final StreamsBuilder builder = new StreamsBuilder();
         builder.stream(app + "-input", Consumed.with(Serdes.String(), Serdes.String()))
             .groupByKey()
-            .count(Materialized.as(STORE))
+            .count(store)
             .toStream()
             .to(app + "-counts", Produced.with(Serdes.String(), Serdes.Long()));
-        return start(app, instance, port, updates, restores, overrides, builder.build());
+        return builder.build();
     }
 
     /** A table of the input topic, materialised, and its changes written on. */
@@ -277,6 +326,17 @@ class StandbyReplicasTest {
         closing.add(() -> streams.close(Duration.ofSeconds(60)));
         streams.start();
         return streams;
+    }
+
+    /** The {@code records-lag} of {@code partition} a restore consumer of {@code streams} reports, or null. */
+    private static Object restoreConsumerLag(final KafkaStreams streams, final TopicPartition partition) {
+        return streams.metrics().entrySet().stream()
+            .filter(metric -> metric.getKey().name().equals("records-lag")
+                && metric.getKey().tags().get("client-id").endsWith("-restore-consumer")
+                && partition.topic().equals(metric.getKey().tags().get("topic"))
+                && String.valueOf(partition.partition()).equals(metric.getKey().tags().get("partition")))
+            .map(metric -> metric.getValue().metricValue())
+            .findFirst().orElse(null);
     }
 
     private static Set<TaskId> activeTasks(final KafkaStreams streams) {
@@ -378,9 +438,10 @@ class StandbyReplicasTest {
         }
     }
 
-    /** Where each changelog partition last started restoring. */
+    /** Where each changelog partition last started restoring, and how many records it restored when it ended. */
     private static final class RestoreStarts implements StateRestoreListener {
         final Map<TopicPartition, Long> starts = new ConcurrentHashMap<>();
+        final Map<TopicPartition, Long> totals = new ConcurrentHashMap<>();
 
         @Override
         public void onRestoreStart(final TopicPartition partition, final String store, final long start, final long end) {
@@ -394,6 +455,7 @@ class StandbyReplicasTest {
 
         @Override
         public void onRestoreEnd(final TopicPartition partition, final String store, final long total) {
+            totals.put(partition, total);
         }
     }
 }

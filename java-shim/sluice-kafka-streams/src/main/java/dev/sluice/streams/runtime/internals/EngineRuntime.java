@@ -16,6 +16,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.types.Password;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.metrics.MetricConfig;
@@ -391,28 +392,38 @@ public final class EngineRuntime implements AutoCloseable {
     }
 
     /**
-     * The {@code records-lag} metric of each engine thread's consumer (Kafka's
-     * {@code consumer-fetch-manager-metrics}, tagged with its client id, topic and partition): how far
-     * behind the end of each input partition of its running tasks the thread is. Read from any thread;
-     * empty before the engine starts and once it closed.
+     * The {@code records-lag} metrics of each engine thread's consumers (Kafka's
+     * {@code consumer-fetch-manager-metrics}, tagged with the consumer's client id, topic and partition): how far
+     * behind the end of each input partition of its running tasks the thread's main consumer is, and how far
+     * behind the end of each changelog partition it restores or follows its restore consumer is. Read from any
+     * thread; empty before the engine starts and once it closed.
      */
     public Map<MetricName, Metric> consumerLagMetrics() {
         final long running = handle;
         if (running == 0 || closed) {
             return Map.of();
         }
-        final byte[] framed;
+        final byte[] inputLags;
+        final byte[] restoreLags;
         try {
-            framed = NativeEngine.inputLags(running);
+            inputLags = NativeEngine.inputLags(running);
+            restoreLags = NativeEngine.restoreLags(running);
         } catch (final StreamsException closedMeanwhile) {
             return Map.of();
         }
-        final String applicationId = config.getString(StreamsConfig.APPLICATION_ID_CONFIG);
         final Map<MetricName, Metric> metrics = new LinkedHashMap<>();
-        RuntimeFraming.readInputLags(framed).forEach((thread, lags) -> {
+        addLagMetrics(metrics, RuntimeFraming.readThreadLags(inputLags), "-consumer");
+        addLagMetrics(metrics, RuntimeFraming.readThreadLags(restoreLags), "-restore-consumer");
+        return metrics;
+    }
+
+    /** Adds a {@code records-lag} metric per thread and partition of {@code lags}, of the consumer {@code role}. */
+    private void addLagMetrics(final Map<MetricName, Metric> metrics,
+                               final Map<Integer, Map<TopicPartition, Long>> lags, final String role) {
+        lags.forEach((thread, partitions) -> {
             // The client id of the thread's consumer, as the engine names it.
-            final String clientId = applicationId + "-StreamThread-" + thread + "-consumer";
-            lags.forEach((partition, lag) -> {
+            final String clientId = StreamThreads.engineThreadName(config, thread) + role;
+            partitions.forEach((partition, lag) -> {
                 final MetricName name = new MetricName("records-lag", "consumer-fetch-manager-metrics",
                     "The latest lag of the partition",
                     Map.of("client-id", clientId, "topic", partition.topic(), "partition",
@@ -420,7 +431,6 @@ public final class EngineRuntime implements AutoCloseable {
                 metrics.put(name, new ValueMetric(name, lag.doubleValue()));
             });
         });
-        return metrics;
     }
 
     /** A metric's value at the moment it was read. */

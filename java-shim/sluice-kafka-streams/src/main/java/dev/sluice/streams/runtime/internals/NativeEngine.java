@@ -76,9 +76,15 @@ final class NativeEngine {
 
     /**
      * How far behind the end of each input partition of its running tasks each engine thread is, as it
-     * computed it on its last turn; framed as {@link RuntimeFraming#readInputLags} reads it.
+     * computed it on its last turn; framed as {@link RuntimeFraming#readThreadLags} reads it.
      */
     static native byte[] inputLags(long handle);
+
+    /**
+     * How far behind the end of each changelog partition its restore consumer reads each engine thread is, as
+     * its last read left it (kept while it reads none); framed as {@link RuntimeFraming#readThreadLags} reads it.
+     */
+    static native byte[] restoreLags(long handle);
 
     /**
      * The name of a removed engine thread that outlived its removal's timeout and has ended since, now

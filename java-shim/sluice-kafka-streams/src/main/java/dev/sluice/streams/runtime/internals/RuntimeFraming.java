@@ -187,8 +187,8 @@ final class RuntimeFraming {
         return EMPTY_RECORDS.duplicate();
     }
 
-    /** Each engine thread's lag behind the end of its input partitions, by thread index. */
-    static Map<Integer, Map<TopicPartition, Long>> readInputLags(final byte[] framed) {
+    /** Each engine thread's lag behind the end of the partitions one of its consumers reads, by thread index. */
+    static Map<Integer, Map<TopicPartition, Long>> readThreadLags(final byte[] framed) {
         final ByteBuffer in = ByteBuffer.wrap(framed);
         final Map<Integer, Map<TopicPartition, Long>> lags = new LinkedHashMap<>();
         while (in.hasRemaining()) {

@@ -28,8 +28,9 @@ import org.slf4j.Logger;
  * Keeps the stores of a standby replica of one task (a warm-up replica is one too) with Kafka Streams' own
  * machinery, as a stream thread does: a {@link StandbyTask} over the sub-topology with a standby's
  * {@link ProcessorStateManager}, whose stores the engine restores into as it follows their changelogs. Each batch
- * is committed with its offsets at once, so a replica that restarts, or whose task becomes active on this client,
- * reads only what it had not read. Its stores answer interactive queries that accept stale stores.
+ * is committed with its offsets at once, so a replica that restarts reads only what it had not read. When its task
+ * becomes active on the same thread, the replica hands its stores over open, as Kafka Streams recycles a standby task:
+ * nothing is closed or restored again. Its stores answer interactive queries that accept stale stores.
  */
 final class StandbyTaskRunner implements StateRunner {
 
@@ -42,6 +43,13 @@ final class StandbyTaskRunner implements StateRunner {
     private volatile StandbyTask task;
     private volatile Set<TopicPartition> inputPartitions = Set.of();
     private ProcessorStateManager stateManager;
+    private ProcessorTopology topology;
+    private ProcessorContextImpl context;
+
+    /** The stores of a replica handed over open to its task: the sub-topology they belong to, their state manager
+     * (an active task's now) and the processor context they were opened with. */
+    record HandedOver(ProcessorTopology topology, ProcessorStateManager stateManager, ProcessorContextImpl context) {
+    }
 
     /** Creates the replica and opens its stores; failures propagate to the caller, which reports them. */
     StandbyTaskRunner(final TaskEnvironment environment, final TaskId id) {
@@ -119,6 +127,29 @@ final class StandbyTaskRunner implements StateRunner {
         });
     }
 
+    /**
+     * The runner of the replica's task, which becomes active on this thread and takes the replica's open stores
+     * over; the replica is gone. Called by the engine in place of {@link #close}.
+     *
+     * @param inputs framed inputs, as {@link TaskFactory#create} takes them
+     */
+    public TaskRunner promote(final byte[] inputs) {
+        return environment.promote(this, inputs);
+    }
+
+    /** Hands the replica's stores over, open, to its task becoming active: see {@link #promote}. */
+    HandedOver handOver(final LogContext activeLogContext) {
+        return guarded(() -> {
+            environment.standbyClosed(this, stateManager.changelogOffsets());
+            environment.threadMetrics().stateUpdater().standbyTasksChanged(-1);
+            final StandbyTask current = task;
+            task = null;
+            current.suspend();
+            StandbyTasks.recycleIntoActive(current, activeLogContext);
+            return new HandedOver(topology, stateManager, context);
+        });
+    }
+
     @Override
     public void close(final boolean clean) {
         guarded(() -> {
@@ -146,13 +177,13 @@ final class StandbyTaskRunner implements StateRunner {
 
     private void create() {
         final StreamsConfig config = environment.config();
-        final ProcessorTopology topology = environment.topologyMetadata().buildSubtopology(id);
+        topology = environment.topologyMetadata().buildSubtopology(id);
         final Set<TopicPartition> inputs = TaskEnvironment.inputPartitions(topology, id);
         inputPartitions = inputs;
         stateManager = environment.stateManager(id, Task.TaskType.STANDBY, topology, inputs, logContext);
         // A standby replica caches nothing, as in Kafka Streams.
         final ThreadCache noCache = new ThreadCache(logContext, 0, environment.metrics());
-        final ProcessorContextImpl context = new ProcessorContextImpl(id, config, stateManager, environment.metrics(), noCache);
+        context = new ProcessorContextImpl(id, config, stateManager, environment.metrics(), noCache);
         task = StandbyTasks.create(id, inputs, topology, environment.taskSettings(), environment.metrics(), stateManager,
             environment.stateDirectory(), noCache, context);
     }

@@ -80,10 +80,14 @@ final class StreamTaskRunner implements TaskRunner {
     // When the flush of a commit with something to commit began, for the thread's commit latency; -1: none.
     private long commitStartMs = -1;
 
-    /** Creates the task and opens its stores; failures propagate to the caller, which reports them. */
+    /**
+     * Creates the task and opens its stores, or takes those of {@code promoted}, its standby replica on this thread,
+     * over (null: none); failures propagate to the caller, which reports them.
+     */
     StreamTaskRunner(final TaskEnvironment environment,
                      final TaskId id,
-                     final Map<TopicPartition, OffsetAndMetadata> committedInputs) {
+                     final Map<TopicPartition, OffsetAndMetadata> committedInputs,
+                     final StandbyTaskRunner promoted) {
         this.environment = environment;
         this.id = id;
         this.thread = Thread.currentThread().getName();
@@ -91,7 +95,7 @@ final class StreamTaskRunner implements TaskRunner {
         this.log = logContext.logger(StreamTaskRunner.class);
         this.committedInputs = new HashMap<>(committedInputs);
         this.threadMetrics = environment.threadMetrics();
-        build();
+        build(promoted == null ? null : promoted.handOver(logContext));
         environment.stateOpened(id);
         changelogs = Set.copyOf(stateManager.changelogOffsets().keySet());
         restoring = true;
@@ -135,7 +139,7 @@ final class StreamTaskRunner implements TaskRunner {
             log.info("Wiping the local state of the task: its stores' offsets are outside their changelogs");
             closeDirtyQuietly();
             environment.wipeTaskDirectory(id);
-            build();
+            build(null);
             return null;
         });
     }
@@ -317,7 +321,7 @@ final class StreamTaskRunner implements TaskRunner {
             final boolean wasRunning = running;
             final StreamTask previous = task;
             closeDirtyQuietly();
-            build();
+            build(null);
             // The task's metadata goes on from where the rolled back incarnation's left off.
             previous.committedOffsets().forEach(task::updateCommittedOffsets);
             previous.highWaterMark().forEach(task::updateEndOffsets);
@@ -361,28 +365,39 @@ final class StreamTaskRunner implements TaskRunner {
     }
 
     /** A new incarnation of the task over the stores' committed state, initialised (stores open) but not restored. */
-    private void build() {
+    /** A new incarnation of the task, over the stores {@code handedOver} by its standby replica, if not null. */
+    private void build(final StandbyTaskRunner.HandedOver handedOver) {
         try {
-            create();
+            create(handedOver);
             task.initializeIfNeeded();
         } catch (final TaskCorruptedException corrupted) {
             // Kafka Streams wipes a corrupted task's state and builds it anew; the engine then restores it.
             log.warn("The task's local state is corrupted; wiping it", corrupted);
             closeDirtyQuietly();
             environment.wipeTaskDirectory(id);
-            create();
+            create(null);
             task.initializeIfNeeded();
         }
         running = false;
     }
 
-    private void create() {
+    private void create(final StandbyTaskRunner.HandedOver handedOver) {
         final StreamsConfig config = environment.config();
-        final ProcessorTopology topology = environment.topologyMetadata().buildSubtopology(id);
-        inputPartitions = TaskEnvironment.inputPartitions(topology, id);
-        stateManager = environment.stateManager(id, Task.TaskType.ACTIVE, topology, inputPartitions, logContext);
         final ThreadCache cache = environment.threadCache();
-        context = new ProcessorContextImpl(id, config, stateManager, environment.metrics(), cache);
+        final ProcessorTopology topology;
+        if (handedOver == null) {
+            topology = environment.topologyMetadata().buildSubtopology(id);
+            inputPartitions = TaskEnvironment.inputPartitions(topology, id);
+            stateManager = environment.stateManager(id, Task.TaskType.ACTIVE, topology, inputPartitions, logContext);
+            context = new ProcessorContextImpl(id, config, stateManager, environment.metrics(), cache);
+        } else {
+            // The stores stay registered with their state manager: initializing the task does not open them again,
+            // and the task's processors find them there. The task makes the context an active task's.
+            topology = handedOver.topology();
+            inputPartitions = TaskEnvironment.inputPartitions(topology, id);
+            stateManager = handedOver.stateManager();
+            context = handedOver.context();
+        }
         producer = new BufferingProducer(environment.partitionLookup(), context);
         final StreamsProducer streamsProducer = new StreamsProducer(
             producer, StreamsConfigUtils.ProcessingMode.AT_LEAST_ONCE, environment.time(), logContext);

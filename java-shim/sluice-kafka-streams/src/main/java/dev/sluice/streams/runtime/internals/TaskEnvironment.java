@@ -143,6 +143,18 @@ final class TaskEnvironment implements TaskFactory {
     /** Creates the runner of a task on the calling engine thread; {@code inputs} as {@link RuntimeFraming#readInputs}. */
     @Override
     public StreamTaskRunner create(final int subtopology, final int partition, final byte[] inputs) {
+        return createTask(new TaskId(subtopology, partition), inputs, null);
+    }
+
+    /**
+     * The runner of the task of {@code standby}, a standby replica on the calling engine thread, becoming active
+     * there: it takes the replica's open stores over.
+     */
+    StreamTaskRunner promote(final StandbyTaskRunner standby, final byte[] inputs) {
+        return createTask(standby.id(), inputs, standby);
+    }
+
+    private StreamTaskRunner createTask(final TaskId id, final byte[] inputs, final StandbyTaskRunner promoted) {
         try {
             final Map<TopicPartition, OffsetAndMetadata> committed = new LinkedHashMap<>();
             RuntimeFraming.readInputs(inputs).forEach((input, offset) -> {
@@ -158,7 +170,7 @@ final class TaskEnvironment implements TaskFactory {
                         + "Consumed.with(AutoOffsetReset))", new NoOffsetForPartitionException(input));
                 }
             });
-            final StreamTaskRunner task = new StreamTaskRunner(this, new TaskId(subtopology, partition), committed);
+            final StreamTaskRunner task = new StreamTaskRunner(this, id, committed, promoted);
             threadMetrics().taskCreated();
             return task;
         } catch (final RuntimeException | Error e) {
