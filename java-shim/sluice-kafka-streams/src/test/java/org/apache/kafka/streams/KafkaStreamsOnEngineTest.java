@@ -1032,7 +1032,10 @@ class KafkaStreamsOnEngineTest {
         final KeyQuery<String, String> firstTick = KeyQuery.withKey("k0");
         final StateQueryRequest<String> stale = StateQueryRequest.inStore("gate-ticks-store")
             .withQuery(firstTick).withPartitions(Set.of(0));
-        waitFor(() -> streams.query(stale).getPartitionResults().get(0).isSuccess(), "the ticks' task to run");
+        // The engine opens the tasks of an assignment before it tells the thread object the assignment is done.
+        waitFor(() -> streams.query(stale).getPartitionResults().get(0).isSuccess()
+                && streams.metadataForLocalThreads().iterator().next().threadState().equals("PARTITIONS_ASSIGNED"),
+            "the ticks' task to run and its thread to have its tasks assigned");
         final QueryResult<String> refused = streams.query(stale.requireActive()).getPartitionResults().get(0);
         assertEquals(FailureReason.NOT_ACTIVE, refused.getFailureReason());
         assertEquals("Query requires a running active task, but partition was in state PARTITIONS_ASSIGNED and was active.",

@@ -33,6 +33,7 @@ import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
 public final class EngineStreamThread extends StreamThread {
 
     private final Metrics ownMetrics;
+    private final TopologyMetadata topology;
 
     private EngineStreamThread(final String name, final String clientId, final StreamsConfig config,
                                final Consumer<byte[], byte[]> memberConsumer, final TopologyMetadata topology,
@@ -45,6 +46,7 @@ public final class EngineStreamThread extends StreamThread {
             new ConcurrentLinkedQueue<>(), () -> { }, (error, skipped) -> { }, cacheSize -> { }, Optional.empty(),
             metadataState, null, 0L);
         this.ownMetrics = ownMetrics;
+        this.topology = topology;
         updateThreadMetadata(ClientUtils.adminClientId(clientId));
         // Kafka Streams' client listens to its threads to derive its own state; Sluice's client follows the engine,
         // so this listener is only there for a subclass of KafkaStreams to chain to, as Kafka Streams' own do.
@@ -132,10 +134,15 @@ public final class EngineStreamThread extends StreamThread {
         }
     }
 
-    /** The thread's end: the registry of the metrics Kafka Streams' constructor registered is closed. */
+    /**
+     * The thread's end: the registry of the metrics Kafka Streams' constructor registered is closed, and the thread
+     * is taken off the topology's threads, with which the constructor registered it, as Kafka Streams' thread does
+     * as it shuts down.
+     */
     public void ended() {
         follow(State.DEAD);
         ownMetrics.close();
+        topology.unregisterThread(getName());
     }
 
     /** The engine thread does the work: this object is never started. */
