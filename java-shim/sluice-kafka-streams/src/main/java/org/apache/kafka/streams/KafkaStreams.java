@@ -725,10 +725,10 @@ public class KafkaStreams implements AutoCloseable {
                 log.debug("Start cleaning outdated directories");
                 stateDirectory.cleanOutdatedDirsOnStartup(maxDirectoryAge);
             }
-            final Map<TaskId, Long> offsetSumsOnDisk = StoresOnDisk.openAndClose(topologyMetadata, stateDirectory,
-                applicationConfigs, streamsMetrics, time, logContext);
+            final Map<TaskId, Map<TopicPartition, Long>> changelogOffsetsOnDisk = StoresOnDisk.openAndClose(
+                topologyMetadata, stateDirectory, applicationConfigs, streamsMetrics, time, logContext);
             synchronized (engineLock) {
-                engine = startedEngine(offsetSumsOnDisk);
+                engine = startedEngine(changelogOffsetsOnDisk);
             }
             // A pause or resume while the engine started found no engine to tell.
             engineFollowsPause();
@@ -755,15 +755,15 @@ public class KafkaStreams implements AutoCloseable {
     }
 
     /**
-     * The client's engine, started; its threads' failures go to the {@link #supervisor}. {@code offsetSumsOnDisk}:
-     * the changelog offset sums of the task directories found on disk.
+     * The client's engine, started; its threads' failures go to the {@link #supervisor}. {@code changelogOffsetsOnDisk}:
+     * the changelog offsets of the stores of the task directories found on disk.
      */
-    private EngineRuntime startedEngine(final Map<TaskId, Long> offsetSumsOnDisk) {
+    private EngineRuntime startedEngine(final Map<TaskId, Map<TopicPartition, Long>> changelogOffsetsOnDisk) {
         final EngineRuntime fresh = new EngineRuntime(topologyMetadata, applicationConfigs, time, new EngineListener(),
             streamsMetrics, stateDirectory, processId, streamThreads);
         fresh.setRestoreListener(restoreListener);
         fresh.setStandbyUpdateListener(standbyListener);
-        fresh.setTaskOffsetSumsOnDisk(offsetSumsOnDisk);
+        fresh.setChangelogOffsetsOnDisk(changelogOffsetsOnDisk);
         fresh.start();
         return fresh;
     }
@@ -1322,7 +1322,8 @@ public class KafkaStreams implements AutoCloseable {
     /**
      * For each logged store of each local task, its changelog's end offset and how far the store is: a
      * restoring task's as far as its restoration got, a running one's at the end (lag 0), as Kafka Streams
-     * counts a running active task caught up; a standby replica's as far as it read its changelog.
+     * counts a running active task caught up; a standby replica's as far as it read its changelog; a task held
+     * unopened while processing is paused, as its stores were left on disk.
      */
     public Map<String, Map<Integer, LagInfo>> allLocalStorePartitionLags() {
         if (apacheRuntime != null) {
@@ -1344,8 +1345,13 @@ public class KafkaStreams implements AutoCloseable {
             }
         });
         // A restoring task's store is as far as its restoration got; a running one's lag is 0, as Kafka
-        // Streams counts an active task that consumes its changelog as fast as it can.
+        // Streams counts an active task that consumes its changelog as fast as it can; the store of a task
+        // held while processing is paused, or of a replica that has not read yet, is where it was left.
         final Map<TopicPartition, Long> restoredTo = new HashMap<>();
+        current.idleStorePositions().forEach(idle -> {
+            storeNameByChangelog.put(idle.changelog(), idle.store());
+            restoredTo.put(idle.changelog(), idle.offset());
+        });
         current.restoring().forEach(restoring -> {
             storeNameByChangelog.put(restoring.changelog(), restoring.store());
             restoredTo.put(restoring.changelog(), restoring.offset());

@@ -1011,6 +1011,45 @@ class KafkaStreamsOnEngineTest {
     }
 
     /**
+     * As in Kafka Streams, a paused client reports the lags of the stores of the tasks it holds unopened, where their
+     * state on disk left them: after {@code cleanUp()} at offset 0, behind by their changelogs' whole length, until
+     * it is resumed and restores them.
+     */
+    @Test
+    void aPausedClientReportsTheStoresOfItsUnopenedTasksWhereTheirStateOnDiskLeftThem() throws Exception {
+        BROKER.createTopic("held-wc-input", 2);
+        BROKER.createTopic("held-wc-output", 2);
+        final List<String> lines = List.of("one fish two fish", "red fish blue fish");
+        produce("held-wc-input", lines);
+        final Map<String, Long> expected = new HashMap<>();
+        lines.forEach(line -> Arrays.stream(line.split(" ")).forEach(word -> expected.merge(word, 1L, Long::sum)));
+        final KafkaStreams counted =
+            new KafkaStreams(wordCount("held-wc-input", "held-wc-output"), props("held-wc-app"));
+        started.add(counted);
+        counted.start();
+        assertEquals(expected, consumeLatestCounts("held-wc-output", expected));
+        counted.close();
+
+        final KafkaStreams paused =
+            new KafkaStreams(wordCount("held-wc-input", "held-wc-output"), props("held-wc-app"));
+        started.add(paused);
+        paused.cleanUp();
+        paused.pause();
+        paused.start();
+        waitFor(() -> paused.allLocalStorePartitionLags().containsKey(COUNTS), "the paused client to report its store");
+        final Map<Integer, LagInfo> held = paused.allLocalStorePartitionLags().get(COUNTS);
+        assertEquals(Set.of(0, 1), held.keySet());
+        held.values().forEach(lag -> assertEquals(0, lag.currentOffsetPosition()));
+        // Every word counted left at least one record in the changelog.
+        assertTrue(held.values().stream().mapToLong(LagInfo::offsetLag).sum() >= expected.size(), held.toString());
+        assertEquals(KafkaStreams.State.REBALANCING, paused.state());
+
+        paused.resume();
+        waitFor(() -> paused.state() == KafkaStreams.State.RUNNING, "the client to be RUNNING");
+        assertEquals(Map.of(0, 0L, 1, 0L), lagsOf(paused.allLocalStorePartitionLags().get(COUNTS)));
+    }
+
+    /**
      * As in Kafka Streams, a query that requires an active task is refused while the task's thread is not RUNNING.
      * The client is paused before it starts: the task of the unlogged table runs at once, the table with a
      * changelog waits unopened until resumed, so the thread stays PARTITIONS_ASSIGNED until then.

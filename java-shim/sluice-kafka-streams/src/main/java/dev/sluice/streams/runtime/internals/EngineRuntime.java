@@ -212,11 +212,11 @@ public final class EngineRuntime implements AutoCloseable {
     }
 
     /**
-     * The changelog offset sums of the task directories this client found on disk as it started
-     * ({@code StoresOnDisk}), which its threads' group members report for tasks they hold no replica of.
+     * The changelog offsets of the stores of the task directories this client found on disk as it started
+     * ({@code StoresOnDisk}), whose sums its threads' group members report for tasks they hold no replica of.
      */
-    public void setTaskOffsetSumsOnDisk(final Map<TaskId, Long> sums) {
-        environment.taskOffsetSumsOnDisk(sums);
+    public void setChangelogOffsetsOnDisk(final Map<TaskId, Map<TopicPartition, Long>> offsets) {
+        environment.changelogOffsetsOnDisk(offsets);
     }
 
     /**
@@ -473,6 +473,14 @@ public final class EngineRuntime implements AutoCloseable {
     public List<RestoreProgress.Position> restoring() {
         final RestoreProgress progress = restoreProgress;
         return progress == null ? List.of() : progress.restoring();
+    }
+
+    /**
+     * The changelog partitions of the stores of tasks held unopened while processing is paused and of standby
+     * replicas that have not begun to follow them, each with where its store is.
+     */
+    public List<RestoreProgress.Position> idleStorePositions() {
+        return environment.idleStorePositions();
     }
 
     /** The changelog partitions the standby replicas follow, each with the next offset to read. */

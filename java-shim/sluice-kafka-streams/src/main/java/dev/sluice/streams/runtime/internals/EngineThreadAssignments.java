@@ -121,6 +121,13 @@ final class EngineThreadAssignments {
         return true;
     }
 
+    /** The tasks assigned to the threads that do not run yet: restoring, or held unopened while processing is paused. */
+    synchronized Set<TaskId> waitingTasks() {
+        final Set<TaskId> waiting = new HashSet<>();
+        restoring.values().forEach(waiting::addAll);
+        return waiting;
+    }
+
     /**
      * The state of each thread that was added or has reported a rebalance, as Kafka Streams names stream
      * thread states: STARTING before it reports, PARTITIONS_REVOKED in a rebalance, PARTITIONS_ASSIGNED

@@ -1,6 +1,8 @@
 package dev.sluice.streams.runtime.internals;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -45,6 +47,8 @@ final class StandbyTaskRunner implements StateRunner {
     private ProcessorStateManager stateManager;
     private ProcessorTopology topology;
     private ProcessorContextImpl context;
+    // Where the stores were as this incarnation opened, for lags asked before it follows its changelogs.
+    private volatile List<RestoreProgress.Position> openedPositions = List.of();
 
     /** The stores of a replica handed over open to its task: the sub-topology they belong to, their state manager
      * (an active task's now) and the processor context they were opened with. */
@@ -173,6 +177,7 @@ final class StandbyTaskRunner implements StateRunner {
             create();
             task.initializeIfNeeded();
         }
+        recordOpenedPositions();
     }
 
     private void create() {
@@ -186,6 +191,20 @@ final class StandbyTaskRunner implements StateRunner {
         context = new ProcessorContextImpl(id, config, stateManager, environment.metrics(), noCache);
         task = StandbyTasks.create(id, inputs, topology, environment.taskSettings(), environment.metrics(), stateManager,
             environment.stateDirectory(), noCache, context);
+    }
+
+    private void recordOpenedPositions() {
+        final Map<String, String> storeByChangelogTopic = new HashMap<>();
+        topology.storeToChangelogTopic().forEach((store, topic) -> storeByChangelogTopic.put(topic, store));
+        final List<RestoreProgress.Position> positions = new ArrayList<>();
+        stateManager.changelogOffsets().forEach((changelog, offset) ->
+            positions.add(new RestoreProgress.Position(storeByChangelogTopic.get(changelog.topic()), changelog, offset)));
+        openedPositions = List.copyOf(positions);
+    }
+
+    /** Where the replica's stores were as it opened: each store's changelog partition and next offset to read. */
+    List<RestoreProgress.Position> openedPositions() {
+        return openedPositions;
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.sluice.streams.runtime.internals;
 import dev.sluice.streams.internals.OffsetFraming;
 import java.io.File;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -82,10 +83,10 @@ final class TaskEnvironment implements TaskFactory {
     /** The standby replicas of this client's threads, by task. */
     private final Map<TaskId, StandbyTaskRunner> standbys = new ConcurrentHashMap<>();
     /**
-     * The changelog offset sum of the state of each task this client has on disk but holds no replica of: as found
-     * at start, and as each replica left it when it closed.
+     * The changelog offsets of the stores of each task this client has on disk but holds no replica of: as found at
+     * start, and as each replica left them when it closed.
      */
-    private final Map<TaskId, Long> offsetSumsOnDisk = new ConcurrentHashMap<>();
+    private final Map<TaskId, Map<TopicPartition, Long>> changelogOffsetsOnDisk = new ConcurrentHashMap<>();
 
     TaskEnvironment(final TopologyMetadata topologyMetadata,
                     final StreamsConfig config,
@@ -510,20 +511,20 @@ final class TaskEnvironment implements TaskFactory {
         members.remove(member);
     }
 
-    /** Takes the changelog offset sums of the task directories found on disk as the client started. */
-    void taskOffsetSumsOnDisk(final Map<TaskId, Long> sums) {
-        offsetSumsOnDisk.putAll(sums);
+    /** Takes the changelog offsets of the stores of the task directories found on disk as the client started. */
+    void changelogOffsetsOnDisk(final Map<TaskId, Map<TopicPartition, Long>> offsets) {
+        changelogOffsetsOnDisk.putAll(offsets);
     }
 
-    /** A task's runner opened its state: it reports the task's offset sum from now on. */
+    /** A task's runner opened its state: it reports the task's offsets from now on. */
     void stateOpened(final TaskId task) {
-        offsetSumsOnDisk.remove(task);
+        changelogOffsetsOnDisk.remove(task);
     }
 
     /** A task's runner closed its state, whose stores hold {@code changelogOffsets} (none: stateless). */
     void stateClosed(final TaskId task, final Map<TopicPartition, Long> changelogOffsets) {
         if (!changelogOffsets.isEmpty()) {
-            offsetSumsOnDisk.put(task, TaskOffsetSums.sum(changelogOffsets));
+            changelogOffsetsOnDisk.put(task, Map.copyOf(changelogOffsets));
         }
     }
 
@@ -544,7 +545,8 @@ final class TaskEnvironment implements TaskFactory {
      * Called on the member's engine thread, which owns the standby replicas it reports.
      */
     Map<TaskId, Long> taskOffsetSums(final Set<TaskId> activeTasks, final Set<TaskId> standbyTasks) {
-        final Map<TaskId, Long> sums = new HashMap<>(offsetSumsOnDisk);
+        final Map<TaskId, Long> sums = new HashMap<>();
+        changelogOffsetsOnDisk.forEach((task, offsets) -> sums.put(task, TaskOffsetSums.sum(offsets)));
         for (final TaskId task : standbyTasks) {
             final StandbyTaskRunner standby = standbys.get(task);
             if (standby != null) {
@@ -631,6 +633,30 @@ final class TaskEnvironment implements TaskFactory {
             }
         }
         return stores;
+    }
+
+    /**
+     * Where the stores are of the tasks this client holds without reading their changelogs: an active task held
+     * unopened while processing is paused, its stores as last left on disk (at 0 when there are none), as Kafka Streams
+     * reports a task its state updater holds paused; a standby replica that has not begun to follow its changelogs,
+     * as it opened. Read from any thread.
+     */
+    List<RestoreProgress.Position> idleStorePositions() {
+        final List<RestoreProgress.Position> positions = new ArrayList<>();
+        for (final TaskId task : assignments.waitingTasks()) {
+            if (runningTasks.containsKey(task)) {
+                continue;
+            }
+            final Map<TopicPartition, Long> onDisk = changelogOffsetsOnDisk.getOrDefault(task, Map.of());
+            topologyMetadata.buildSubtopology(task).storeToChangelogTopic().forEach((store, topic) -> {
+                final TopicPartition changelog = new TopicPartition(topic, task.partition());
+                if (!restoringByChangelog.containsKey(changelog)) {
+                    positions.add(new RestoreProgress.Position(store, changelog, onDisk.getOrDefault(changelog, 0L)));
+                }
+            });
+        }
+        standbys.values().forEach(standby -> positions.addAll(standby.openedPositions()));
+        return positions;
     }
 
     /** The bytes the running tasks' stores and the global stores hold uncommitted, summed; read from any thread. */

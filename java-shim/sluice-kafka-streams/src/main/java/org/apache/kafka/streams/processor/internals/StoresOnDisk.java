@@ -1,7 +1,6 @@
 package org.apache.kafka.streams.processor.internals;
 
 import dev.sluice.streams.runtime.internals.TaskCorruption;
-import dev.sluice.streams.runtime.internals.TaskOffsetSums;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
@@ -21,9 +20,9 @@ import org.slf4j.Logger;
  * Kafka Streams' {@code KafkaStreams#start} does: a store that cannot be opened the way the topology
  * declares it (values of a layout it cannot read, say) fails the start, before any thread runs, and a
  * store whose values are to be upgraded is upgraded there. A task whose state is found corrupted is left
- * to the thread that gets it, which wipes and restores it. The changelog offset sum of each task's state
- * is what the client's group members report for a task they hold no replica of, as Kafka Streams reports
- * its task directories' checkpoints. In this package because Kafka Streams keeps its state managers'
+ * to the thread that gets it, which wipes and restores it. The changelog offsets of each task's stores are
+ * what the client's group members report (as their sum) for a task they hold no replica of, as Kafka Streams
+ * reports its task directories' checkpoints, and how far such a task's stores are while it waits unopened. In this package because Kafka Streams keeps its state managers'
  * helpers to itself.
  */
 public final class StoresOnDisk {
@@ -31,14 +30,14 @@ public final class StoresOnDisk {
     private StoresOnDisk() {
     }
 
-    /** Returns the changelog offset sum of each task whose stores opened ({@link TaskOffsetSums}). */
-    public static Map<TaskId, Long> openAndClose(final TopologyMetadata topologyMetadata,
+    /** Returns the changelog offsets of the stores of each task whose stores opened. */
+    public static Map<TaskId, Map<TopicPartition, Long>> openAndClose(final TopologyMetadata topologyMetadata,
                                                  final StateDirectory stateDirectory, final StreamsConfig config,
                                                  final StreamsMetricsImpl metrics, final Time time,
                                                  final LogContext logContext) {
-        final Map<TaskId, Long> offsetSums = new HashMap<>();
+        final Map<TaskId, Map<TopicPartition, Long>> changelogOffsets = new HashMap<>();
         if (!topologyMetadata.hasPersistentStores()) {
-            return offsetSums;
+            return changelogOffsets;
         }
         final Logger log = logContext.logger(StoresOnDisk.class);
         final boolean eosEnabled = StreamsConfigUtils.eosEnabled(config);
@@ -59,7 +58,7 @@ public final class StoresOnDisk {
             final String logPrefix = "task [" + id + "] ";
             try {
                 StateManagerUtil.registerStateStores(log, logPrefix, topology, stateManager, stateDirectory, context);
-                offsetSums.put(id, TaskOffsetSums.sum(stateManager.changelogOffsets()));
+                changelogOffsets.put(id, Map.copyOf(stateManager.changelogOffsets()));
             } catch (final RuntimeException e) {
                 if (TaskCorruption.of(e, id).isEmpty()) {
                     throw e;
@@ -73,6 +72,6 @@ public final class StoresOnDisk {
                     stateDirectory, Task.TaskType.ACTIVE);
             }
         }
-        return offsetSums;
+        return changelogOffsets;
     }
 }
