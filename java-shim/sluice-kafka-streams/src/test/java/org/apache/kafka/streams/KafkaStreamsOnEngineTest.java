@@ -1377,7 +1377,6 @@ class KafkaStreamsOnEngineTest {
         return offsetLags;
     }
 
-    /** The result of the one partition queried, failing the test with the query's failure if there is one. */
     /**
      * As in Kafka Streams: a task directory older than {@code state.cleanup.dir.max.age.ms} goes as the client
      * starts, one of a task the client does not have goes once unmodified for {@code state.cleanup.delay.ms},
@@ -1425,6 +1424,7 @@ class KafkaStreamsOnEngineTest {
         return directory;
     }
 
+    /** The result of the one partition queried, failing the test with the query's failure if there is one. */
     private static <R> R onlyResult(final StateQueryResult<R> result) {
         assertEquals(1, result.getPartitionResults().size(), result.getPartitionResults().toString());
         final QueryResult<R> partitionResult = result.getPartitionResults().values().iterator().next();
