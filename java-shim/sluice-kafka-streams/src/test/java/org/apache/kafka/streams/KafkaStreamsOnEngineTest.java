@@ -145,9 +145,7 @@ class KafkaStreamsOnEngineTest {
         final List<String> lines = List.of("the quick brown fox", "jumps over the lazy dog", "The dog sleeps",
             "a fox and a dog");
         produce("wc-input", lines);
-        final Map<String, Long> expected = new HashMap<>();
-        lines.forEach(line -> Arrays.stream(line.toLowerCase(Locale.ROOT).split("\\W+"))
-            .forEach(word -> expected.merge(word, 1L, Long::sum)));
+        final Map<String, Long> expected = countsOf(lines);
 
         final KafkaStreams streams = new KafkaStreams(wordCount("wc-input", "wc-output"), props("wc-app"));
         started.add(streams);
@@ -218,9 +216,7 @@ class KafkaStreamsOnEngineTest {
         BROKER.createTopic(output, 2);
         final List<String> lines = List.of("the quick brown fox", "jumps over the lazy dog", "The dog sleeps");
         produce(input, lines, Map.of(ProducerConfig.COMPRESSION_TYPE_CONFIG, codec));
-        final Map<String, Long> expected = new HashMap<>();
-        lines.forEach(line -> Arrays.stream(line.toLowerCase(Locale.ROOT).split("\\W+"))
-            .forEach(word -> expected.merge(word, 1L, Long::sum)));
+        final Map<String, Long> expected = countsOf(lines);
 
         final Properties props = props("compressed-" + codec);
         props.put(StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG), codec);
@@ -269,8 +265,7 @@ class KafkaStreamsOnEngineTest {
         BROKER.createTopic("tuned-output", 2);
         final List<String> lines = List.of("the quick brown fox", "the lazy dog");
         produce("tuned-input", lines);
-        final Map<String, Long> expected = new HashMap<>();
-        lines.forEach(line -> Arrays.stream(line.split(" ")).forEach(word -> expected.merge(word, 1L, Long::sum)));
+        final Map<String, Long> expected = countsOf(lines);
         BoundedMemorySetter.CALLS.clear();
 
         final Properties props = props("tuned-app");
@@ -717,10 +712,9 @@ class KafkaStreamsOnEngineTest {
 
         assertEquals(Optional.of("threads-app-StreamThread-2"), streams.addStreamThread());
         assertEquals(2, aliveStreamThreads(streams));
-        final Map<String, Long> expected = new HashMap<>();
         final List<String> first = List.of("one fish two fish", "red fish blue fish");
         produce("threads-input", first);
-        first.forEach(line -> Arrays.stream(line.split(" ")).forEach(word -> expected.merge(word, 1L, Long::sum)));
+        final Map<String, Long> expected = countsOf(first);
         assertEquals(expected, consumeLatestCounts("threads-output", expected));
         waitFor(() -> streams.state() == KafkaStreams.State.RUNNING, "the client to run with two threads");
         waitFor(() -> streams.metadataForLocalThreads().size() == 2, "both threads to run tasks");
@@ -730,7 +724,7 @@ class KafkaStreamsOnEngineTest {
         assertEquals(1, aliveStreamThreads(streams));
         final List<String> second = List.of("one more fish");
         produce("threads-input", second);
-        second.forEach(line -> Arrays.stream(line.split(" ")).forEach(word -> expected.merge(word, 1L, Long::sum)));
+        countsOf(second).forEach((word, count) -> expected.merge(word, count, Long::sum));
         assertEquals(expected, consumeLatestCounts("threads-output", expected));
         waitFor(() -> streams.state() == KafkaStreams.State.RUNNING, "the client to run with one thread");
         assertEquals(Set.of("threads-app-StreamThread-2"), threadNames(streams));
@@ -1005,8 +999,7 @@ class KafkaStreamsOnEngineTest {
 
         streams.resume();
         waitFor(() -> streams.state() == KafkaStreams.State.RUNNING, "the client to be RUNNING");
-        final Map<String, Long> expected = new HashMap<>();
-        lines.forEach(line -> Arrays.stream(line.split(" ")).forEach(word -> expected.merge(word, 1L, Long::sum)));
+        final Map<String, Long> expected = countsOf(lines);
         assertEquals(expected, consumeLatestCounts("prepaused-wc-output", expected));
     }
 
@@ -1021,8 +1014,7 @@ class KafkaStreamsOnEngineTest {
         BROKER.createTopic("held-wc-output", 2);
         final List<String> lines = List.of("one fish two fish", "red fish blue fish");
         produce("held-wc-input", lines);
-        final Map<String, Long> expected = new HashMap<>();
-        lines.forEach(line -> Arrays.stream(line.split(" ")).forEach(word -> expected.merge(word, 1L, Long::sum)));
+        final Map<String, Long> expected = countsOf(lines);
         final KafkaStreams counted =
             new KafkaStreams(wordCount("held-wc-input", "held-wc-output"), props("held-wc-app"));
         started.add(counted);
@@ -1369,6 +1361,15 @@ class KafkaStreamsOnEngineTest {
             .filter(metric -> metric.metricName().name().equals("alive-stream-threads"))
             .mapToDouble(metric -> ((Number) metric.metricValue()).doubleValue())
             .findFirst().orElseThrow();
+    }
+
+    /** The count of each word of {@code lines}, split as {@link #wordCount} splits them. */
+    private static Map<String, Long> countsOf(final List<String> lines) {
+        final Map<String, Long> counts = new HashMap<>();
+        lines.forEach(line -> Arrays.stream(line.toLowerCase(Locale.ROOT).split("\\W+"))
+            .filter(word -> !word.isEmpty())
+            .forEach(word -> counts.merge(word, 1L, Long::sum)));
+        return counts;
     }
 
     private static Map<Integer, Long> lagsOf(final Map<Integer, LagInfo> lags) {
