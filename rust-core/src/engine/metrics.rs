@@ -11,6 +11,15 @@ use crate::store::TopicPartition;
 /// thread index.
 pub type LagsByThread = BTreeMap<usize, BTreeMap<TopicPartition, i64>>;
 
+/// Each stream thread's lags behind what its two consumers read.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct ConsumerLags {
+    /// The main consumer's: behind the input partitions of the thread's running tasks.
+    pub main: LagsByThread,
+    /// The restore consumer's: behind the changelog partitions it restores or follows.
+    pub restore: LagsByThread,
+}
+
 /// Engine counters, all monotonic, and the threads' lags.
 #[derive(Debug, Default)]
 pub struct EngineMetrics {
@@ -113,14 +122,13 @@ impl EngineMetrics {
         self.failed_purges.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Each running stream thread's lags behind its input partitions.
-    pub fn input_lags(&self) -> LagsByThread {
-        locked(&self.input_lags).clone()
-    }
-
-    /// Each running stream thread's lags behind the changelogs it restores or follows.
-    pub fn restore_lags(&self) -> LagsByThread {
-        locked(&self.restore_lags).clone()
+    /// Each running stream thread's lags behind its input partitions and behind the changelogs
+    /// it restores or follows.
+    pub fn consumer_lags(&self) -> ConsumerLags {
+        ConsumerLags {
+            main: locked(&self.input_lags).clone(),
+            restore: locked(&self.restore_lags).clone(),
+        }
     }
 
     /// Thread `thread`'s input lags are `lags` now; it has no others.

@@ -17,7 +17,7 @@ use crate::engine::config::EngineConfig;
 use crate::engine::error::{joined, Error, Result};
 use crate::engine::global::{self, GlobalThreadSetup};
 use crate::engine::internal_topics;
-use crate::engine::metrics::{EngineMetrics, LagsByThread, MetricsSnapshot};
+use crate::engine::metrics::{ConsumerLags, EngineMetrics, MetricsSnapshot};
 use crate::engine::process_id;
 use crate::engine::processor::ProcessorFactory;
 use crate::engine::restore::RestoreListener;
@@ -281,15 +281,10 @@ impl Engine {
     }
 
     /// How far behind the end of each input partition of its running tasks each stream thread
-    /// is, by thread index.
-    pub fn input_lags(&self) -> LagsByThread {
-        self.metrics.input_lags()
-    }
-
-    /// How far behind the end of each changelog partition its restore consumer reads (or last
-    /// read, until it reads others) each stream thread is, by thread index.
-    pub fn restore_lags(&self) -> LagsByThread {
-        self.metrics.restore_lags()
+    /// is, and how far behind the end of each changelog partition its restore consumer reads (or
+    /// last read, until it reads others), by thread index.
+    pub fn consumer_lags(&self) -> ConsumerLags {
+        self.metrics.consumer_lags()
     }
 
     /// True once a thread stopped on its own (it failed; [`take_stopped_thread`] or

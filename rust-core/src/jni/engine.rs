@@ -252,25 +252,11 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_re
     .resolve::<ThrowJavaException>()
 }
 
-/// How far behind the end of each input partition of its running tasks each stream thread is,
-/// framed as thread lags.
+/// How far behind the end of each partition its consumers read each stream thread is: its
+/// main consumer's input partitions and its restore consumer's changelog partitions, framed as
+/// consumer lags.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_inputLags<'local>(
-    mut env: EnvUnowned<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-) -> JByteArray<'local> {
-    env.with_env(|env| -> Result<JByteArray<'local>, NativeError> {
-        let lags = with_engine(handle, |engine| Ok(engine.input_lags()))?;
-        new_byte_array(env, &record_framing::thread_lags(&lags))
-    })
-    .resolve::<ThrowJavaException>()
-}
-
-/// How far behind the end of each changelog partition its restore consumer reads each stream
-/// thread is, framed as thread lags.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_restoreLags<
+pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_consumerLags<
     'local,
 >(
     mut env: EnvUnowned<'local>,
@@ -278,8 +264,8 @@ pub extern "system" fn Java_dev_sluice_streams_runtime_internals_NativeEngine_re
     handle: jlong,
 ) -> JByteArray<'local> {
     env.with_env(|env| -> Result<JByteArray<'local>, NativeError> {
-        let lags = with_engine(handle, |engine| Ok(engine.restore_lags()))?;
-        new_byte_array(env, &record_framing::thread_lags(&lags))
+        let lags = with_engine(handle, |engine| Ok(engine.consumer_lags()))?;
+        new_byte_array(env, &record_framing::consumer_lags(&lags))
     })
     .resolve::<ThrowJavaException>()
 }

@@ -10,8 +10,8 @@
 //! - **Properties** (Java → native): repeated `i32 keyLength, key, i32 valueLength, value`.
 //! - **Offsets** (native → Java): repeated `i32 topicLength, topic, i32 partition,
 //!   i64 offset`, -1 for no offset (the layout of [`super::framing::offsets`]).
-//! - **Input lags** (native → Java): repeated `i32 thread, i32 topicLength, topic,
-//!   i32 partition, i64 lag`.
+//! - **Consumer lags** (native → Java): repeated `i32 thread, i8 consumer (0: the main
+//!   consumer, 1: the restore consumer), i32 topicLength, topic, i32 partition, i64 lag`.
 //! - **Inputs** (native → Java): repeated `i32 topicLength, topic, i32 partition,
 //!   i64 committedOffset (-1: none), i32 metadataLength, metadata`.
 //! - **Positions** (Java → native): the layout of inputs; every entry has an offset.
@@ -29,13 +29,16 @@ use std::collections::BTreeMap;
 
 use super::errors::NativeError;
 use super::framing::{malformed, Reader};
-use crate::engine::metrics::LagsByThread;
+use crate::engine::metrics::ConsumerLags;
 use crate::engine::{CommittedInput, InputOffset};
 use crate::kafka::{ProducedRecord, ProducedRecords, RecordRun};
 use crate::store::TopicPartition;
 
 const NULL_LENGTH: i32 = -1;
 const NO_OFFSET: i64 = -1;
+/// Which of a thread's consumers a framed lag is of.
+const MAIN_CONSUMER: u8 = 0;
+const RESTORE_CONSUMER: u8 = 1;
 
 /// Frames consumed records.
 pub(crate) fn consumed_records(runs: &[RecordRun]) -> Vec<u8> {
@@ -79,15 +82,21 @@ pub(crate) fn offsets<'a>(
     out
 }
 
-/// Frames each stream thread's lags behind the partitions one of its consumers reads.
-pub(crate) fn thread_lags(lags: &LagsByThread) -> Vec<u8> {
+/// Frames each stream thread's lags behind the partitions its main and restore consumers read.
+pub(crate) fn consumer_lags(lags: &ConsumerLags) -> Vec<u8> {
     let mut out = Vec::new();
-    for (thread, partitions) in lags {
-        for (partition, lag) in partitions {
-            put_i32(&mut out, *thread as i32);
-            put_string(&mut out, &partition.topic);
-            put_i32(&mut out, partition.partition);
-            out.extend_from_slice(&lag.to_be_bytes());
+    for (consumer, by_thread) in [
+        (MAIN_CONSUMER, &lags.main),
+        (RESTORE_CONSUMER, &lags.restore),
+    ] {
+        for (thread, partitions) in by_thread {
+            for (partition, lag) in partitions {
+                put_i32(&mut out, *thread as i32);
+                out.push(consumer);
+                put_string(&mut out, &partition.topic);
+                put_i32(&mut out, partition.partition);
+                out.extend_from_slice(&lag.to_be_bytes());
+            }
         }
     }
     out

@@ -403,17 +403,15 @@ public final class EngineRuntime implements AutoCloseable {
         if (running == 0 || closed) {
             return Map.of();
         }
-        final byte[] inputLags;
-        final byte[] restoreLags;
+        final RuntimeFraming.ConsumerLags lags;
         try {
-            inputLags = NativeEngine.inputLags(running);
-            restoreLags = NativeEngine.restoreLags(running);
+            lags = RuntimeFraming.readConsumerLags(NativeEngine.consumerLags(running));
         } catch (final StreamsException closedMeanwhile) {
             return Map.of();
         }
         final Map<MetricName, Metric> metrics = new LinkedHashMap<>();
-        addLagMetrics(metrics, RuntimeFraming.readThreadLags(inputLags), "-consumer");
-        addLagMetrics(metrics, RuntimeFraming.readThreadLags(restoreLags), "-restore-consumer");
+        addLagMetrics(metrics, lags.main(), "-consumer");
+        addLagMetrics(metrics, lags.restore(), "-restore-consumer");
         return metrics;
     }
 

@@ -75,16 +75,12 @@ final class NativeEngine {
     static native String removeThread(long handle, long timeoutMs);
 
     /**
-     * How far behind the end of each input partition of its running tasks each engine thread is, as it
-     * computed it on its last turn; framed as {@link RuntimeFraming#readThreadLags} reads it.
+     * How far behind the end of each partition its consumers read each engine thread is: its main consumer's input
+     * partitions of its running tasks, as it computed them on its last turn, and its restore consumer's changelog
+     * partitions, as its last read left them (kept while it reads none); framed as
+     * {@link RuntimeFraming#readConsumerLags} reads it.
      */
-    static native byte[] inputLags(long handle);
-
-    /**
-     * How far behind the end of each changelog partition its restore consumer reads each engine thread is, as
-     * its last read left it (kept while it reads none); framed as {@link RuntimeFraming#readThreadLags} reads it.
-     */
-    static native byte[] restoreLags(long handle);
+    static native byte[] consumerLags(long handle);
 
     /**
      * The name of a removed engine thread that outlived its removal's timeout and has ended since, now

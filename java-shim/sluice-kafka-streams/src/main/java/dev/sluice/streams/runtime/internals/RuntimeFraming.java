@@ -24,7 +24,8 @@ import org.apache.kafka.common.record.TimestampType;
  * <ul>
  *   <li><b>Properties</b>: repeated {@code int keyLength, key, int valueLength, value}.</li>
  *   <li><b>Offsets</b>: as {@link OffsetFraming} frames them.</li>
- *   <li><b>Input lags</b>: repeated {@code int thread, int topicLength, topic, int partition, long lag}.</li>
+ *   <li><b>Consumer lags</b>: repeated {@code int thread, byte consumer (0: the main consumer, 1: the restore
+ *       consumer), int topicLength, topic, int partition, long lag}.</li>
  *   <li><b>Inputs</b>: repeated {@code int topicLength, topic, int partition, long committedOffset (-1 none),
  *       int metadataLength (-1 none), metadata}.</li>
  *   <li><b>Consumed records</b>: {@code int runCount}, then per run of records of one partition
@@ -42,6 +43,8 @@ final class RuntimeFraming {
     static final int NULL_LENGTH = -1;
     static final long NO_OFFSET = -1L;
     static final int ANY_PARTITION = -1;
+    /** The consumer a framed lag is of: the main consumer's, else the restore consumer's. */
+    private static final byte MAIN_CONSUMER = 0;
 
     private static final byte[] EMPTY = new byte[0];
     private static final Header[] NO_HEADERS = new Header[0];
@@ -187,14 +190,19 @@ final class RuntimeFraming {
         return EMPTY_RECORDS.duplicate();
     }
 
-    /** Each engine thread's lag behind the end of the partitions one of its consumers reads, by thread index. */
-    static Map<Integer, Map<TopicPartition, Long>> readThreadLags(final byte[] framed) {
+    /** Each engine thread's lags behind the partitions its two consumers read, by thread index. */
+    record ConsumerLags(Map<Integer, Map<TopicPartition, Long>> main, Map<Integer, Map<TopicPartition, Long>> restore) {
+    }
+
+    static ConsumerLags readConsumerLags(final byte[] framed) {
         final ByteBuffer in = ByteBuffer.wrap(framed);
-        final Map<Integer, Map<TopicPartition, Long>> lags = new LinkedHashMap<>();
+        final ConsumerLags lags = new ConsumerLags(new LinkedHashMap<>(), new LinkedHashMap<>());
         while (in.hasRemaining()) {
             final int thread = in.getInt();
+            final Map<Integer, Map<TopicPartition, Long>> ofConsumer =
+                in.get() == MAIN_CONSUMER ? lags.main() : lags.restore();
             final TopicPartition partition = readPartition(in);
-            lags.computeIfAbsent(thread, t -> new LinkedHashMap<>()).put(partition, in.getLong());
+            ofConsumer.computeIfAbsent(thread, t -> new LinkedHashMap<>()).put(partition, in.getLong());
         }
         return lags;
     }
