@@ -87,6 +87,8 @@ final class TaskEnvironment implements TaskFactory {
      * start, and as each replica left them when it closed.
      */
     private final Map<TaskId, Map<TopicPartition, Long>> changelogOffsetsOnDisk = new ConcurrentHashMap<>();
+    /** The changelog topic of each logged store of each sub-topology, by sub-topology, as first asked for. */
+    private final Map<Integer, Map<String, String>> changelogTopicsOfStores = new ConcurrentHashMap<>();
 
     TaskEnvironment(final TopologyMetadata topologyMetadata,
                     final StreamsConfig config,
@@ -648,7 +650,9 @@ final class TaskEnvironment implements TaskFactory {
                 continue;
             }
             final Map<TopicPartition, Long> onDisk = changelogOffsetsOnDisk.getOrDefault(task, Map.of());
-            topologyMetadata.buildSubtopology(task).storeToChangelogTopic().forEach((store, topic) -> {
+            final Map<String, String> changelogTopics = changelogTopicsOfStores.computeIfAbsent(task.subtopology(),
+                subtopology -> Map.copyOf(topologyMetadata.buildSubtopology(task).storeToChangelogTopic()));
+            changelogTopics.forEach((store, topic) -> {
                 final TopicPartition changelog = new TopicPartition(topic, task.partition());
                 if (!restoringByChangelog.containsKey(changelog)) {
                     positions.add(new RestoreProgress.Position(store, changelog, onDisk.getOrDefault(changelog, 0L)));
