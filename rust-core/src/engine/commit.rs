@@ -114,6 +114,12 @@ impl CommitBarrier {
         })
     }
 
+    /// Where the open transaction's records begin in each partition it wrote to, as far as
+    /// their deliveries were reported.
+    pub fn open_transaction_starts(&self) -> BTreeMap<TopicPartition, i64> {
+        self.producer.open_transaction_starts()
+    }
+
     /// How long until the commit interval is over.
     pub fn time_to_commit(&self) -> Duration {
         self.commit_interval

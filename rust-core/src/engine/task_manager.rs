@@ -792,12 +792,14 @@ impl TaskManager {
         let running = self.running_tasks();
         let topology = self.shared.topology();
         let mut known_lags = BTreeMap::new();
+        let own_transaction_starts = self.barrier.open_transaction_starts();
         for id in &running {
             let lags = lags(
                 consumer.fetcher,
                 &self.inputs[id],
                 &self.committed_starts,
                 &topology.offset_resets,
+                &own_transaction_starts,
             );
             known_lags.extend(
                 lags.iter()
@@ -943,17 +945,26 @@ impl TaskManager {
     }
 }
 
-/// How far behind the end of each of `partitions` the consumer is: the high watermark its
-/// last fetch saw, minus the next offset it hands out. Before it handed out anything, the
-/// next offset is the one `starts` gives (the group's committed offset), else where its
-/// topic's reset policy in `resets` starts (the log's start unless it says `latest`). `None`
-/// while unknown (nothing fetched yet). Answered from what the consumer already knows, without
-/// asking the broker.
+/// How far behind the end of each of `partitions` the consumer is: the end its last fetch saw
+/// (the high watermark, or where this thread's open transaction begins in the partition, if it
+/// begins before: `own_transaction_starts`), minus the next offset it hands out. Before it
+/// handed out anything, the next offset is the one `starts` gives (the group's committed
+/// offset), else where its topic's reset policy in `resets` starts (the log's start unless it
+/// says `latest`). `None` while unknown (nothing fetched yet). Answered from what the consumer
+/// already knows, without asking the broker.
+///
+/// Kafka Streams' consumer reads committed records only under exactly-once, and counts a lag to
+/// the last stable offset, before which no transaction is open; librdkafka keeps that offset to
+/// itself. The thread's own transaction, open until its next commit, is what keeps the last
+/// stable offset short of the high watermark of a partition the thread both writes and reads (a
+/// repartition topic, a foreign-key join's subscription and response topics): counted as lag, it
+/// would keep a task waiting for records that cannot come before the thread commits.
 fn lags(
     fetcher: &dyn PartitionFetcher,
     partitions: &[TopicPartition],
     starts: &BTreeMap<TopicPartition, i64>,
     resets: &BTreeMap<String, OffsetReset>,
+    own_transaction_starts: &BTreeMap<TopicPartition, i64>,
 ) -> Vec<(TopicPartition, Option<i64>)> {
     let positions = fetcher.next_offsets(partitions);
     partitions
@@ -968,11 +979,19 @@ fn lags(
                 let next = handed_out
                     .or_else(|| starts.get(partition).copied())
                     .unwrap_or(reset_to);
-                (high - next).max(0)
+                lag_behind(high, next, own_transaction_starts.get(partition).copied())
             });
             (partition.clone(), lag)
         })
         .collect()
+}
+
+/// How far `next` is behind the end of a partition whose high watermark is `high`, where this
+/// thread's open transaction, if it wrote there, begins at `own_transaction_start`: none of its
+/// records can be read before it commits.
+fn lag_behind(high: i64, next: i64, own_transaction_start: Option<i64>) -> i64 {
+    let end = own_transaction_start.map_or(high, |start| high.min(start));
+    (end - next).max(0)
 }
 
 /// Rewinds each partition of `batch` to its first record, to read the batch again.
@@ -998,4 +1017,27 @@ fn committed_positions(
         .into_iter()
         .filter_map(|(partition, committed)| Some((partition, committed?.offset)))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lag_behind;
+
+    #[test]
+    fn a_partition_is_behind_by_what_lies_between_the_next_offset_and_its_high_watermark() {
+        assert_eq!(lag_behind(10, 4, None), 6);
+        assert_eq!(lag_behind(10, 10, None), 0);
+        // A position past a high watermark the last fetch saw is not a negative lag.
+        assert_eq!(lag_behind(10, 12, None), 0);
+    }
+
+    #[test]
+    fn records_of_the_threads_own_open_transaction_are_not_lag() {
+        // Everything from offset 4 on is the thread's own, uncommitted: nothing can be read.
+        assert_eq!(lag_behind(10, 4, Some(4)), 0);
+        // Committed records before the transaction's first one can.
+        assert_eq!(lag_behind(10, 4, Some(7)), 3);
+        // The transaction's records were delivered beyond what the last fetch saw.
+        assert_eq!(lag_behind(10, 4, Some(12)), 6);
+    }
 }

@@ -250,6 +250,11 @@ pub trait StreamsProducer: Send {
     /// The records that failed since the last call, and how far every record is answered.
     fn take_reports(&mut self) -> SendReports;
 
+    /// Where the open transaction's records begin in each partition it wrote to, as far as
+    /// their deliveries were reported: no reader of committed records gets past there until
+    /// the transaction ends. Empty for a producer that is not transactional.
+    fn open_transaction_starts(&self) -> BTreeMap<TopicPartition, i64>;
+
     /// Waits until every sent record is acknowledged or failed; failed records are kept for
     /// [`take_reports`](Self::take_reports).
     fn flush(&mut self) -> Result<(), TransactionFailure>;

@@ -42,11 +42,20 @@ pub struct DeliveryTracker {
     state: Mutex<Deliveries>,
 }
 
+/// The offsets delivered to one partition since the last commit.
+struct Delivered {
+    partition: TopicPartition,
+    first: i64,
+    last: i64,
+}
+
 #[derive(Default)]
 struct Deliveries {
-    /// The last offset delivered to each partition. A thread writes to few partitions and
-    /// every record's report lands here, so a scan that allocates nothing beats a map.
-    last_offsets: Vec<(TopicPartition, i64)>,
+    /// The first and last offsets delivered to each partition since the last commit (under
+    /// exactly-once, the first is where the open transaction begins there). A thread writes to
+    /// few partitions and every record's report lands here, so a scan that allocates nothing
+    /// beats a map.
+    delivered: Vec<Delivered>,
     /// Each failed record with its id, and rdkafka's error, which a commit classifies.
     failed: Vec<(FailedSend, KafkaError)>,
     /// The ids whose report is in, whatever it said.
@@ -64,6 +73,14 @@ impl DeliveryTracker {
 }
 
 impl ClientContext for DeliveryTracker {}
+
+/// The last offset delivered to each partition.
+fn last_offsets(delivered: Vec<Delivered>) -> DeliveredOffsets {
+    delivered
+        .into_iter()
+        .map(|d| (d.partition, d.last))
+        .collect()
+}
 
 /// Whether a record's delivery failed because librdkafka purged it with the rest of its
 /// transaction.
@@ -85,14 +102,19 @@ impl ProducerContext for DeliveryTracker {
                 let (topic, partition) = (message.topic(), message.partition());
                 let offset = message.offset();
                 let known = state
-                    .last_offsets
+                    .delivered
                     .iter_mut()
-                    .find(|(p, _)| p.partition == partition && p.topic == topic);
+                    .find(|d| d.partition.partition == partition && d.partition.topic == topic);
                 match known {
-                    Some((_, last)) => *last = (*last).max(offset),
-                    None => state
-                        .last_offsets
-                        .push((TopicPartition::new(topic, partition), offset)),
+                    Some(known) => {
+                        known.first = known.first.min(offset);
+                        known.last = known.last.max(offset);
+                    }
+                    None => state.delivered.push(Delivered {
+                        partition: TopicPartition::new(topic, partition),
+                        first: offset,
+                        last: offset,
+                    }),
                 }
             }
             // A record of a transaction that is aborted, or that librdkafka abandoned when
@@ -612,6 +634,19 @@ impl StreamsProducer for KafkaStreamsProducer {
         }
     }
 
+    fn open_transaction_starts(&self) -> BTreeMap<TopicPartition, i64> {
+        if !self.transactional {
+            return BTreeMap::new();
+        }
+        self.producer
+            .context()
+            .lock()
+            .delivered
+            .iter()
+            .map(|d| (d.partition.clone(), d.first))
+            .collect()
+    }
+
     fn commit(
         &mut self,
         consumed: &BTreeMap<TopicPartition, InputOffset>,
@@ -638,9 +673,9 @@ impl StreamsProducer for KafkaStreamsProducer {
                 })?;
                 self.send_offsets(consumed, group)?;
             }
-            return self.commit_transaction(deliveries.last_offsets.into_iter().collect());
+            return self.commit_transaction(last_offsets(deliveries.delivered));
         }
-        Ok(deliveries.last_offsets.into_iter().collect())
+        Ok(last_offsets(deliveries.delivered))
     }
 
     fn abort(&mut self) -> Result<(), TransactionFailure> {

@@ -293,6 +293,7 @@ impl ThreadClients for Arc<FakeKafka> {
             in_flight: Vec::new(),
             uncommitted: Vec::new(),
             delivered: DeliveredOffsets::new(),
+            transaction_starts: BTreeMap::new(),
             failed: Vec::new(),
             answered_below: 0,
         }))
@@ -636,6 +637,8 @@ struct FakeProducer {
     /// Delivered in the open transaction, visible once it commits.
     uncommitted: Vec<ProducedRecord>,
     delivered: DeliveredOffsets,
+    /// Where the open transaction's records begin in each partition it wrote to.
+    transaction_starts: BTreeMap<TopicPartition, i64>,
     failed: Vec<FailedSend>,
     /// The ids below this one were answered since the last commit or abort.
     answered_below: usize,
@@ -657,6 +660,11 @@ impl FakeProducer {
                 continue;
             }
             let (partition, offset) = cluster.append(&record);
+            if self.transactional {
+                self.transaction_starts
+                    .entry(partition.clone())
+                    .or_insert(offset);
+            }
             self.delivered.insert(partition, offset);
             if self.transactional {
                 self.uncommitted.push(record);
@@ -687,6 +695,10 @@ impl StreamsProducer for FakeProducer {
             failed: std::mem::take(&mut self.failed),
             answered_below: self.answered_below,
         }
+    }
+
+    fn open_transaction_starts(&self) -> BTreeMap<TopicPartition, i64> {
+        self.transaction_starts.clone()
     }
 
     fn flush(&mut self) -> Result<(), TransactionFailure> {
@@ -723,6 +735,7 @@ impl StreamsProducer for FakeProducer {
             cluster.fault(&ProducerOp::CommitAnswer)?;
         }
         self.answered_below = 0;
+        self.transaction_starts.clear();
         Ok(std::mem::take(&mut self.delivered))
     }
 
@@ -733,6 +746,7 @@ impl StreamsProducer for FakeProducer {
         self.in_transaction = false;
         self.in_flight.clear();
         self.uncommitted.clear();
+        self.transaction_starts.clear();
         self.delivered.clear();
         self.failed.clear();
         self.answered_below = 0;
