@@ -22,6 +22,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.ConcurrentModificationException;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -44,6 +45,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -797,8 +799,10 @@ class KafkaStreamsOnEngineTest {
             final Field mainConsumer = StreamThread.class.getDeclaredField("mainConsumer");
             mainConsumer.setAccessible(true);
             final Consumer<?, ?> member = (Consumer<?, ?>) mainConsumer.get(thread);
-            assertEquals("listed-threads-app", member.groupMetadata().groupId());
-            assertTrue(member.groupMetadata().generationId() > 0, "the consumer is the thread's member of the group");
+            waitFor(() -> groupMetadataOf(member)
+                    .filter(group -> group.groupId().equals("listed-threads-app") && group.generationId() > 0)
+                    .isPresent(),
+                "the thread's consumer to be its member of the group");
         }
 
         final StreamThread first = threads.get(0);
@@ -1361,6 +1365,18 @@ class KafkaStreamsOnEngineTest {
             .filter(metric -> metric.metricName().name().equals("alive-stream-threads"))
             .mapToDouble(metric -> ((Number) metric.metricValue()).doubleValue())
             .findFirst().orElseThrow();
+    }
+
+    /**
+     * The group metadata of {@code member}, a consumer its engine thread polls on every turn of its loop; empty when
+     * that poll was under way, as Kafka's consumer refuses a second thread meanwhile.
+     */
+    private static Optional<ConsumerGroupMetadata> groupMetadataOf(final Consumer<?, ?> member) {
+        try {
+            return Optional.of(member.groupMetadata());
+        } catch (final ConcurrentModificationException polledMeanwhile) {
+            return Optional.empty();
+        }
     }
 
     /** The count of each word of {@code lines}, split as {@link #wordCount} splits them. */
