@@ -84,6 +84,39 @@ pub(crate) fn read_direct_buffer(
     Ok(unsafe { std::slice::from_raw_parts(address, capacity) }.to_vec())
 }
 
+/// The first `length` bytes of `array`, a buffer the caller reuses and framed into;
+/// `IllegalArgumentException` when it is shorter, `NullPointerException` when null.
+pub(crate) fn read_prefix(
+    env: &Env<'_>,
+    array: &JByteArray<'_>,
+    length: usize,
+    what: &str,
+) -> Result<Vec<u8>, NativeError> {
+    let capacity = length_of(env, array, what)?;
+    if length > capacity {
+        return Err(NativeError::new(
+            JavaException::IllegalArgument,
+            format!("{what} holds {capacity} bytes, not {length}"),
+        ));
+    }
+    let env_ptr = env.get_raw();
+    let mut bytes = Vec::<u8>::with_capacity(length);
+    // SAFETY: `env_ptr` is the live JNIEnv of this thread and `array` a live, non-null
+    // byte[] of `capacity` elements; the region read lies inside it, so the call cannot
+    // throw, and it fills the `length` bytes reserved.
+    unsafe {
+        ((**env_ptr).v1_1.GetByteArrayRegion)(
+            env_ptr,
+            array.as_raw() as jbyteArray,
+            0,
+            length as jsize,
+            bytes.as_mut_ptr() as *mut jbyte,
+        );
+        bytes.set_len(length);
+    }
+    Ok(bytes)
+}
+
 /// Keys up to this many bytes are read onto the stack, sparing a heap allocation per call.
 const STACK_BYTES: usize = 256;
 

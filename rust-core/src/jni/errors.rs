@@ -27,6 +27,8 @@ pub(crate) enum JavaException {
     NullPointer,
     /// `java.lang.IllegalArgumentException`: an argument the store cannot accept.
     IllegalArgument,
+    /// `java.lang.IllegalStateException`: a call the object's state does not allow.
+    IllegalState,
     /// `org.apache.kafka.common.config.ConfigException`: a bad configuration value.
     Config,
     /// `org.apache.kafka.common.errors.TimeoutException`: not done within the time given.
@@ -53,6 +55,7 @@ impl JavaException {
             }
             JavaException::NullPointer => jni_str!("java/lang/NullPointerException"),
             JavaException::IllegalArgument => jni_str!("java/lang/IllegalArgumentException"),
+            JavaException::IllegalState => jni_str!("java/lang/IllegalStateException"),
             JavaException::Config => jni_str!("org/apache/kafka/common/config/ConfigException"),
             JavaException::Timeout => jni_str!("org/apache/kafka/common/errors/TimeoutException"),
             JavaException::MissingSourceTopic => {

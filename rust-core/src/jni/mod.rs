@@ -28,6 +28,7 @@ mod kv_iterator;
 mod kv_store;
 mod layered_store;
 mod reads;
+mod record_cache;
 mod record_framing;
 mod registry;
 mod rocksdb_resources;

@@ -12,6 +12,7 @@ use super::chunks::ChunkedScan;
 use super::errors::{NativeError, ThrowJavaException};
 use super::handles::HandleTable;
 use super::layered_store::LayeredStore;
+use crate::store::record_cache::RecordCache;
 use crate::store::rocks::RocksDbResources;
 use crate::store::KeyValueStore;
 
@@ -32,6 +33,11 @@ pub(crate) static SCANS: Lazy<HandleTable<Mutex<ChunkedScan>>> =
 /// Shared RocksDB memory of engine instances.
 pub(crate) static ROCKSDB_RESOURCES: Lazy<HandleTable<RocksDbResources>> =
     Lazy::new(|| HandleTable::new("RocksDB resources"));
+
+/// Record caches of stream threads, each used by its thread and by the queries that read
+/// through its caching stores.
+pub(crate) static RECORD_CACHES: Lazy<HandleTable<Mutex<RecordCache>>> =
+    Lazy::new(|| HandleTable::new("record cache"));
 
 /// Registers `store`, returning its handle.
 pub(crate) fn register_store(store: Arc<dyn KeyValueStore>) -> jlong {
@@ -70,4 +76,14 @@ pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeHandles_liv
     _class: JClass<'local>,
 ) -> jlong {
     count(env, || ROCKSDB_RESOURCES.len())
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_state_internals_NativeHandles_liveRecordCaches<
+    'local,
+>(
+    env: EnvUnowned<'local>,
+    _class: JClass<'local>,
+) -> jlong {
+    count(env, || RECORD_CACHES.len())
 }

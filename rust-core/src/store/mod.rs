@@ -12,6 +12,8 @@
 //!   (its segmented stores), [`time_ordered_window`] and [`time_ordered_session`] (its
 //!   time-ordered stores, scanned by time). [`versioned`] holds the versioned store.
 //! - [`ReadView`]: a store seen at one [`IsolationLevel`], for other threads.
+//! - [`record_cache`]: a stream thread's record cache (Kafka Streams' `ThreadCache`), whose
+//!   entries live here rather than on the JVM heap.
 //! - [`KeyBounds`] and [`Order`] describe scans; [`KeyValueIterator`] returns them.
 //! - [`CommitMetadata`] and [`TopicPartition`] describe what a commit records;
 //!   [`value_layout`] the layout of the values a store records with them, and its upgrades.
@@ -21,6 +23,7 @@ pub mod format;
 pub mod key_ordered_session;
 pub mod key_ordered_window;
 pub mod memory;
+pub mod record_cache;
 pub mod rocks;
 pub mod session;
 pub mod time_ordered_session;

@@ -18,7 +18,7 @@ import org.apache.kafka.streams.processor.internals.GlobalProcessorContextImpl;
 import org.apache.kafka.streams.processor.internals.GlobalStateManagerImpl;
 import org.apache.kafka.streams.processor.internals.GlobalStateUpdateTask;
 import org.apache.kafka.streams.processor.internals.ProcessorTopology;
-import org.apache.kafka.streams.state.internals.ThreadCache;
+import org.apache.kafka.streams.state.internals.SluiceThreadCache;
 import org.slf4j.Logger;
 
 /**
@@ -153,6 +153,7 @@ final class GlobalStateRunner implements GlobalRunner {
                 task = null;
                 // Without a flush: the stores drop what they were not asked to commit.
                 stateManager.close();
+                cache.close();
             }
             environment.metrics().removeAllThreadLevelSensors(threadName);
             environment.metrics().removeAllThreadLevelMetrics(threadName);
@@ -181,7 +182,7 @@ final class GlobalStateRunner implements GlobalRunner {
             new GlobalTopicsConsumer(logStarts), environment.stateDirectory(), NO_RESTORE_LISTENER, config);
         final long cacheBytes = environment.globalCacheBytes();
         cache = new TaskEnvironment.EngineThreadCache(
-            new ThreadCache(logContext, cacheBytes, environment.metrics()), cacheBytes);
+            new SluiceThreadCache(logContext, cacheBytes, environment.metrics()), cacheBytes);
         final GlobalProcessorContextImpl context = new GlobalProcessorContextImpl(
             config, manager, environment.metrics(), cache.cache, environment.time());
         manager.setGlobalProcessorContext(context);
@@ -215,6 +216,8 @@ final class GlobalStateRunner implements GlobalRunner {
             closing.close(wipe);
         } catch (final IOException e) {
             throw new ProcessorStateException("Could not close the global stores", e);
+        } finally {
+            cache.close();
         }
     }
 

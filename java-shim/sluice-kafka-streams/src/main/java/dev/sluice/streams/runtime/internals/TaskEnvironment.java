@@ -38,6 +38,7 @@ import org.apache.kafka.streams.processor.internals.StateDirectory;
 import org.apache.kafka.streams.processor.internals.Task;
 import org.apache.kafka.streams.processor.internals.TopologyMetadata;
 import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
+import org.apache.kafka.streams.state.internals.SluiceThreadCache;
 import org.apache.kafka.streams.state.internals.ThreadCache;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -346,7 +347,8 @@ final class TaskEnvironment implements TaskFactory {
         return threadCaches.computeIfAbsent(Thread.currentThread(), thread -> {
             final long bytes = cacheBytesPerThread();
             return new EngineThreadCache(
-                new ThreadCache(new LogContext("stream-thread [" + thread.getName() + "] "), bytes, metrics), bytes);
+                new SluiceThreadCache(new LogContext("stream-thread [" + thread.getName() + "] "), bytes, metrics),
+                bytes);
         }).cache;
     }
 
@@ -422,7 +424,13 @@ final class TaskEnvironment implements TaskFactory {
         if (gone != null) {
             gone.remove();
         }
-        threadCaches.keySet().removeIf(thread -> thread.getName().equals(name));
+        threadCaches.entrySet().removeIf(entry -> {
+            if (!entry.getKey().getName().equals(name)) {
+                return false;
+            }
+            entry.getValue().close();
+            return true;
+        });
     }
 
     /**
@@ -430,10 +438,10 @@ final class TaskEnvironment implements TaskFactory {
      * thread resizes it.
      */
     static final class EngineThreadCache {
-        final ThreadCache cache;
+        final SluiceThreadCache cache;
         private long bytes;
 
-        EngineThreadCache(final ThreadCache cache, final long bytes) {
+        EngineThreadCache(final SluiceThreadCache cache, final long bytes) {
             this.cache = cache;
             this.bytes = bytes;
         }
@@ -444,12 +452,19 @@ final class TaskEnvironment implements TaskFactory {
                 bytes = newBytes;
             }
         }
+
+        /** Releases the cache's entries, once its thread is done with its stores. */
+        void close() {
+            cache.close();
+        }
     }
 
     /** Removes the engine threads' metrics; called once the engine's threads have stopped. */
     void close() {
         threadMetrics.values().forEach(EngineThreadMetrics::remove);
         threadMetrics.clear();
+        threadCaches.values().forEach(EngineThreadCache::close);
+        threadCaches.clear();
     }
 
     /** Records {@code error} for the application before it stops the calling engine thread. */

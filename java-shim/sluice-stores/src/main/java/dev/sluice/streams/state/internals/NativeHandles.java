@@ -23,4 +23,7 @@ public final class NativeHandles {
 
     /** Shared RocksDB memory pools. */
     public static native long liveRocksDbResources();
+
+    /** Stream threads' record caches. */
+    public static native long liveRecordCaches();
 }

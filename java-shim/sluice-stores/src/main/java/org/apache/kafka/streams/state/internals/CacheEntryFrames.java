@@ -1,0 +1,124 @@
+package org.apache.kafka.streams.state.internals;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.streams.processor.internals.ProcessorRecordContext;
+
+/**
+ * The bytes a record cache entry is kept as off the heap, and back: everything an {@link LRUCacheEntry}
+ * holds, so that the entry read back equals the one written. Big-endian:
+ * {@code i64 offset, i64 timestamp, i32 partition, i32 topic, value, i32 headerCount, (i32 keyLength,
+ * key (UTF-8), value) per header, rawKey, rawValue}, where each byte array is {@code i32 length, bytes}
+ * and a length of -1 stands for null. Topics are numbered in the order they are first seen, so that a
+ * frame carries an {@code int} rather than the name; -1 stands for none.
+ *
+ * <p>Not thread-safe: its owner serialises calls.
+ */
+final class CacheEntryFrames {
+
+    private static final int NULL_LENGTH = -1;
+    private static final int NO_TOPIC = -1;
+
+    private final Map<String, Integer> topicIds = new HashMap<>();
+    private final List<String> topics = new ArrayList<>();
+    private ByteBuffer frame = ByteBuffer.allocate(256);
+
+    /** Frames {@code entry} into the buffer {@link #frame()} returns, whose first {@link #length()} bytes it fills. */
+    void write(final LRUCacheEntry entry) {
+        final ProcessorRecordContext context = entry.context();
+        frame.clear();
+        ensure(24);
+        frame.putLong(context.offset()).putLong(context.timestamp()).putInt(context.partition())
+            .putInt(topicId(context.topic()));
+        putBytes(entry.value());
+        final Header[] headers = context.headers() == null ? new Header[0] : context.headers().toArray();
+        ensure(4);
+        frame.putInt(headers.length);
+        for (final Header header : headers) {
+            putBytes(header.key().getBytes(StandardCharsets.UTF_8));
+            putBytes(header.value());
+        }
+        putBytes(context.sourceRawKey());
+        putBytes(context.sourceRawValue());
+    }
+
+    byte[] frame() {
+        return frame.array();
+    }
+
+    int length() {
+        return frame.position();
+    }
+
+    /** The entry framed in {@code bytes[offset, offset + length)}, dirty or not. */
+    LRUCacheEntry read(final byte[] bytes, final int offset, final int length, final boolean dirty) {
+        final ByteBuffer in = ByteBuffer.wrap(bytes, offset, length);
+        final long recordOffset = in.getLong();
+        final long timestamp = in.getLong();
+        final int partition = in.getInt();
+        final int topic = in.getInt();
+        final byte[] value = getBytes(in);
+        final int headerCount = in.getInt();
+        final Headers headers = new RecordHeaders();
+        for (int i = 0; i < headerCount; i++) {
+            headers.add(new String(getBytes(in), StandardCharsets.UTF_8), getBytes(in));
+        }
+        final byte[] rawKey = getBytes(in);
+        final byte[] rawValue = getBytes(in);
+        return new LRUCacheEntry(value, headers, dirty, recordOffset, timestamp, partition, topicName(topic),
+            rawKey, rawValue);
+    }
+
+    private int topicId(final String topic) {
+        if (topic == null) {
+            return NO_TOPIC;
+        }
+        final Integer id = topicIds.get(topic);
+        if (id != null) {
+            return id;
+        }
+        topics.add(topic);
+        topicIds.put(topic, topics.size() - 1);
+        return topics.size() - 1;
+    }
+
+    private String topicName(final int id) {
+        return id == NO_TOPIC ? null : topics.get(id);
+    }
+
+    private void putBytes(final byte[] bytes) {
+        if (bytes == null) {
+            ensure(4);
+            frame.putInt(NULL_LENGTH);
+        } else {
+            ensure(4 + bytes.length);
+            frame.putInt(bytes.length).put(bytes);
+        }
+    }
+
+    private static byte[] getBytes(final ByteBuffer in) {
+        final int length = in.getInt();
+        if (length == NULL_LENGTH) {
+            return null;
+        }
+        final byte[] bytes = new byte[length];
+        in.get(bytes);
+        return bytes;
+    }
+
+    private void ensure(final int more) {
+        if (frame.remaining() < more) {
+            final ByteBuffer larger = ByteBuffer.allocate(Math.max(frame.capacity() * 2, frame.position() + more));
+            frame.flip();
+            larger.put(frame);
+            frame = larger;
+        }
+    }
+}
