@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sluice.streams.state.internals.NativeHandles;
 import dev.sluice.streams.state.internals.StoreDirectoryCorruptedException;
 import dev.sluice.streams.testing.broker.BrokerOptions;
 import dev.sluice.streams.testing.broker.LocalKafkaBroker;
@@ -148,6 +149,7 @@ class KafkaStreamsOnEngineTest {
             "a fox and a dog");
         produce("wc-input", lines);
         final Map<String, Long> expected = countsOf(lines);
+        final long recordCachesBefore = NativeHandles.liveRecordCaches();
 
         final KafkaStreams streams = new KafkaStreams(wordCount("wc-input", "wc-output"), props("wc-app"));
         started.add(streams);
@@ -202,10 +204,13 @@ class KafkaStreamsOnEngineTest {
         assertTrue(streams.metrics().keySet().stream().anyMatch(name -> name.group().equals("stream-metrics")
             && name.name().equals("state")));
 
+        assertTrue(NativeHandles.liveRecordCaches() > recordCachesBefore, "the thread's record cache is native");
+
         assertTrue(streams.close(Duration.ofSeconds(60)));
         assertEquals(KafkaStreams.State.NOT_RUNNING, streams.state());
         waitFor(() -> transitions.contains("PENDING_SHUTDOWN->NOT_RUNNING"), "the listener to see NOT_RUNNING");
         assertTrue(transitions.contains("RUNNING->PENDING_SHUTDOWN"), transitions.toString());
+        assertEquals(recordCachesBefore, NativeHandles.liveRecordCaches(), "closing released the record cache");
     }
 
     /** Input written with each of Kafka's codecs is read, and the application's producer writes with it. */
