@@ -80,11 +80,11 @@ public final class SluiceThreadCache extends ThreadCache implements AutoCloseabl
     public synchronized void resize(final long newCacheSizeBytes) {
         final boolean shrink = newCacheSizeBytes < maxCacheSizeBytes;
         maxCacheSizeBytes = newCacheSizeBytes;
+        log.debug("Cache size was {} to {}", shrink ? "shrunk" : "expanded", newCacheSizeBytes);
         if (!shrink || caches.isEmpty()) {
-            log.debug("Cache size was {} to {}", shrink ? "shrunk" : "expanded", newCacheSizeBytes);
             return;
         }
-        log.debug("Cache size was shrunk to {}", newCacheSizeBytes);
+        // Round the caches, as Kafka Streams does, one eviction each, until the thread is within its size.
         final List<NamedCacheState> inTurn = new ArrayList<>(caches.values());
         int next = 0;
         while (sizeInBytes.get() > maxCacheSizeBytes) {
