@@ -11,7 +11,7 @@
 //! decides when to evict, as `ThreadCache` does, since an eviction may flush, and a flush
 //! runs the store's listener, which forwards records on the JVM.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::ops::Bound;
 use std::sync::Arc;
@@ -115,7 +115,10 @@ impl Node {
 #[derive(Debug)]
 pub struct NamedCache {
     name: String,
-    keys: BTreeMap<Arc<[u8]>, usize>,
+    /// Each key's node, for the reads and writes of single keys (most of the traffic).
+    index: HashMap<Arc<[u8]>, usize>,
+    /// The same keys in order, for range scans.
+    ordered: BTreeSet<Arc<[u8]>>,
     nodes: Vec<Option<Node>>,
     free: Vec<usize>,
     most_recent: usize,
@@ -129,7 +132,8 @@ impl NamedCache {
     fn new(name: &str) -> Self {
         NamedCache {
             name: name.to_owned(),
-            keys: BTreeMap::new(),
+            index: HashMap::new(),
+            ordered: BTreeSet::new(),
             nodes: Vec::new(),
             free: Vec::new(),
             most_recent: NIL,
@@ -146,16 +150,16 @@ impl NamedCache {
     }
 
     pub fn len(&self) -> usize {
-        self.keys.len()
+        self.index.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.index.is_empty()
     }
 
     /// The entry of `key`, which becomes the most recently used.
     pub fn get(&mut self, key: &[u8]) -> Option<&CachedEntry> {
-        let index = *self.keys.get(key)?;
+        let index = *self.index.get(key)?;
         self.touch(index);
         Some(&self.node(index).entry)
     }
@@ -164,7 +168,7 @@ impl NamedCache {
     /// Refused for a clean entry over a dirty one, whose write a flush has not handed on.
     pub fn put(&mut self, key: &[u8], entry: CachedEntry) -> Result<(), DirtyEntryOverwritten> {
         let dirty = entry.dirty;
-        let index = match self.keys.get(key) {
+        let index = match self.index.get(key) {
             Some(&index) => {
                 if !dirty && self.node(index).entry.dirty {
                     return Err(DirtyEntryOverwritten {
@@ -189,7 +193,8 @@ impl NamedCache {
                     dirtied_before: NIL,
                     dirtied_after: NIL,
                 });
-                self.keys.insert(key, index);
+                self.index.insert(Arc::clone(&key), index);
+                self.ordered.insert(key);
                 self.link_most_recent(index);
                 index
             }
@@ -203,7 +208,8 @@ impl NamedCache {
 
     /// Removes `key`, returning its entry.
     pub fn delete(&mut self, key: &[u8]) -> Option<CachedEntry> {
-        let index = self.keys.remove(key)?;
+        let index = self.index.remove(key)?;
+        self.ordered.remove(key);
         Some(self.release(index).entry)
     }
 
@@ -216,7 +222,8 @@ impl NamedCache {
         }
         let eldest = self.least_recent;
         let key = Arc::clone(&self.node(eldest).key);
-        self.keys.remove(&key);
+        self.index.remove(&key);
+        self.ordered.remove(&key);
         let node = self.release(eldest);
         if !node.entry.dirty {
             return Some(Vec::new());
@@ -277,11 +284,11 @@ impl NamedCache {
             Some(to) if to_inclusive => Bound::Included(to),
             Some(to) => Bound::Excluded(to),
         };
-        let range = self.keys.range::<[u8], _>((lower, upper));
+        let range = self.ordered.range::<[u8], _>((lower, upper));
         if descending {
-            range.rev().map(|(key, _)| Arc::clone(key)).collect()
+            range.rev().cloned().collect()
         } else {
-            range.map(|(key, _)| Arc::clone(key)).collect()
+            range.cloned().collect()
         }
     }
 
@@ -312,7 +319,7 @@ impl NamedCache {
         }
     }
 
-    /// Unlinks a node whose key already left `keys` and frees its slot.
+    /// Unlinks a node whose key already left the index and the order, and frees its slot.
     fn release(&mut self, index: usize) -> Node {
         self.unlink_lru(index);
         self.unlink_dirty(index);
