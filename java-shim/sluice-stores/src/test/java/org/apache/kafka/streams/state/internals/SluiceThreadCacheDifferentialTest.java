@@ -112,8 +112,9 @@ class SluiceThreadCacheDifferentialTest {
                     expected.listenTo(namespace);
                     actual.listenTo(namespace);
                 }
-                assertEquals(expected.flushed.size(), actual.flushed.size(), "flushed after step " + step + ": " + outcome + "\n" + firstDifference(expected.flushed, actual.flushed));
-                assertEquals(expected.flushed, actual.flushed, "flushed after step " + step + ": " + outcome);
+                final int at = step;
+                assertEquals(expected.flushed, actual.flushed, () -> "flushed after step " + at + ": " + outcome + "\n"
+                    + firstDifference(expected.flushed, actual.flushed));
                 assertEquals(expected.state(), actual.state(), "after step " + step + ": " + outcome);
             }
             assertTrue(expected.flushed.size() > 100, "the operations flushed and evicted: " + expected.flushed.size());
@@ -170,13 +171,16 @@ class SluiceThreadCacheDifferentialTest {
         }
     }
 
+    /** Where two listener logs part, so that a failure names the flushed entry that differs. */
     private static String firstDifference(final List<String> expected, final List<String> actual) {
         for (int i = 0; i < Math.min(expected.size(), actual.size()); i++) {
             if (!expected.get(i).equals(actual.get(i))) {
-                return "at " + i + "\n" + String.join("\n", expected.subList(Math.max(0, i - 4), Math.min(expected.size(), i + 3))).replaceAll("\\[[0-9, ]*\\]", "..") + "\nACTUAL\n" + String.join("\n", actual.subList(Math.max(0, i - 4), Math.min(actual.size(), i + 3))).replaceAll("\\[[0-9, ]*\\]", "..");
+                return "first at " + i + ":\n" + expected.get(i) + "\nbut:\n" + actual.get(i);
             }
         }
-        return "prefix same; expected tail " + expected.subList(Math.min(expected.size(), actual.size()), expected.size()) + "\nactual tail " + actual.subList(Math.min(expected.size(), actual.size()), actual.size());
+        final int common = Math.min(expected.size(), actual.size());
+        return "after " + common + " equal, expected more: " + expected.subList(common, expected.size())
+            + "\nactual more: " + actual.subList(common, actual.size());
     }
 
     private static StreamsMetricsImpl streamsMetrics(final Metrics metrics) {
