@@ -3,6 +3,7 @@ package org.apache.kafka.streams.state.internals;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,11 +14,13 @@ import org.apache.kafka.streams.processor.internals.ProcessorRecordContext;
 
 /**
  * The bytes a record cache entry is kept as off the heap, and back: everything an {@link LRUCacheEntry}
- * holds, so that the entry read back equals the one written. Big-endian:
- * {@code i64 offset, i64 timestamp, i32 partition, i32 topic, value, i32 headerCount, (i32 keyLength,
- * key (UTF-8), value) per header, rawKey, rawValue}, where each byte array is {@code i32 length, bytes}
- * and a length of -1 stands for null. Topics are numbered in the order they are first seen, so that a
- * frame carries an {@code int} rather than the name; -1 stands for none.
+ * holds, so that the entry read back equals the one written. Big-endian: {@code value}, then the record
+ * context {@code i64 offset, i64 timestamp, i32 partition, i32 topic, i32 headerCount, (key (UTF-8),
+ * value) per header, rawKey, rawValue}, where each byte array is {@code i32 length, bytes} and a length
+ * of -1 stands for null. Topics are numbered in the order they are first seen, so that a frame carries an
+ * {@code int} rather than the name; -1 stands for none. The value comes first so that an entry read back
+ * can take it alone and keep the rest as one array, decoded only if someone asks for the record context
+ * ({@link FramedCacheEntry}).
  *
  * <p>Not thread-safe: its owner serialises calls.
  */
@@ -34,10 +37,10 @@ final class CacheEntryFrames {
     void write(final LRUCacheEntry entry) {
         final ProcessorRecordContext context = entry.context();
         frame.clear();
+        putBytes(entry.value());
         ensure(24);
         frame.putLong(context.offset()).putLong(context.timestamp()).putInt(context.partition())
             .putInt(topicId(context.topic()));
-        putBytes(entry.value());
         final Header[] headers = context.headers() == null ? new Header[0] : context.headers().toArray();
         ensure(4);
         frame.putInt(headers.length);
@@ -60,11 +63,19 @@ final class CacheEntryFrames {
     /** The entry framed in {@code bytes[offset, offset + length)}, dirty or not. */
     LRUCacheEntry read(final byte[] bytes, final int offset, final int length, final boolean dirty) {
         final ByteBuffer in = ByteBuffer.wrap(bytes, offset, length);
-        final long recordOffset = in.getLong();
+        final byte[] value = getBytes(in);
+        final int contextStart = in.position();
+        final String topic = topicName(in.getInt(contextStart + 20));
+        return new FramedCacheEntry(value, Arrays.copyOfRange(bytes, contextStart, offset + length), topic, dirty);
+    }
+
+    /** The record context framed in {@code context} (as {@link #read} kept it), on {@code topic}. */
+    static ProcessorRecordContext readContext(final byte[] context, final String topic) {
+        final ByteBuffer in = ByteBuffer.wrap(context);
+        final long offset = in.getLong();
         final long timestamp = in.getLong();
         final int partition = in.getInt();
-        final int topic = in.getInt();
-        final byte[] value = getBytes(in);
+        in.getInt();
         final int headerCount = in.getInt();
         final Headers headers = new RecordHeaders();
         for (int i = 0; i < headerCount; i++) {
@@ -72,8 +83,7 @@ final class CacheEntryFrames {
         }
         final byte[] rawKey = getBytes(in);
         final byte[] rawValue = getBytes(in);
-        return new LRUCacheEntry(value, headers, dirty, recordOffset, timestamp, partition, topicName(topic),
-            rawKey, rawValue);
+        return new ProcessorRecordContext(timestamp, offset, partition, topic, headers, rawKey, rawValue);
     }
 
     private int topicId(final String topic) {
