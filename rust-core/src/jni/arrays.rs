@@ -25,30 +25,10 @@ pub(crate) fn read_bytes(
     array: &JByteArray<'_>,
     what: &str,
 ) -> Result<Vec<u8>, NativeError> {
-    let raw = array.as_raw() as jbyteArray;
-    if raw.is_null() {
-        return Err(NativeError::new(
-            JavaException::NullPointer,
-            format!("{what} cannot be null"),
-        ));
-    }
-    let env_ptr = env.get_raw();
-    // SAFETY: `env_ptr` is the live JNIEnv of this thread and `raw` a live local reference
-    // to a byte[]; the region read is the array's whole, fixed length, so no call throws.
-    unsafe {
-        let functions = &**env_ptr;
-        let length = (functions.v1_1.GetArrayLength)(env_ptr, raw);
-        let mut bytes = Vec::<u8>::with_capacity(length as usize);
-        (functions.v1_1.GetByteArrayRegion)(
-            env_ptr,
-            raw,
-            0,
-            length,
-            bytes.as_mut_ptr() as *mut jbyte,
-        );
-        bytes.set_len(length as usize);
-        Ok(bytes)
-    }
+    let length = length_of(env, array, what)?;
+    let mut bytes = vec![0u8; length];
+    copy_prefix(env, array, &mut bytes);
+    Ok(bytes)
 }
 
 /// The contents of the direct `buffer` (its whole capacity); `NullPointerException` when it
@@ -99,21 +79,8 @@ pub(crate) fn read_prefix(
             format!("{what} holds {capacity} bytes, not {length}"),
         ));
     }
-    let env_ptr = env.get_raw();
-    let mut bytes = Vec::<u8>::with_capacity(length);
-    // SAFETY: `env_ptr` is the live JNIEnv of this thread and `array` a live, non-null
-    // byte[] of `capacity` elements; the region read lies inside it, so the call cannot
-    // throw, and it fills the `length` bytes reserved.
-    unsafe {
-        ((**env_ptr).v1_1.GetByteArrayRegion)(
-            env_ptr,
-            array.as_raw() as jbyteArray,
-            0,
-            length as jsize,
-            bytes.as_mut_ptr() as *mut jbyte,
-        );
-        bytes.set_len(length);
-    }
+    let mut bytes = vec![0u8; length];
+    copy_prefix(env, array, &mut bytes);
     Ok(bytes)
 }
 
@@ -133,19 +100,7 @@ pub(crate) fn with_bytes<R>(
         return f(&read_bytes(env, array, what)?);
     }
     let mut bytes = [0u8; STACK_BYTES];
-    let env_ptr = env.get_raw();
-    // SAFETY: `env_ptr` is the live JNIEnv of this thread and `array` a live, non-null
-    // byte[] of `length` elements (checked above), which fit in `bytes`; the region read
-    // is the whole array, so the call cannot throw.
-    unsafe {
-        ((**env_ptr).v1_1.GetByteArrayRegion)(
-            env_ptr,
-            array.as_raw() as jbyteArray,
-            0,
-            length as jsize,
-            bytes.as_mut_ptr() as *mut jbyte,
-        );
-    }
+    copy_prefix(env, array, &mut bytes[..length]);
     f(&bytes[..length])
 }
 
@@ -269,4 +224,23 @@ pub(crate) fn length_of(
     // SAFETY: `env_ptr` is the live JNIEnv of this thread and `raw` a live byte[].
     let length = unsafe { ((**env_ptr).v1_1.GetArrayLength)(env_ptr, raw) };
     Ok(length as usize)
+}
+
+/// Copies the first `out.len()` bytes of `array` into `out`. Only for an array that
+/// [`length_of`] found non-null and at least that long: the region then lies inside it, so
+/// the call cannot throw.
+fn copy_prefix(env: &Env<'_>, array: &JByteArray<'_>, out: &mut [u8]) {
+    let env_ptr = env.get_raw();
+    // SAFETY: `env_ptr` is the live JNIEnv of this thread and `array` a live, non-null
+    // byte[] holding at least `out.len()` elements, which GetByteArrayRegion writes into
+    // `out`.
+    unsafe {
+        ((**env_ptr).v1_1.GetByteArrayRegion)(
+            env_ptr,
+            array.as_raw() as jbyteArray,
+            0,
+            out.len() as jsize,
+            out.as_mut_ptr() as *mut jbyte,
+        );
+    }
 }
