@@ -70,7 +70,7 @@ final class CompatRun {
                 final Runs runs = savedBaseline.isPresent()
                     ? runAgainstSaved(partSuite, savedBaseline.get(), directory) : runBoth(partSuite, directory);
                 PartResults.save(partResults, part, build, runs.baseline(), runs.sluice(),
-                    savedBaseline.map(saved -> saved.build() + ", " + saved.day()));
+                    savedBaseline.map(PartResults.Saved::baselineRanOn));
             }
             final List<PartResults.Saved> saved = PartResults.loadAll(partResults);
             saved.forEach(part -> partRuns.put(part.part().name(), part.ranOn()));

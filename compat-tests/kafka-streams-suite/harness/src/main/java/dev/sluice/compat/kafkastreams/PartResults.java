@@ -36,6 +36,14 @@ final class PartResults {
         String ranOn() {
             return build + ", " + day + baselineRun.map(run -> "; baseline's outcomes from its run on " + run).orElse("");
         }
+
+        /**
+         * The run that produced its baseline's outcomes: this one, or the earlier run it took them from, so
+         * that outcomes carried on from part run to part run keep naming the run where the baseline ran.
+         */
+        String baselineRanOn() {
+            return baselineRun.orElse(build + ", " + day);
+        }
     }
 
     private PartResults() {

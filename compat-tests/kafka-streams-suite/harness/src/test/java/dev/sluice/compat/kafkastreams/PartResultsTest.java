@@ -49,6 +49,20 @@ class PartResultsTest {
     }
 
     @Test
+    void aBaselineCarriedOnAgainStillNamesTheRunWhereItRan() throws IOException {
+        PartResults.save(directory, part, "abc123", new SuiteResult.Run(List.of(failed), 30, Map.of()),
+            new SuiteResult.Run(List.of(passed), 20, Map.of()), Optional.empty());
+        final PartResults.Saved first = PartResults.load(directory, part).orElseThrow();
+        assertEquals("abc123, " + first.day(), first.baselineRanOn());
+
+        PartResults.save(directory, part, "def456", new SuiteResult.Run(first.baseline(), 30, Map.of()),
+            new SuiteResult.Run(List.of(passed), 20, Map.of()), Optional.of(first.baselineRanOn()));
+        final PartResults.Saved second = PartResults.load(directory, part).orElseThrow();
+
+        assertEquals("abc123, " + first.day(), second.baselineRanOn());
+    }
+
+    @Test
     void aPartNeverSavedIsAbsent() throws IOException {
         assertEquals(Optional.empty(), PartResults.load(directory, part));
     }
