@@ -710,15 +710,6 @@ impl StreamsProducer for FakeProducer {
         Ok(())
     }
 
-    fn add_offsets(
-        &mut self,
-        _consumed: &BTreeMap<TopicPartition, InputOffset>,
-        _group: Option<&GroupMetadata>,
-    ) -> Result<(), TransactionFailure> {
-        // The fake cluster takes a transaction's offsets with its commit, all at once.
-        Ok(())
-    }
-
     fn commit(
         &mut self,
         consumed: &BTreeMap<TopicPartition, InputOffset>,
