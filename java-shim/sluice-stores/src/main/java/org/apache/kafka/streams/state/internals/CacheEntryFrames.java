@@ -28,6 +28,10 @@ final class CacheEntryFrames {
 
     private static final int NULL_LENGTH = -1;
     private static final int NO_TOPIC = -1;
+    /** Where a record context's topic id lies in its frame: after its offset, timestamp and partition. */
+    private static final int TOPIC_ID_POSITION = Long.BYTES + Long.BYTES + Integer.BYTES;
+    /** The bytes of a record context's fixed fields: offset, timestamp, partition and topic id. */
+    private static final int CONTEXT_FIXED_BYTES = TOPIC_ID_POSITION + Integer.BYTES;
 
     private final Map<String, Integer> topicIds = new HashMap<>();
     private final List<String> topics = new ArrayList<>();
@@ -38,7 +42,7 @@ final class CacheEntryFrames {
         final ProcessorRecordContext context = entry.context();
         frame.clear();
         putBytes(entry.value());
-        ensure(24);
+        ensure(CONTEXT_FIXED_BYTES);
         frame.putLong(context.offset()).putLong(context.timestamp()).putInt(context.partition())
             .putInt(topicId(context.topic()));
         final Header[] headers = context.headers() == null ? new Header[0] : context.headers().toArray();
@@ -65,7 +69,7 @@ final class CacheEntryFrames {
         final ByteBuffer in = ByteBuffer.wrap(bytes, offset, length);
         final byte[] value = getBytes(in);
         final int contextStart = in.position();
-        final String topic = topicName(in.getInt(contextStart + 20));
+        final String topic = topicName(in.getInt(contextStart + TOPIC_ID_POSITION));
         return new FramedCacheEntry(value, Arrays.copyOfRange(bytes, contextStart, offset + length), topic, dirty);
     }
 
