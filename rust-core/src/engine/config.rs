@@ -13,7 +13,7 @@
 //! | `replication.factor` | -1 (the broker's default) |
 //! | `max.poll.records` (`consumer.`/`main.consumer.` prefixed) | 1000 |
 //! | `max.poll.interval.ms` (`consumer.`/`main.consumer.` prefixed) | 300000 |
-//! | `task.timeout.ms` | 300000: how long a transaction abort that timed out is called again |
+//! | `task.timeout.ms` | 300000: how long a transaction call that timed out is called again, and a task whose committed offsets could not be read is opened again |
 //! | `default.api.timeout.ms` | 60000: bound of every blocking client call |
 //!
 //! Client settings are passed with Kafka Streams' prefixes, see
@@ -99,8 +99,9 @@ pub struct EngineConfig {
     pub restore_max_poll_records: usize,
     /// `max.poll.interval.ms` of the main consumer; restoring polls well within it.
     pub max_poll_interval: Duration,
-    /// `task.timeout.ms`: how long a transactional call that timed out (the broker away)
-    /// is retried before the thread fails.
+    /// `task.timeout.ms`: how long a transactional call that timed out (the broker away), or
+    /// opening a task whose committed offsets could not be read, is retried before the thread
+    /// fails.
     pub task_timeout: Duration,
     /// `default.api.timeout.ms`: how long a blocking client call may retry.
     pub client_timeout: Duration,

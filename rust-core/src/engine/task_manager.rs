@@ -41,7 +41,8 @@ use crate::engine::task::{Outputs, Task};
 use crate::engine::topology::ResolvedTopology;
 use crate::engine::topology::TaskId;
 use crate::kafka::{
-    record_count, Admin, GroupConsumer, OffsetReset, PartitionFetcher, RecordRun, ThreadClients,
+    record_count, Admin, ClientError, GroupConsumer, KafkaFailure, OffsetReset, PartitionFetcher,
+    RecordRun, ThreadClients,
 };
 use crate::store::TopicPartition;
 
@@ -51,6 +52,14 @@ const RESTORE_STEP_WAIT: Duration = Duration::from_millis(50);
 /// How often a commit that waits for the member's rebalance to end looks again: about as
 /// often as the member is polled, which is when the rebalance can end.
 const REBALANCE_COMMIT_RECHECK: Duration = Duration::from_millis(10);
+
+/// A held task whose committed offsets could not be read in time when it opened.
+struct TimedOutOpen {
+    /// When reading them first timed out.
+    since: Instant,
+    /// The task opens over wiped state (it was found corrupt).
+    wipe_kept_stores: bool,
+}
 
 /// What every thread of an instance shares.
 pub(crate) struct ThreadShared {
@@ -103,6 +112,9 @@ pub(crate) struct TaskManager {
     /// while processing was paused (they open, and restore, once it resumes), and those whose
     /// state another thread of the instance still holds (they open once it let go).
     held: BTreeSet<TaskId>,
+    /// Held tasks whose committed offsets could not be read in time when they opened: they
+    /// open again on the next turn of the loop, until `task.timeout.ms` has passed.
+    timed_out_opens: BTreeMap<TaskId, TimedOutOpen>,
     /// Standby replicas assigned whose state another thread of the instance still holds.
     waiting_standbys: BTreeSet<TaskId>,
     /// Input partitions whose task's buffer is full: not fetched until it has room again.
@@ -167,6 +179,7 @@ impl TaskManager {
             paused: BTreeSet::new(),
             processing_paused: false,
             held: BTreeSet::new(),
+            timed_out_opens: BTreeMap::new(),
             waiting_standbys: BTreeSet::new(),
             full: BTreeSet::new(),
             committed_starts: BTreeMap::new(),
@@ -252,8 +265,7 @@ impl TaskManager {
                 self.pause(consumer.fetcher, id)?;
                 self.held.insert(id);
             } else {
-                let promoted = self.promoted_standby(id)?;
-                self.open_task(consumer, id, false, promoted)?;
+                self.open_task(consumer, id, false)?;
             }
         }
         for id in standbys {
@@ -295,20 +307,22 @@ impl TaskManager {
 
     /// Opens task `id` and starts restoring its stores; its inputs wait until they are. With
     /// `wipe_kept_stores`, the state its processor keeps is dropped first and restored in full.
-    /// With its standby replica `promoted`, the task takes the replica's stores over, and
-    /// restores only what the replica had not read.
+    /// A standby replica of the task kept here is promoted: the task takes the replica's stores
+    /// over, and restores only what the replica had not read.
     fn open_task(
         &mut self,
         consumer: GroupConsumer<'_>,
         id: TaskId,
         wipe_kept_stores: bool,
-        promoted: Option<Task>,
     ) -> Result<()> {
         let topology = self.shared.topology();
         let subtopology = topology
             .subtopology(id.subtopology)
             .expect("tasks come from the topology");
-        let inputs = self.committed_inputs(consumer, id)?;
+        let Some(inputs) = self.committed_inputs_or_hold(consumer, id, wipe_kept_stores)? else {
+            return Ok(());
+        };
+        let promoted = self.promoted_standby(id)?;
         let processor = match promoted {
             Some(standby) => standby.promote(&inputs)?,
             None => self
@@ -410,7 +424,11 @@ impl TaskManager {
         for id in held {
             if self.shared.state_owners.claim(id, self.index) {
                 self.held.remove(&id);
-                self.open_task(consumer, id, false, None)?;
+                let wipe_kept_stores = self
+                    .timed_out_opens
+                    .get(&id)
+                    .is_some_and(|open| open.wipe_kept_stores);
+                self.open_task(consumer, id, wipe_kept_stores)?;
             }
         }
         self.open_waiting_standbys(consumer.fetcher)
@@ -437,6 +455,64 @@ impl TaskManager {
             .and_then(|()| task.close(clean));
         self.shared.state_owners.release(id, self.index);
         closed
+    }
+
+    /// The committed inputs of task `id`, or none when reading them timed out: the task is then
+    /// held, its inputs paused, and opens again on the next turn of the loop, as Kafka Streams
+    /// initialises a task again whose committed offsets it could not read (KIP-572), until
+    /// `task.timeout.ms` has passed since the first timeout; a timeout past that fails the
+    /// thread. The thread keeps the task's state meanwhile.
+    fn committed_inputs_or_hold(
+        &mut self,
+        consumer: GroupConsumer<'_>,
+        id: TaskId,
+        wipe_kept_stores: bool,
+    ) -> Result<Option<Vec<CommittedInput>>> {
+        let failure = match self.committed_inputs(consumer, id) {
+            Ok(inputs) => {
+                self.timed_out_opens.remove(&id);
+                return Ok(Some(inputs));
+            }
+            Err(Error::Kafka(failure))
+                if failure.error.protocol_code() == ClientError::REQUEST_TIMED_OUT =>
+            {
+                failure
+            }
+            Err(other) => return Err(other),
+        };
+        let first_timeout = self
+            .timed_out_opens
+            .entry(id)
+            .or_insert(TimedOutOpen {
+                since: Instant::now(),
+                wipe_kept_stores,
+            })
+            .since;
+        let waited = first_timeout.elapsed();
+        if waited >= self.shared.config.task_timeout {
+            return Err(Error::Kafka(KafkaFailure {
+                context: format!(
+                    "task {id} did not make progress within {} ms (task.timeout.ms): {}",
+                    waited.as_millis(),
+                    failure.context
+                ),
+                error: failure.error,
+            }));
+        }
+        if !self.paused.contains(&id) {
+            self.pause(consumer.fetcher, id)?;
+        }
+        self.held.insert(id);
+        Ok(None)
+    }
+
+    /// Forgets held task `id`, no longer assigned here; the state a task whose opening timed
+    /// out kept is let go, unless a standby replica here still keeps it.
+    fn forget_held(&mut self, id: TaskId) {
+        self.held.remove(&id);
+        if self.timed_out_opens.remove(&id).is_some() && !self.standbys.contains_key(&id) {
+            self.shared.state_owners.release(id, self.index);
+        }
     }
 
     /// The input partitions of task `id` with the group's committed positions, which the
@@ -499,7 +575,7 @@ impl TaskManager {
         task.close(false)?;
         let cause = format!("the state of task {id} was found corrupt");
         match self.barrier.abort(consumer, &mut self.tasks, &cause)? {
-            Recovery::RolledBack => self.open_task(consumer, id, true, None),
+            Recovery::RolledBack => self.open_task(consumer, id, true),
             Recovery::Fenced => self.give_up_tasks(),
         }
     }
@@ -549,7 +625,7 @@ impl TaskManager {
                 }
             }
             self.paused.remove(&id);
-            self.held.remove(&id);
+            self.forget_held(id);
         }
         consumer.fetcher.unassign(partitions)?;
         // A rebalance is under way: it is the rejoin a fenced commit asked for.
@@ -569,7 +645,9 @@ impl TaskManager {
         }
         self.inputs.clear();
         self.paused.clear();
-        self.held.clear();
+        for id in std::mem::take(&mut self.held) {
+            self.forget_held(id);
+        }
         self.full.clear();
         self.rejoin = true;
         Ok(())
@@ -926,7 +1004,9 @@ impl TaskManager {
         self.inputs.clear();
         self.handed_out.clear();
         self.paused.clear();
-        self.held.clear();
+        for id in std::mem::take(&mut self.held) {
+            self.forget_held(id);
+        }
         self.waiting_standbys.clear();
         self.full.clear();
         // No task is left to rejoin for.

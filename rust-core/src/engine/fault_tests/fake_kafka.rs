@@ -122,6 +122,8 @@ struct Cluster {
     events: Vec<Event>,
     commits: Vec<GroupCommit>,
     deleted_topics: BTreeSet<String>,
+    /// How many of the next reads of the committed offsets time out.
+    committed_reads_timing_out: usize,
 }
 
 impl Cluster {
@@ -207,6 +209,17 @@ impl FakeKafka {
     /// The next `op` fails with `failure`.
     pub fn fail_next(&self, op: ProducerOp, failure: TransactionFailure) {
         self.cluster().faults.push((op, failure));
+    }
+
+    /// The next `reads` reads of the group's committed offsets time out, as they do while the
+    /// group coordinator is away.
+    pub fn time_out_committed_reads(&self, reads: usize) {
+        self.cluster().committed_reads_timing_out = reads;
+    }
+
+    /// How many reads of the committed offsets set to time out have not been made yet.
+    pub fn committed_reads_left_to_time_out(&self) -> usize {
+        self.cluster().committed_reads_timing_out
     }
 
     /// `topic` is gone, without the consumer saying so until it is asked.
@@ -503,7 +516,14 @@ impl PartitionFetcher for FakeFetcher {
         &self,
         partitions: &[TopicPartition],
     ) -> Result<Vec<(TopicPartition, Option<InputOffset>)>, KafkaFailure> {
-        let cluster = self.kafka.cluster();
+        let mut cluster = self.kafka.cluster();
+        if cluster.committed_reads_timing_out > 0 {
+            cluster.committed_reads_timing_out -= 1;
+            return Err(KafkaFailure::new(
+                "reading committed offsets",
+                ClientError::new(ClientError::REQUEST_TIMED_OUT, "Local: Timed out"),
+            ));
+        }
         Ok(partitions
             .iter()
             .map(|p| (p.clone(), cluster.committed.get(p).cloned()))

@@ -951,6 +951,65 @@ fn an_unknown_topic_reported_while_the_source_topics_are_there_is_retried() {
 }
 
 #[test]
+fn a_task_whose_committed_offsets_could_not_be_read_in_time_opens_on_a_later_turn() {
+    // The group coordinator is away as the tasks open: three reads time out, two as the group
+    // assigns them, one as the held tasks try again on the next turn.
+    let harness = Harness::exactly_once();
+    harness.kafka.time_out_committed_reads(3);
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(harness.kafka.committed_reads_left_to_time_out(), 0);
+    assert_eq!(harness.output(), every_input());
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+    assert_eq!(harness.dirty_closes(), 0);
+}
+
+#[test]
+fn a_task_whose_committed_offsets_time_out_past_the_task_timeout_fails_the_thread() {
+    let harness = Harness::new(
+        "exactly_once_v2",
+        OnSendFailed::Fail,
+        &[("task.timeout.ms", "0")],
+    );
+    harness.kafka.time_out_committed_reads(1);
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch]);
+    let error = harness.run().unwrap_err();
+    assert!(
+        matches!(&error, Error::Kafka(f)
+            if f.error.protocol_code() == ClientError::REQUEST_TIMED_OUT
+                && f.context.starts_with("task 0_0 did not make progress within")),
+        "{error}"
+    );
+    assert_eq!(harness.output(), Vec::<String>::new());
+}
+
+#[test]
+fn a_task_revoked_while_it_waits_to_open_again_lets_its_state_go() {
+    // The reads as the group assigns the task and on the next turn, before it revokes it.
+    let harness = Harness::exactly_once();
+    harness.kafka.time_out_committed_reads(2);
+    harness.kafka.script([
+        Poll::Assign(vec![input(0)]),
+        Poll::Revoke {
+            partitions: vec![input(0)],
+            lost: false,
+        },
+        Poll::Fetch,
+    ]);
+    harness.run().unwrap();
+    assert_eq!(harness.kafka.committed_reads_left_to_time_out(), 0);
+    assert!(
+        harness.shared.state_owners.claim(task(0), 2),
+        "another thread may take the task's state"
+    );
+    assert_eq!(harness.output(), Vec::<String>::new());
+}
+
+#[test]
 fn a_poll_failing_beyond_the_client_timeout_stops_the_thread() {
     let harness = Harness::new(
         "exactly_once_v2",
