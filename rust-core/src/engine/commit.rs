@@ -26,7 +26,7 @@ use crate::engine::purge::RepartitionPurge;
 use crate::engine::task::{Outputs, Task};
 use crate::engine::topology::TaskId;
 use crate::kafka::{
-    Admin, ClientError, DeliveredOffsets, GroupConsumer, GroupMetadata, InputOffset,
+    Admin, ClientError, DeliveredOffsets, GroupConsumer, GroupMetadata, InputOffset, KafkaFailure,
     PartitionFetcher, StreamsProducer, ThreadClients, TransactionFailure,
 };
 use crate::store::TopicPartition;
@@ -356,7 +356,7 @@ impl CommitBarrier {
         group: Option<&GroupMetadata>,
     ) -> std::result::Result<DeliveredOffsets, TransactionFailure> {
         let producer = &mut self.producer;
-        again_while_timing_out(self.task_timeout, || producer.commit(consumed, group))
+        transaction_call_resuming_timeouts(self.task_timeout, || producer.commit(consumed, group))
     }
 
     /// Deletes the repartition records below what was committed, when due; `owned` are the
@@ -382,14 +382,14 @@ impl CommitBarrier {
         cause: &str,
     ) -> Result<Recovery> {
         let producer = &mut self.producer;
-        match again_while_timing_out(self.task_timeout, || producer.abort()) {
+        match transaction_call_resuming_timeouts(self.task_timeout, || producer.abort()) {
             Ok(()) => {
                 self.forget_sent();
                 self.metrics.aborted();
                 for task in tasks.values_mut() {
                     task.rollback(cause)?;
                 }
-                rewind_to_committed(consumer)?;
+                rewind_to_committed(consumer, self.task_timeout)?;
                 Ok(Recovery::RolledBack)
             }
             Err(TransactionFailure::Abortable(error)) => {
@@ -469,19 +469,37 @@ impl CommitBarrier {
 
 /// Makes a transaction call again while it times out (librdkafka resumes the operation), until
 /// `task_timeout` has passed since its first timeout; a timeout past that is fatal.
-fn again_while_timing_out<T>(
+fn transaction_call_resuming_timeouts<T>(
     task_timeout: Duration,
-    mut call: impl FnMut() -> std::result::Result<T, TransactionFailure>,
+    call: impl FnMut() -> std::result::Result<T, TransactionFailure>,
 ) -> std::result::Result<T, TransactionFailure> {
+    again_while_timing_out(task_timeout, TransactionFailure::timed_out, call).map_err(|failure| {
+        match failure {
+            TransactionFailure::Abortable(error)
+                if error.protocol_code() == ClientError::REQUEST_TIMED_OUT =>
+            {
+                TransactionFailure::Fatal(error)
+            }
+            other => other,
+        }
+    })
+}
+
+/// Makes `call` again while it fails with what `timed_out` says is a timeout, until
+/// `task_timeout` has passed since its first timeout, as Kafka Streams retries a client call
+/// that timed out within `task.timeout.ms`; answers its last failure then.
+fn again_while_timing_out<T, E>(
+    task_timeout: Duration,
+    timed_out: impl Fn(&E) -> bool,
+    mut call: impl FnMut() -> std::result::Result<T, E>,
+) -> std::result::Result<T, E> {
     let mut timed_out_since: Option<Instant> = None;
     loop {
         match call() {
-            Err(TransactionFailure::Abortable(error))
-                if error.protocol_code() == ClientError::REQUEST_TIMED_OUT =>
-            {
+            Err(failure) if timed_out(&failure) => {
                 let since = *timed_out_since.get_or_insert_with(Instant::now);
                 if since.elapsed() >= task_timeout {
-                    return Err(TransactionFailure::Fatal(error));
+                    return Err(failure);
                 }
             }
             answer => return answer,
@@ -508,10 +526,15 @@ fn skip_trailing_markers(
 }
 
 /// Moves every assigned partition back to the group's committed offset (its start when
-/// nothing was committed).
-fn rewind_to_committed(consumer: GroupConsumer<'_>) -> Result<()> {
+/// nothing was committed). The tasks rolled back already, so the thread cannot go on without
+/// those offsets: a read that times out (the group coordinator away) is made again until
+/// `task_timeout` has passed since the first timeout, as an abort is.
+fn rewind_to_committed(consumer: GroupConsumer<'_>, task_timeout: Duration) -> Result<()> {
     let assigned = consumer.fetcher.assigned_partitions()?;
-    for (partition, committed) in consumer.fetcher.committed_offsets(&assigned)? {
+    let committed = again_while_timing_out(task_timeout, KafkaFailure::timed_out, || {
+        consumer.fetcher.committed_offsets(&assigned)
+    })?;
+    for (partition, committed) in committed {
         consumer
             .fetcher
             .seek_to(&partition, committed.map(|c| c.offset))?;

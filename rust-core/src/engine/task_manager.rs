@@ -41,8 +41,8 @@ use crate::engine::task::{Outputs, Task};
 use crate::engine::topology::ResolvedTopology;
 use crate::engine::topology::TaskId;
 use crate::kafka::{
-    record_count, Admin, ClientError, GroupConsumer, KafkaFailure, OffsetReset, PartitionFetcher,
-    RecordRun, ThreadClients,
+    record_count, Admin, GroupConsumer, KafkaFailure, OffsetReset, PartitionFetcher, RecordRun,
+    ThreadClients,
 };
 use crate::store::TopicPartition;
 
@@ -473,11 +473,7 @@ impl TaskManager {
                 self.timed_out_opens.remove(&id);
                 return Ok(Some(inputs));
             }
-            Err(Error::Kafka(failure))
-                if failure.error.protocol_code() == ClientError::REQUEST_TIMED_OUT =>
-            {
-                failure
-            }
+            Err(Error::Kafka(failure)) if failure.timed_out() => failure,
             Err(other) => return Err(other),
         };
         let first_timeout = self

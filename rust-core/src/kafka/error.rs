@@ -195,6 +195,11 @@ impl KafkaFailure {
             error: error.into(),
         }
     }
+
+    /// True when the broker did not answer in time.
+    pub fn timed_out(&self) -> bool {
+        self.error.protocol_code() == ClientError::REQUEST_TIMED_OUT
+    }
 }
 
 impl fmt::Display for KafkaFailure {

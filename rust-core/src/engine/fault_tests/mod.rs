@@ -648,6 +648,62 @@ fn an_abortable_commit_error_rolls_back_rewinds_and_goes_on() {
 }
 
 #[test]
+fn a_rollback_whose_committed_offsets_time_out_reads_them_again_before_it_rewinds() {
+    let harness = Harness::exactly_once();
+    harness
+        .kafka
+        .fail_next(ProducerOp::Commit, abortable("transaction must abort"));
+    let kafka = Arc::clone(&harness.kafka);
+    let coordinator_goes_away = Elsewhere(Arc::new(move || kafka.time_out_committed_reads(2)));
+    harness.kafka.script([
+        both_inputs(),
+        Poll::Elsewhere(coordinator_goes_away),
+        Poll::Fetch,
+        Poll::Fetch,
+        Poll::Fetch,
+    ]);
+    harness.run().unwrap();
+    assert_eq!(harness.kafka.committed_reads_left_to_time_out(), 0);
+    assert_eq!(harness.kafka.count(&Event::Aborted), 1);
+    assert_eq!(harness.rollbacks(), 2, "both tasks roll back");
+    assert_eq!(
+        harness.output(),
+        every_input(),
+        "read again from the committed offsets"
+    );
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+}
+
+#[test]
+fn a_rollback_whose_committed_offsets_time_out_past_the_task_timeout_fails_the_thread() {
+    let harness = Harness::new(
+        "exactly_once_v2",
+        OnSendFailed::Fail,
+        &[("task.timeout.ms", "0")],
+    );
+    harness
+        .kafka
+        .fail_next(ProducerOp::Commit, abortable("transaction must abort"));
+    let kafka = Arc::clone(&harness.kafka);
+    let coordinator_goes_away = Elsewhere(Arc::new(move || kafka.time_out_committed_reads(1)));
+    harness.kafka.script([
+        both_inputs(),
+        Poll::Elsewhere(coordinator_goes_away),
+        Poll::Fetch,
+        Poll::Fetch,
+    ]);
+    let error = harness.run().unwrap_err();
+    assert!(
+        matches!(&error, Error::Kafka(f)
+            if f.error.protocol_code() == ClientError::REQUEST_TIMED_OUT
+                && f.context == "reading committed offsets"),
+        "{error}"
+    );
+    assert_eq!(harness.output(), Vec::<String>::new());
+    assert!(harness.kafka.committed().is_empty());
+}
+
+#[test]
 fn a_fenced_commit_gives_the_tasks_up_and_rejoins_with_a_new_producer() {
     let harness = Harness::exactly_once();
     harness.kafka.fail_next(ProducerOp::Commit, fenced());
