@@ -259,6 +259,16 @@ pub trait StreamsProducer: Send {
     /// [`take_reports`](Self::take_reports).
     fn flush(&mut self) -> Result<(), TransactionFailure>;
 
+    /// Exactly-once: starts adding `consumed` (next offsets to read) to the open transaction as
+    /// `group`'s offsets, so that they travel to the coordinators while the records are
+    /// flushed; the [`commit`](Self::commit) of the same offsets waits for them rather than
+    /// sending them. Does nothing at-least-once, without offsets or without `group`.
+    fn add_offsets(
+        &mut self,
+        consumed: &BTreeMap<TopicPartition, InputOffset>,
+        group: Option<&GroupMetadata>,
+    ) -> Result<(), TransactionFailure>;
+
     /// Makes everything sent since the last commit durable and returns where it landed.
     /// A failed record left untaken fails the commit.
     ///

@@ -7,7 +7,7 @@ use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread::{self, JoinHandle};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rdkafka::bindings as native;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
@@ -354,7 +354,34 @@ pub struct KafkaStreamsProducer {
     /// Where the records of a transaction whose commit timed out landed: the next commit
     /// resumes that one.
     unanswered_commit: Option<DeliveredOffsets>,
+    /// The consumed offsets on their way into the open transaction (see
+    /// [`StreamsProducer::add_offsets`]).
+    offsets_in_flight: Option<OffsetsInFlight>,
     timeout: Duration,
+}
+
+/// Consumed offsets being added to the open transaction on a thread of their own.
+struct OffsetsInFlight {
+    consumed: BTreeMap<TopicPartition, InputOffset>,
+    answer: PendingAnswer<Result<(), TransactionFailure>>,
+}
+
+impl OffsetsInFlight {
+    /// Waits for librdkafka's answer; one that does not come in time counts as fenced (see
+    /// [`KafkaStreamsProducer::start_offsets`]).
+    fn answer(self) -> Result<(), TransactionFailure> {
+        let limit = self.answer.limit;
+        self.answer.wait().unwrap_or_else(|| {
+            Err(TransactionFailure::Fenced(ClientError::new(
+                ClientError::REQUEST_TIMED_OUT,
+                format!(
+                    "adding the consumed offsets to the transaction got no answer within {} ms; \
+                     the producer is replaced",
+                    limit.as_millis()
+                ),
+            )))
+        })
+    }
 }
 
 impl KafkaStreamsProducer {
@@ -381,6 +408,7 @@ impl KafkaStreamsProducer {
             transactional,
             in_transaction: false,
             unanswered_commit: None,
+            offsets_in_flight: None,
             timeout,
         })
     }
@@ -535,8 +563,8 @@ impl KafkaStreamsProducer {
         Ok(())
     }
 
-    /// Adds `consumed` to the open transaction as `group`'s offsets. rdkafka sends offsets
-    /// only with metadata read out of a consumer of its own; the group's member may be
+    /// Starts adding `consumed` to the open transaction as `group`'s offsets. rdkafka sends
+    /// offsets only with metadata read out of a consumer of its own; the group's member may be
     /// another client, so the metadata is made from what `group` says.
     ///
     /// librdkafka's timeout does not cover the whole call: when its lookup of the group
@@ -547,11 +575,11 @@ impl KafkaStreamsProducer {
     /// replaced, which fences this one and aborts its transaction, and the tasks start again
     /// from their last commit, as after any lost transaction. A call that never returns keeps
     /// its producer alive, idle, with the waiting thread.
-    fn send_offsets(
+    fn start_offsets(
         &self,
         consumed: &BTreeMap<TopicPartition, InputOffset>,
         group: &GroupMetadata,
-    ) -> Result<(), TransactionFailure> {
+    ) -> Result<OffsetsInFlight, TransactionFailure> {
         let offsets = commit_list(consumed);
         let metadata = NativeGroupMetadata::new(group);
         let producer = Arc::clone(&self.producer);
@@ -574,22 +602,36 @@ impl KafkaStreamsProducer {
                 Some(error) => Err(unsafe { TransactionFailure::classify_native(error) }),
             }
         };
-        let limit = self.timeout + OFFSETS_GRACE;
-        match answer_within("sluice-txn-offsets", limit, call) {
-            Ok(Some(answer)) => answer,
-            Ok(None) => Err(TransactionFailure::Fenced(ClientError::new(
-                ClientError::REQUEST_TIMED_OUT,
-                format!(
-                    "adding the consumed offsets to the transaction got no answer within {} ms; \
-                     the producer is replaced",
-                    limit.as_millis()
-                ),
-            ))),
-            Err(error) => Err(TransactionFailure::Fatal(ClientError::new(
-                ClientError::UNKNOWN_SERVER_ERROR,
-                format!("no thread to add the consumed offsets to the transaction: {error}"),
-            ))),
-        }
+        let answer = PendingAnswer::start("sluice-txn-offsets", self.timeout + OFFSETS_GRACE, call)
+            .map_err(|error| {
+                TransactionFailure::Fatal(ClientError::new(
+                    ClientError::UNKNOWN_SERVER_ERROR,
+                    format!("no thread to add the consumed offsets to the transaction: {error}"),
+                ))
+            })?;
+        Ok(OffsetsInFlight {
+            consumed: consumed.clone(),
+            answer,
+        })
+    }
+
+    /// Adds `consumed` to the open transaction as `group`'s offsets, unless they are on their
+    /// way already, and waits until they are in.
+    fn add_offsets_now(
+        &mut self,
+        consumed: &BTreeMap<TopicPartition, InputOffset>,
+        group: &GroupMetadata,
+    ) -> Result<(), TransactionFailure> {
+        let in_flight = match self.offsets_in_flight.take() {
+            Some(in_flight) if in_flight.consumed == *consumed => in_flight,
+            other => {
+                if let Some(stale) = other {
+                    stale.answer()?;
+                }
+                self.start_offsets(consumed, group)?
+            }
+        };
+        in_flight.answer()
     }
 }
 
@@ -647,6 +689,25 @@ impl StreamsProducer for KafkaStreamsProducer {
             .collect()
     }
 
+    fn add_offsets(
+        &mut self,
+        consumed: &BTreeMap<TopicPartition, InputOffset>,
+        group: Option<&GroupMetadata>,
+    ) -> Result<(), TransactionFailure> {
+        let Some(group) = group else {
+            return Ok(());
+        };
+        if !self.transactional || consumed.is_empty() || self.unanswered_commit.is_some() {
+            return Ok(());
+        }
+        if let Some(stale) = self.offsets_in_flight.take() {
+            stale.answer()?;
+        }
+        self.begin_if_needed()?;
+        self.offsets_in_flight = Some(self.start_offsets(consumed, group)?);
+        Ok(())
+    }
+
     fn commit(
         &mut self,
         consumed: &BTreeMap<TopicPartition, InputOffset>,
@@ -671,7 +732,7 @@ impl StreamsProducer for KafkaStreamsProducer {
                         RDKafkaErrorCode::UnknownMemberId,
                     ))
                 })?;
-                self.send_offsets(consumed, group)?;
+                self.add_offsets_now(consumed, group)?;
             }
             return self.commit_transaction(last_offsets(deliveries.delivered));
         }
@@ -680,6 +741,13 @@ impl StreamsProducer for KafkaStreamsProducer {
 
     fn abort(&mut self) -> Result<(), TransactionFailure> {
         self.unanswered_commit = None;
+        if let Some(in_flight) = self.offsets_in_flight.take() {
+            // librdkafka takes one transactional call at a time; offsets it never answered for
+            // leave a producer that can only be replaced.
+            if let Err(failure @ TransactionFailure::Fenced(_)) = in_flight.answer() {
+                return Err(failure);
+            }
+        }
         if self.transactional && self.in_transaction {
             self.producer
                 .abort_transaction(self.timeout)
@@ -712,20 +780,41 @@ impl StreamsProducer for KafkaStreamsProducer {
     }
 }
 
-/// Runs `call` on a thread named `name` and waits at most `limit` for what it returns: `None`
-/// when it has not returned by then (it goes on, and what it returns is dropped) or ended
-/// without returning; an error when no thread could be started.
-fn answer_within<T: Send + 'static>(
-    name: &str,
+/// What a call running on a thread of its own will answer, waited for at most a time limit
+/// from the call's start.
+struct PendingAnswer<T> {
+    answered: mpsc::Receiver<T>,
+    deadline: Instant,
     limit: Duration,
-    call: impl FnOnce() -> T + Send + 'static,
-) -> std::io::Result<Option<T>> {
-    let (answer, answered) = mpsc::sync_channel(1);
-    thread::Builder::new().name(name.into()).spawn(move || {
-        // The receiver is gone when the answer came too late: nobody waits for it any more.
-        let _ = answer.send(call());
-    })?;
-    Ok(answered.recv_timeout(limit).ok())
+}
+
+impl<T: Send + 'static> PendingAnswer<T> {
+    /// Runs `call` on a thread named `name`, whose answer counts if it comes within `limit`;
+    /// an error when no thread could be started.
+    fn start(
+        name: &str,
+        limit: Duration,
+        call: impl FnOnce() -> T + Send + 'static,
+    ) -> std::io::Result<Self> {
+        let (answer, answered) = mpsc::sync_channel(1);
+        let deadline = Instant::now() + limit;
+        thread::Builder::new().name(name.into()).spawn(move || {
+            // The receiver is gone when the answer came too late: nobody waits for it any more.
+            let _ = answer.send(call());
+        })?;
+        Ok(PendingAnswer {
+            answered,
+            deadline,
+            limit,
+        })
+    }
+
+    /// The call's answer; `None` when it has not come by the deadline (the call goes on, and
+    /// what it returns is dropped) or the call ended without answering.
+    fn wait(self) -> Option<T> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        self.answered.recv_timeout(left).ok()
+    }
 }
 
 #[cfg(test)]
@@ -734,28 +823,49 @@ mod tests {
 
     #[test]
     fn a_call_that_answers_in_time_gives_its_answer() {
-        let answer = answer_within("quick", Duration::from_secs(30), || 7).unwrap();
+        let answer = PendingAnswer::start("quick", Duration::from_secs(30), || 7)
+            .unwrap()
+            .wait();
         assert_eq!(answer, Some(7));
     }
 
     #[test]
     fn a_call_that_does_not_answer_in_time_is_left_behind() {
         let (release, released) = mpsc::channel::<()>();
-        let answer = answer_within("stuck", Duration::from_millis(50), move || {
+        let answer = PendingAnswer::start("stuck", Duration::from_millis(50), move || {
             let _ = released.recv();
             7
         })
-        .unwrap();
+        .unwrap()
+        .wait();
         assert_eq!(answer, None);
         release.send(()).unwrap();
     }
 
     #[test]
     fn a_call_that_panics_gives_no_answer() {
-        let answer = answer_within("panicking", Duration::from_secs(30), || -> i32 {
+        let answer = PendingAnswer::start("panicking", Duration::from_secs(30), || -> i32 {
             panic!("no answer")
         })
-        .unwrap();
+        .unwrap()
+        .wait();
         assert_eq!(answer, None);
+    }
+
+    #[test]
+    fn the_time_limit_counts_from_the_start_of_the_call() {
+        let limit = Duration::from_millis(300);
+        let (release, released) = mpsc::channel::<()>();
+        let pending = PendingAnswer::start("slow", limit, move || {
+            let _ = released.recv();
+            7
+        })
+        .unwrap();
+        thread::sleep(limit + Duration::from_millis(100));
+        let waiting = Instant::now();
+        assert_eq!(pending.wait(), None);
+        // The limit was over before the wait began: the wait does not grant another one.
+        assert!(waiting.elapsed() < limit);
+        release.send(()).unwrap();
     }
 }

@@ -71,6 +71,8 @@ pub enum ProducerOp {
     SendTo(String),
     /// Waiting for the records in flight.
     Flush,
+    /// Adding the consumed offsets to a transaction before its records are flushed.
+    AddOffsets,
     /// Committing a transaction (exactly-once).
     Commit,
     /// The answer to a transaction's commit, which took effect.
@@ -309,6 +311,7 @@ impl ThreadClients for Arc<FakeKafka> {
             transaction_starts: BTreeMap::new(),
             failed: Vec::new(),
             answered_below: 0,
+            offsets_added: None,
         }))
     }
 
@@ -662,6 +665,8 @@ struct FakeProducer {
     failed: Vec<FailedSend>,
     /// The ids below this one were answered since the last commit or abort.
     answered_below: usize,
+    /// The consumed offsets added to the open transaction, committed with it.
+    offsets_added: Option<BTreeMap<TopicPartition, InputOffset>>,
 }
 
 impl FakeProducer {
@@ -730,6 +735,25 @@ impl StreamsProducer for FakeProducer {
         Ok(())
     }
 
+    fn add_offsets(
+        &mut self,
+        consumed: &BTreeMap<TopicPartition, InputOffset>,
+        group: Option<&GroupMetadata>,
+    ) -> Result<(), TransactionFailure> {
+        let Some(group) = group else {
+            return Ok(());
+        };
+        if !self.transactional || consumed.is_empty() {
+            return Ok(());
+        }
+        let mut cluster = self.kafka.cluster();
+        cluster.fault(&ProducerOp::AddOffsets)?;
+        check_generation(&cluster, group)?;
+        self.in_transaction = true;
+        self.offsets_added = Some(consumed.clone());
+        Ok(())
+    }
+
     fn commit(
         &mut self,
         consumed: &BTreeMap<TopicPartition, InputOffset>,
@@ -742,13 +766,14 @@ impl StreamsProducer for FakeProducer {
         if self.transactional && (self.in_transaction || !consumed.is_empty()) {
             let mut cluster = self.kafka.cluster();
             cluster.fault(&ProducerOp::Commit)?;
-            let generation = group.map(|g| g.generation);
-            if !consumed.is_empty() && generation != Some(cluster.generation) {
-                return Err(TransactionFailure::Fenced(ClientError::new(
-                    25,
-                    "the group generation is not the current one",
-                )));
+            // Offsets added already were checked against the group then.
+            if !consumed.is_empty() && self.offsets_added.as_ref() != Some(consumed) {
+                match group {
+                    Some(group) => check_generation(&cluster, group)?,
+                    None => return Err(stale_generation()),
+                }
             }
+            self.offsets_added = None;
             cluster.visible.append(&mut self.uncommitted);
             cluster.commit_offsets(consumed);
             self.in_transaction = false;
@@ -764,6 +789,7 @@ impl StreamsProducer for FakeProducer {
         cluster.fault(&ProducerOp::Abort)?;
         cluster.events.push(Event::Aborted);
         self.in_transaction = false;
+        self.offsets_added = None;
         self.in_flight.clear();
         self.uncommitted.clear();
         self.transaction_starts.clear();
@@ -772,6 +798,22 @@ impl StreamsProducer for FakeProducer {
         self.answered_below = 0;
         Ok(())
     }
+}
+
+/// Fails as the group coordinator answers offsets sent under a generation it replaced.
+fn check_generation(cluster: &Cluster, group: &GroupMetadata) -> Result<(), TransactionFailure> {
+    if group.generation == cluster.generation {
+        Ok(())
+    } else {
+        Err(stale_generation())
+    }
+}
+
+fn stale_generation() -> TransactionFailure {
+    TransactionFailure::Fenced(ClientError::new(
+        25,
+        "the group generation is not the current one",
+    ))
 }
 
 /// The restore consumer of a topology without changelogs: it never has anything to read.

@@ -438,6 +438,13 @@ fn timed_out(operation: &str) -> TransactionFailure {
     ))
 }
 
+fn stale_generation() -> TransactionFailure {
+    TransactionFailure::Fenced(ClientError::new(
+        22,
+        "the group generation is not the current one",
+    ))
+}
+
 fn fenced() -> TransactionFailure {
     TransactionFailure::Fenced(ClientError::new(90, "producer fenced by a newer epoch"))
 }
@@ -938,6 +945,71 @@ fn a_flush_timing_out_rolls_back_and_goes_on() {
     harness.run().unwrap();
     assert_eq!(harness.kafka.count(&Event::Aborted), 1);
     assert_eq!(harness.rollbacks(), 2);
+    assert_eq!(harness.output(), every_input());
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+}
+
+#[test]
+fn offsets_refused_as_they_join_the_transaction_roll_back_and_go_on() {
+    let harness = Harness::exactly_once();
+    harness.kafka.fail_next(
+        ProducerOp::AddOffsets,
+        abortable("the coordinator is loading"),
+    );
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(harness.kafka.count(&Event::Aborted), 1);
+    assert_eq!(harness.rollbacks(), 2, "both tasks roll back");
+    assert_eq!(harness.output(), every_input());
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+}
+
+#[test]
+fn offsets_sent_under_a_generation_the_group_replaced_give_the_tasks_up() {
+    let harness = Harness::exactly_once();
+    harness
+        .kafka
+        .fail_next(ProducerOp::AddOffsets, stale_generation());
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(harness.dirty_closes(), 2, "both tasks close dirty");
+    assert_eq!(harness.kafka.count(&Event::ProducerCreated), 2);
+    assert_eq!(harness.kafka.count(&Event::Rejoined), 1);
+    assert_eq!(
+        harness.output(),
+        every_input(),
+        "the tasks run again once reassigned"
+    );
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+}
+
+#[test]
+fn offsets_that_joined_a_transaction_whose_flush_timed_out_are_aborted_with_it() {
+    // The offsets travel while the records are flushed: once the flush fails, the transaction
+    // holding both is aborted, and no commit of the group's offsets runs ahead of the outputs.
+    let harness = Harness::exactly_once();
+    harness
+        .kafka
+        .fail_next(ProducerOp::Flush, timed_out("flushing"));
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(harness.kafka.count(&Event::Aborted), 1);
+    let commits = harness.kafka.commits();
+    assert!(!commits.is_empty());
+    for commit in &commits {
+        let consumed: i64 = commit.offsets.values().sum();
+        assert_eq!(
+            commit.visible.len() as i64,
+            consumed,
+            "each input committed has its output visible: {commit:?}"
+        );
+    }
     assert_eq!(harness.output(), every_input());
     assert_eq!(harness.kafka.committed(), every_input_committed());
 }
