@@ -809,7 +809,8 @@ fn check_generation(cluster: &Cluster, group: &GroupMetadata) -> Result<(), Tran
     }
 }
 
-fn stale_generation() -> TransactionFailure {
+/// What the group coordinator answers offsets sent under a generation it replaced.
+pub fn stale_generation() -> TransactionFailure {
     TransactionFailure::Fenced(ClientError::new(
         25,
         "the group generation is not the current one",

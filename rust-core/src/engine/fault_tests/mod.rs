@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
-use fake_kafka::{Elsewhere, Event, FakeKafka, Poll, ProducerOp};
+use fake_kafka::{stale_generation, Elsewhere, Event, FakeKafka, Poll, ProducerOp};
 
 use crate::engine::budget::UncommittedBytesBudget;
 use crate::engine::config::EngineConfig;
@@ -435,13 +435,6 @@ fn timed_out(operation: &str) -> TransactionFailure {
     TransactionFailure::Abortable(ClientError::new(
         ClientError::REQUEST_TIMED_OUT,
         format!("{operation} timed out"),
-    ))
-}
-
-fn stale_generation() -> TransactionFailure {
-    TransactionFailure::Fenced(ClientError::new(
-        22,
-        "the group generation is not the current one",
     ))
 }
 
