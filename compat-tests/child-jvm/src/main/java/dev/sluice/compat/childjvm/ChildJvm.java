@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
@@ -13,6 +14,10 @@ import java.util.function.Predicate;
 /**
  * An application's main class in a JVM of its own, its standard output and error in a log file.
  * A child outlives nothing: the test JVM's shutdown kills the children it has not stopped.
+ *
+ * <p>RocksDB's Java binding unpacks its native library into a new temporary file on every start and
+ * deletes it only when the JVM exits normally, so each killed child would leave one behind; a child
+ * unpacks it into a directory of its own instead, removed once the child has exited.
  */
 public final class ChildJvm {
 
@@ -27,12 +32,14 @@ public final class ChildJvm {
 
     private final Process process;
     private final Path log;
+    private final Path nativeLibraries;
     private final Thread killOnExit;
 
-    private ChildJvm(final Process process, final Path log) {
+    private ChildJvm(final Process process, final Path log, final Path nativeLibraries) {
         this.process = process;
         this.log = log;
-        this.killOnExit = new Thread(process::destroyForcibly, "child-jvm-kill-on-exit");
+        this.nativeLibraries = nativeLibraries;
+        this.killOnExit = new Thread(this::killNow, "child-jvm-kill-on-exit");
         Runtime.getRuntime().addShutdownHook(killOnExit);
     }
 
@@ -51,11 +58,12 @@ public final class ChildJvm {
         command.addAll(arguments);
         try {
             Files.createDirectories(log.toAbsolutePath().getParent());
-            final Process process = new ProcessBuilder(command)
+            final Path nativeLibraries = Files.createTempDirectory("child-jvm-native-");
+            final ProcessBuilder builder = new ProcessBuilder(command)
                 .redirectErrorStream(true)
-                .redirectOutput(log.toFile())
-                .start();
-            return new ChildJvm(process, log);
+                .redirectOutput(log.toFile());
+            builder.environment().put("ROCKSDB_SHAREDLIB_DIR", nativeLibraries.toString());
+            return new ChildJvm(builder.start(), log, nativeLibraries);
         } catch (final IOException e) {
             throw new UncheckedIOException("could not start a JVM for " + mainClass, e);
         }
@@ -96,17 +104,17 @@ public final class ChildJvm {
     /** SIGKILL: no shutdown hook, no close, no final commit. */
     public void kill() throws InterruptedException {
         process.destroyForcibly();
-        process.waitFor(KILL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-        forgetAtExit();
+        exited(process.waitFor(KILL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
     }
 
     /** SIGTERM, which lets the application close cleanly; SIGKILL when it does not exit in time. */
     public void stop() throws InterruptedException {
         process.destroy();
-        if (!process.waitFor(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+        if (process.waitFor(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+            exited(true);
+        } else {
             kill();
         }
-        forgetAtExit();
     }
 
     public List<String> lines() {
@@ -127,11 +135,38 @@ public final class ChildJvm {
         return log;
     }
 
-    private void forgetAtExit() {
+    private void exited(final boolean gone) {
         try {
             Runtime.getRuntime().removeShutdownHook(killOnExit);
         } catch (final IllegalStateException alreadyShuttingDown) {
             // the hook is running or has run: nothing left to remove
+        }
+        if (gone) {
+            deleteNativeLibraries();
+        }
+    }
+
+    private void killNow() {
+        process.destroyForcibly();
+        try {
+            if (process.waitFor(KILL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+                deleteNativeLibraries();
+            }
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void deleteNativeLibraries() {
+        if (!Files.exists(nativeLibraries)) {
+            return;
+        }
+        try (var paths = Files.walk(nativeLibraries)) {
+            for (final Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        } catch (final IOException e) {
+            throw new UncheckedIOException("could not delete " + nativeLibraries, e);
         }
     }
 }
