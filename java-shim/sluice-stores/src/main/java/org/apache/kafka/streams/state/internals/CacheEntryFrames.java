@@ -64,13 +64,32 @@ final class CacheEntryFrames {
         return frame.position();
     }
 
-    /** The entry framed in {@code bytes[offset, offset + length)}, dirty or not. */
+    /**
+     * The entry framed in {@code bytes[offset, offset + length)}, dirty or not, its record context kept as
+     * bytes until asked for: what a read of the cache gets, which wants the value alone.
+     */
     LRUCacheEntry read(final byte[] bytes, final int offset, final int length, final boolean dirty) {
         final ByteBuffer in = ByteBuffer.wrap(bytes, offset, length);
         final byte[] value = getBytes(in);
         final int contextStart = in.position();
         final String topic = topicName(in.getInt(contextStart + TOPIC_ID_POSITION));
         return new FramedCacheEntry(value, Arrays.copyOfRange(bytes, contextStart, offset + length), topic, dirty);
+    }
+
+    /**
+     * The entry framed in {@code bytes[offset, offset + length)}, dirty or not, with its record context
+     * decoded: what a flush or an eviction hands on, whose listener forwards every entry in its context.
+     */
+    LRUCacheEntry readWithContext(final byte[] bytes, final int offset, final int length, final boolean dirty) {
+        final ByteBuffer in = ByteBuffer.wrap(bytes, offset, length);
+        final byte[] value = getBytes(in);
+        final long recordOffset = in.getLong();
+        final long timestamp = in.getLong();
+        final int partition = in.getInt();
+        final String topic = topicName(in.getInt());
+        final Headers headers = getHeaders(in);
+        return new LRUCacheEntry(value, headers, dirty, recordOffset, timestamp, partition, topic, getBytes(in),
+            getBytes(in));
     }
 
     /** The record context framed in {@code context} (as {@link #read} kept it), on {@code topic}. */
@@ -80,14 +99,19 @@ final class CacheEntryFrames {
         final long timestamp = in.getLong();
         final int partition = in.getInt();
         in.getInt();
+        final Headers headers = getHeaders(in);
+        final byte[] rawKey = getBytes(in);
+        final byte[] rawValue = getBytes(in);
+        return new ProcessorRecordContext(timestamp, offset, partition, topic, headers, rawKey, rawValue);
+    }
+
+    private static Headers getHeaders(final ByteBuffer in) {
         final int headerCount = in.getInt();
         final Headers headers = new RecordHeaders();
         for (int i = 0; i < headerCount; i++) {
             headers.add(new String(getBytes(in), StandardCharsets.UTF_8), getBytes(in));
         }
-        final byte[] rawKey = getBytes(in);
-        final byte[] rawValue = getBytes(in);
-        return new ProcessorRecordContext(timestamp, offset, partition, topic, headers, rawKey, rawValue);
+        return headers;
     }
 
     private int topicId(final String topic) {

@@ -2,6 +2,7 @@ package org.apache.kafka.streams.state.internals;
 
 import java.util.Arrays;
 import java.util.Objects;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.processor.internals.ProcessorRecordContext;
 
 /**
@@ -15,26 +16,20 @@ import org.apache.kafka.streams.processor.internals.ProcessorRecordContext;
  */
 final class FramedCacheEntry extends LRUCacheEntry {
 
+    /**
+     * The headers of the placeholder context {@link LRUCacheEntry} keeps for this entry, which {@link
+     * #context()} replaces: read-only and shared, so that the placeholder allocates no headers of its own.
+     */
+    private static final RecordHeaders NO_HEADERS = readOnlyEmptyHeaders();
+
     private final byte[] contextFrame;
     private final String topic;
-    private boolean dirty;
     private ProcessorRecordContext context;
 
     FramedCacheEntry(final byte[] value, final byte[] contextFrame, final String topic, final boolean dirty) {
-        super(value);
+        super(value, NO_HEADERS, dirty, -1, -1, -1, "", null, null);
         this.contextFrame = contextFrame;
         this.topic = topic;
-        this.dirty = dirty;
-    }
-
-    @Override
-    void markClean() {
-        dirty = false;
-    }
-
-    @Override
-    boolean isDirty() {
-        return dirty;
     }
 
     @Override
@@ -59,8 +54,14 @@ final class FramedCacheEntry extends LRUCacheEntry {
             return false;
         }
         final FramedCacheEntry that = (FramedCacheEntry) o;
-        return dirty == that.dirty && Arrays.equals(value(), that.value())
+        return isDirty() == that.isDirty() && Arrays.equals(value(), that.value())
             && Objects.equals(context(), that.context());
+    }
+
+    private static RecordHeaders readOnlyEmptyHeaders() {
+        final RecordHeaders headers = new RecordHeaders();
+        headers.setReadOnly();
+        return headers;
     }
 
     @Override

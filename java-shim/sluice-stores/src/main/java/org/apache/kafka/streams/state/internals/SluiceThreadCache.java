@@ -294,7 +294,8 @@ public final class SluiceThreadCache extends ThreadCache implements AutoCloseabl
             for (int i = 0; i < count; i++) {
                 final Bytes key = Bytes.wrap(bytes(in));
                 final int length = in.getInt();
-                final LRUCacheEntry entry = frames.read(change, in.position() + 1, length - 1, change[in.position()] != 0);
+                final LRUCacheEntry entry =
+                    frames.readWithContext(change, in.position() + 1, length - 1, change[in.position()] != 0);
                 in.position(in.position() + length);
                 entries.add(new DirtyEntry(key, entry.value(), entry));
                 if (i > 0 || !evicted) {
