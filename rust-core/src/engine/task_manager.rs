@@ -115,8 +115,13 @@ pub(crate) struct TaskManager {
     /// Held tasks whose committed offsets could not be read in time when they opened: they
     /// open again on the next turn of the loop, until `task.timeout.ms` has passed.
     timed_out_opens: BTreeMap<TaskId, TimedOutOpen>,
-    /// Standby replicas assigned whose state another thread of the instance still holds.
+    /// Standby replicas assigned but not opened yet: their state another thread of the
+    /// instance still holds, or reading the group's committed offsets of their source-topic
+    /// changelogs timed out.
     waiting_standbys: BTreeSet<TaskId>,
+    /// Waiting standby replicas whose committed offsets could not be read in time, with when
+    /// that first happened: they open on a later turn, until `task.timeout.ms` has passed.
+    timed_out_standby_opens: BTreeMap<TaskId, Instant>,
     /// Input partitions whose task's buffer is full: not fetched until it has room again.
     full: BTreeSet<TopicPartition>,
     /// The group's committed offset of input partitions, where their tasks' consumption began.
@@ -136,6 +141,8 @@ pub(crate) struct TaskManager {
     /// When the group's committed offsets of the standby replicas' source-topic changelogs
     /// were last asked for.
     sources_checked_at: Instant,
+    /// Since when asking for them has timed out, while it does.
+    sources_timing_out_since: Option<Instant>,
 }
 
 impl TaskManager {
@@ -181,6 +188,7 @@ impl TaskManager {
             held: BTreeSet::new(),
             timed_out_opens: BTreeMap::new(),
             waiting_standbys: BTreeSet::new(),
+            timed_out_standby_opens: BTreeMap::new(),
             full: BTreeSet::new(),
             committed_starts: BTreeMap::new(),
             handed_out: BTreeMap::new(),
@@ -190,6 +198,7 @@ impl TaskManager {
             commit_requested: false,
             commit_waits_for_rebalance: false,
             sources_checked_at: Instant::now(),
+            sources_timing_out_since: None,
         })
     }
 
@@ -231,6 +240,8 @@ impl TaskManager {
             self.close_standby(id, activated.contains(&id))?;
         }
         self.waiting_standbys.retain(|id| standbys.contains(id));
+        self.timed_out_standby_opens
+            .retain(|id, _| standbys.contains(id));
         consumer
             .fetcher
             .assign(partitions, &topology.offset_resets)?;
@@ -347,12 +358,29 @@ impl TaskManager {
     }
 
     /// Opens a standby replica of task `id`, which follows its changelogs from what its
-    /// stores committed, those that are source topics as far as the group committed.
-    fn open_standby(&mut self, fetcher: &dyn PartitionFetcher, id: TaskId) -> Result<()> {
+    /// stores committed, those that are source topics as far as the group committed; false
+    /// when reading those committed offsets timed out: it opens on a later turn, as Kafka
+    /// Streams' changelog reader initialises such a changelog again (KIP-572), until
+    /// `task.timeout.ms` has passed since the first timeout.
+    fn open_standby(&mut self, fetcher: &dyn PartitionFetcher, id: TaskId) -> Result<bool> {
         let topology = self.shared.topology();
         let subtopology = topology
             .subtopology(id.subtopology)
             .expect("tasks come from the topology");
+        let sources = subtopology.source_topic_changelogs(id.partition);
+        let committed = match committed_positions(fetcher, &sources) {
+            Ok(committed) => committed,
+            Err(failure) if failure.timed_out() => {
+                let since = *self
+                    .timed_out_standby_opens
+                    .entry(id)
+                    .or_insert_with(Instant::now);
+                self.fail_past_task_timeout(&format!("standby task {id}"), since, failure)?;
+                return Ok(false);
+            }
+            Err(failure) => return Err(failure.into()),
+        };
+        self.timed_out_standby_opens.remove(&id);
         let processor =
             self.shared
                 .factory
@@ -362,21 +390,16 @@ impl TaskManager {
                     source,
                 })?;
         let mut standby = Task::open(id, subtopology, processor);
-        let sources: Vec<TopicPartition> = standby
-            .kept_changelogs
-            .iter()
-            .filter(|changelog| changelog.is_source_topic)
-            .map(|changelog| changelog.partition.clone())
-            .collect();
-        let committed = committed_positions(fetcher, &sources)?;
         self.restorer.follow(&mut standby, &committed)?;
         self.standbys.insert(id, standby);
-        Ok(())
+        Ok(true)
     }
 
     /// Lets the standby replicas read their source-topic changelogs as far as the group
     /// committed them since it was last asked, once a commit interval: Kafka Streams' replicas
-    /// of such stores ask as often.
+    /// of such stores ask as often. When the broker does not answer in time they read no
+    /// further until a later ask, as in Kafka Streams, unless `task.timeout.ms` has passed
+    /// since asking began to time out.
     pub fn follow_committed_sources(&mut self, fetcher: &dyn PartitionFetcher) -> Result<()> {
         if self.sources_checked_at.elapsed() < self.shared.config.commit_interval {
             return Ok(());
@@ -386,7 +409,17 @@ impl TaskManager {
         if partitions.is_empty() {
             return Ok(());
         }
-        let committed = committed_positions(fetcher, &partitions)?;
+        let committed = match committed_positions(fetcher, &partitions) {
+            Ok(committed) => committed,
+            Err(failure) if failure.timed_out() => {
+                let since = *self
+                    .sources_timing_out_since
+                    .get_or_insert_with(Instant::now);
+                return self.fail_past_task_timeout("the standby tasks", since, failure);
+            }
+            Err(failure) => return Err(failure.into()),
+        };
+        self.sources_timing_out_since = None;
         self.restorer.raise_limits(&committed)
     }
 
@@ -438,9 +471,14 @@ impl TaskManager {
     fn open_waiting_standbys(&mut self, fetcher: &dyn PartitionFetcher) -> Result<()> {
         let waiting: Vec<TaskId> = self.waiting_standbys.iter().copied().collect();
         for id in waiting {
-            if self.shared.state_owners.claim(id, self.index) {
+            if !self.shared.state_owners.claim(id, self.index) {
+                continue;
+            }
+            if self.open_standby(fetcher, id)? {
                 self.waiting_standbys.remove(&id);
-                self.open_standby(fetcher, id)?;
+            } else {
+                // A waiting replica holds no state: another thread may take it meanwhile.
+                self.shared.state_owners.release(id, self.index);
             }
         }
         Ok(())
@@ -484,22 +522,34 @@ impl TaskManager {
                 wipe_kept_stores,
             })
             .since;
-        let waited = first_timeout.elapsed();
-        if waited >= self.shared.config.task_timeout {
-            return Err(Error::Kafka(KafkaFailure {
-                context: format!(
-                    "task {id} did not make progress within {} ms (task.timeout.ms): {}",
-                    waited.as_millis(),
-                    failure.context
-                ),
-                error: failure.error,
-            }));
-        }
+        self.fail_past_task_timeout(&format!("task {id}"), first_timeout, failure)?;
         if !self.paused.contains(&id) {
             self.pause(consumer.fetcher, id)?;
         }
         self.held.insert(id);
         Ok(None)
+    }
+
+    /// Fails with `failure`, a read for `what` (a task, say) that timed out, once
+    /// `task.timeout.ms` has passed `since` such reads began to time out.
+    fn fail_past_task_timeout(
+        &self,
+        what: &str,
+        since: Instant,
+        failure: KafkaFailure,
+    ) -> Result<()> {
+        let waited = since.elapsed();
+        if waited < self.shared.config.task_timeout {
+            return Ok(());
+        }
+        Err(Error::Kafka(KafkaFailure {
+            context: format!(
+                "{what} did not make progress within {} ms (task.timeout.ms): {}",
+                waited.as_millis(),
+                failure.context
+            ),
+            error: failure.error,
+        }))
     }
 
     /// Forgets held task `id`, no longer assigned here; the state a task whose opening timed
@@ -1084,7 +1134,7 @@ pub(crate) fn rewind_to_first(fetcher: &dyn PartitionFetcher, batch: &[RecordRun
 fn committed_positions(
     fetcher: &dyn PartitionFetcher,
     partitions: &[TopicPartition],
-) -> Result<BTreeMap<TopicPartition, i64>> {
+) -> std::result::Result<BTreeMap<TopicPartition, i64>, KafkaFailure> {
     if partitions.is_empty() {
         return Ok(BTreeMap::new());
     }

@@ -187,6 +187,19 @@ pub struct ResolvedSubtopology {
     pub stores: Vec<ResolvedStore>,
 }
 
+impl ResolvedSubtopology {
+    /// The partitions of source topics that the stores of its task on `partition` keep as
+    /// their changelogs.
+    pub fn source_topic_changelogs(&self, partition: i32) -> Vec<TopicPartition> {
+        self.stores
+            .iter()
+            .filter(|store| store.changelog_is_source_topic())
+            .filter_map(|store| store.changelog_topic.as_ref())
+            .map(|topic| TopicPartition::new(topic.clone(), partition))
+            .collect()
+    }
+}
+
 /// A store with its changelog topic.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedStore {

@@ -27,6 +27,12 @@ use crate::store::TopicPartition;
 pub enum Poll {
     /// The group assigns these partitions (a new generation).
     Assign(Vec<TopicPartition>),
+    /// The group assigns the `active` partitions and standby replicas of the tasks the
+    /// `standby` partitions belong to (a new generation).
+    AssignWithStandbys {
+        active: Vec<TopicPartition>,
+        standby: Vec<TopicPartition>,
+    },
     /// The group takes these partitions away; `lost` when another member has them already.
     Revoke {
         partitions: Vec<TopicPartition>,
@@ -92,6 +98,17 @@ pub enum Event {
     Committed,
     Aborted,
     Rejoined,
+    /// The restore consumer began reading a changelog partition.
+    ChangelogRead {
+        partition: TopicPartition,
+        from: i64,
+        to: ReadTo,
+    },
+    /// The restore consumer may read a changelog partition followed up to `until` on.
+    ChangelogLimitRaised {
+        partition: TopicPartition,
+        until: i64,
+    },
 }
 
 /// A commit of the group's offsets, and what was visible once it was made.
@@ -219,6 +236,15 @@ impl FakeKafka {
         self.cluster().committed_reads_timing_out = reads;
     }
 
+    /// Another member of the group committed `offset` for `partition`.
+    pub fn commit_elsewhere(&self, partition: TopicPartition, offset: i64) {
+        let committed = InputOffset {
+            offset,
+            metadata: None,
+        };
+        self.cluster().committed.insert(partition, committed);
+    }
+
     /// How many reads of the committed offsets set to time out have not been made yet.
     pub fn committed_reads_left_to_time_out(&self) -> usize {
         self.cluster().committed_reads_timing_out
@@ -316,7 +342,10 @@ impl ThreadClients for Arc<FakeKafka> {
     }
 
     fn restore_consumer(&self, _thread: usize) -> Box<dyn RestoreConsumer> {
-        Box::new(NoChangelogs)
+        Box::new(FakeRestoreConsumer {
+            kafka: Arc::clone(self),
+            reading: BTreeSet::new(),
+        })
     }
 }
 
@@ -359,6 +388,7 @@ impl GroupMember for FakeMember {
                 cluster.polls.front(),
                 Some(
                     Poll::Assign(_)
+                        | Poll::AssignWithStandbys { .. }
                         | Poll::Revoke { .. }
                         | Poll::FenceInstance
                         | Poll::Elsewhere(_)
@@ -378,6 +408,10 @@ impl GroupMember for FakeMember {
             Poll::Assign(partitions) => {
                 self.kafka.cluster().generation += 1;
                 self.listener.partitions_assigned(self, &partitions, &[]);
+            }
+            Poll::AssignWithStandbys { active, standby } => {
+                self.kafka.cluster().generation += 1;
+                self.listener.partitions_assigned(self, &active, &standby);
             }
             Poll::Revoke { partitions, lost } => {
                 self.listener.partitions_revoked(self, &partitions, lost);
@@ -817,47 +851,74 @@ pub fn stale_generation() -> TransactionFailure {
     ))
 }
 
-/// The restore consumer of a topology without changelogs: it never has anything to read.
-struct NoChangelogs;
+/// The restore consumer: a changelog that is an input partition ends where the input does;
+/// it tells what it is asked to read and never has a record to give.
+struct FakeRestoreConsumer {
+    kafka: Arc<FakeKafka>,
+    reading: BTreeSet<TopicPartition>,
+}
 
-impl RestoreConsumer for NoChangelogs {
+impl RestoreConsumer for FakeRestoreConsumer {
     fn watermarks(&mut self, partition: &TopicPartition) -> Result<(i64, i64), KafkaFailure> {
-        Err(KafkaFailure::new(
-            format!("reading the offsets of {partition}"),
-            ClientError::new(
-                ClientError::UNKNOWN_TOPIC_OR_PARTITION,
-                "no changelogs here",
-            ),
-        ))
+        match self.kafka.cluster().inputs.get(partition) {
+            Some(values) => Ok((0, values.len() as i64)),
+            None => Err(KafkaFailure::new(
+                format!("reading the offsets of {partition}"),
+                ClientError::new(
+                    ClientError::UNKNOWN_TOPIC_OR_PARTITION,
+                    "no such changelog here",
+                ),
+            )),
+        }
     }
 
     fn start(
         &mut self,
         partition: &TopicPartition,
-        _offset: i64,
-        _to: ReadTo,
+        offset: i64,
+        to: ReadTo,
     ) -> Result<(), KafkaFailure> {
-        self.watermarks(partition).map(|_| ())
+        self.watermarks(partition)?;
+        self.reading.insert(partition.clone());
+        self.kafka.cluster().events.push(Event::ChangelogRead {
+            partition: partition.clone(),
+            from: offset,
+            to,
+        });
+        Ok(())
     }
 
-    fn fetched_end(&self, _partition: &TopicPartition) -> Option<i64> {
-        None
+    fn fetched_end(&self, partition: &TopicPartition) -> Option<i64> {
+        let cluster = self.kafka.cluster();
+        cluster
+            .inputs
+            .get(partition)
+            .map(|values| values.len() as i64)
     }
 
-    fn raise_limit(&mut self, partition: &TopicPartition, _until: i64) -> Result<(), KafkaFailure> {
-        self.watermarks(partition).map(|_| ())
+    fn raise_limit(&mut self, partition: &TopicPartition, until: i64) -> Result<(), KafkaFailure> {
+        self.watermarks(partition)?;
+        self.kafka
+            .cluster()
+            .events
+            .push(Event::ChangelogLimitRaised {
+                partition: partition.clone(),
+                until,
+            });
+        Ok(())
     }
 
     fn set_paused(&mut self, _paused: bool) -> Result<(), KafkaFailure> {
         Ok(())
     }
 
-    fn stop(&mut self, _partition: &TopicPartition) -> Result<(), KafkaFailure> {
+    fn stop(&mut self, partition: &TopicPartition) -> Result<(), KafkaFailure> {
+        self.reading.remove(partition);
         Ok(())
     }
 
     fn is_idle(&self) -> bool {
-        true
+        self.reading.is_empty()
     }
 
     fn lags(&self) -> BTreeMap<TopicPartition, i64> {

@@ -25,10 +25,12 @@ use crate::engine::state_owners::StateOwners;
 use crate::engine::task_manager::ThreadShared;
 use crate::engine::thread;
 use crate::engine::topology::TaskId;
-use crate::engine::topology::{ResolvedSubtopology, ResolvedTopology};
+use crate::engine::topology::{
+    ResolvedStore, ResolvedSubtopology, ResolvedTopology, StoreDescription,
+};
 use crate::kafka::{
-    Admin, ClientError, DeliveredOffsets, OffsetReset, ProducedRecord, ProducedRecords, RecordRun,
-    TransactionFailure,
+    Admin, ClientError, DeliveredOffsets, OffsetReset, ProducedRecord, ProducedRecords, ReadTo,
+    RecordRun, TransactionFailure,
 };
 use crate::store::TopicPartition;
 
@@ -259,7 +261,20 @@ impl ProcessorFactory for EchoFactory {
         task: TaskId,
         _inputs: &[CommittedInput],
     ) -> std::result::Result<Box<dyn TaskProcessor>, ProcessorError> {
-        Ok(Box::new(EchoProcessor {
+        Ok(self.processor(task))
+    }
+
+    fn create_standby(
+        &self,
+        task: TaskId,
+    ) -> std::result::Result<Box<dyn TaskProcessor>, ProcessorError> {
+        Ok(self.processor(task))
+    }
+}
+
+impl EchoFactory {
+    fn processor(&self, task: TaskId) -> Box<dyn TaskProcessor> {
+        Box::new(EchoProcessor {
             task,
             journal: Arc::clone(&self.journal),
             on_send_failed: self.on_send_failed,
@@ -269,7 +284,7 @@ impl ProcessorFactory for EchoFactory {
             commit_asked: false,
             full_answers_left: None,
             full_answers: self.full_answers.load(Ordering::Relaxed),
-        }))
+        })
     }
 }
 
@@ -310,6 +325,39 @@ impl Harness {
         extra: &[(&str, &str)],
         offset_resets: BTreeMap<String, OffsetReset>,
     ) -> Self {
+        Harness::build(guarantee, on_send_failed, extra, offset_resets, Vec::new())
+    }
+
+    /// A harness whose tasks keep a store of their input, a source table: its changelog is
+    /// the input partition itself, which a standby replica follows as far as the group
+    /// committed it.
+    fn with_source_table(extra: &[(&str, &str)]) -> Self {
+        let table = ResolvedStore {
+            description: StoreDescription {
+                name: "table".into(),
+                persistent: false,
+                logged: true,
+                changelog_configs: BTreeMap::new(),
+                source_topic_changelog: Some(INPUT.into()),
+            },
+            changelog_topic: Some(INPUT.into()),
+        };
+        Harness::build(
+            "exactly_once_v2",
+            OnSendFailed::Fail,
+            extra,
+            BTreeMap::new(),
+            vec![table],
+        )
+    }
+
+    fn build(
+        guarantee: &str,
+        on_send_failed: OnSendFailed,
+        extra: &[(&str, &str)],
+        offset_resets: BTreeMap<String, OffsetReset>,
+        stores: Vec<ResolvedStore>,
+    ) -> Self {
         let state = tempfile::tempdir().unwrap();
         let mut properties: BTreeMap<String, String> = [
             ("application.id", "faults"),
@@ -343,7 +391,7 @@ impl Harness {
                 id: 0,
                 source_topics: vec![INPUT.into()],
                 task_count: 2,
-                stores: Vec::new(),
+                stores,
             }],
             global_stores: Vec::new(),
             repartition_topics: BTreeSet::new(),
@@ -1128,6 +1176,89 @@ fn a_task_revoked_while_it_waits_to_open_again_lets_its_state_go() {
         "another thread may take the task's state"
     );
     assert_eq!(harness.output(), Vec::<String>::new());
+}
+
+/// The group assigns `in-0` and, once the reads of the committed offsets have begun to time
+/// out, a standby replica of the task of `in-1` besides, whose input another member committed
+/// up to 2.
+fn standby_of_in_1_assigned_while_reads_time_out(harness: &Harness, reads: usize) {
+    harness.kafka.commit_elsewhere(input(1), 2);
+    let kafka = Arc::clone(&harness.kafka);
+    harness.kafka.script([
+        Poll::Assign(vec![input(0)]),
+        Poll::Fetch,
+        Poll::Elsewhere(Elsewhere(Arc::new(move || {
+            kafka.time_out_committed_reads(reads)
+        }))),
+        Poll::AssignWithStandbys {
+            active: vec![input(0)],
+            standby: vec![input(1)],
+        },
+    ]);
+}
+
+fn changelog_read(partition: TopicPartition, from: i64, to: ReadTo) -> Event {
+    Event::ChangelogRead {
+        partition,
+        from,
+        to,
+    }
+}
+
+#[test]
+fn a_standby_whose_source_topic_committed_offsets_time_out_opens_on_a_later_turn() {
+    let harness = Harness::with_source_table(&[]);
+    standby_of_in_1_assigned_while_reads_time_out(&harness, 1);
+    harness.kafka.script([Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(harness.kafka.committed_reads_left_to_time_out(), 0);
+    // It follows its source-topic changelog as far as the group committed it, once.
+    let follows = changelog_read(input(1), 0, ReadTo::FollowUpTo(2));
+    assert_eq!(harness.kafka.count(&follows), 1);
+    assert_eq!(harness.output(), ["a0", "a1", "a2"]);
+}
+
+#[test]
+fn a_standby_whose_source_topic_committed_offsets_time_out_past_the_task_timeout_fails_the_thread()
+{
+    let harness = Harness::with_source_table(&[("task.timeout.ms", "0")]);
+    standby_of_in_1_assigned_while_reads_time_out(&harness, 1);
+    harness.kafka.script([Poll::Fetch]);
+    let error = harness.run().unwrap_err();
+    assert!(
+        matches!(&error, Error::Kafka(f)
+            if f.error.protocol_code() == ClientError::REQUEST_TIMED_OUT
+                && f.context.starts_with("standby task 0_1 did not make progress within")),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_standby_reads_its_source_topic_further_once_the_committed_offsets_answer_again() {
+    let harness = Harness::with_source_table(&[]);
+    standby_of_in_1_assigned_while_reads_time_out(&harness, 0);
+    let kafka = Arc::clone(&harness.kafka);
+    // The other member commits further while the coordinator does not answer twice.
+    harness.kafka.script([
+        Poll::Fetch,
+        Poll::Elsewhere(Elsewhere(Arc::new(move || {
+            kafka.commit_elsewhere(input(1), 3);
+            kafka.time_out_committed_reads(2);
+        }))),
+        Poll::Fetch,
+        Poll::Fetch,
+        Poll::Fetch,
+    ]);
+    harness.run().unwrap();
+    assert_eq!(harness.kafka.committed_reads_left_to_time_out(), 0);
+    let follows = changelog_read(input(1), 0, ReadTo::FollowUpTo(2));
+    assert_eq!(harness.kafka.count(&follows), 1);
+    let raised = Event::ChangelogLimitRaised {
+        partition: input(1),
+        until: 3,
+    };
+    assert_eq!(harness.kafka.count(&raised), 1);
+    assert_eq!(harness.output(), ["a0", "a1", "a2"]);
 }
 
 #[test]
