@@ -349,7 +349,18 @@ impl TaskManager {
         if wipe_kept_stores {
             task.wipe_kept_stores()?;
         }
-        self.restorer.begin(&mut task, &self.committed_starts)?;
+        match self.restorer.begin(&mut task, &self.committed_starts) {
+            Ok(()) => {}
+            Err(Error::Kafka(failure)) if failure.timed_out() => {
+                // Where its changelogs begin and end could not be read in time: it opens again
+                // on a later turn, as when its committed offsets time out. It processed
+                // nothing, and the thread keeps its state.
+                task.close(false)?;
+                return self.hold_timed_out(consumer, id, wipe_kept_stores, failure);
+            }
+            Err(other) => return Err(other),
+        }
+        self.timed_out_opens.remove(&id);
         if !self.can_process(&task) {
             self.pause(consumer.fetcher, id)?;
         }
@@ -359,9 +370,9 @@ impl TaskManager {
 
     /// Opens a standby replica of task `id`, which follows its changelogs from what its
     /// stores committed, those that are source topics as far as the group committed; false
-    /// when reading those committed offsets timed out: it opens on a later turn, as Kafka
-    /// Streams' changelog reader initialises such a changelog again (KIP-572), until
-    /// `task.timeout.ms` has passed since the first timeout.
+    /// when reading those committed offsets, or where its changelogs begin and end, timed
+    /// out: it opens on a later turn, as Kafka Streams' changelog reader initialises such a
+    /// changelog again (KIP-572), until `task.timeout.ms` has passed since the first timeout.
     fn open_standby(&mut self, fetcher: &dyn PartitionFetcher, id: TaskId) -> Result<bool> {
         let topology = self.shared.topology();
         let subtopology = topology
@@ -371,16 +382,10 @@ impl TaskManager {
         let committed = match committed_positions(fetcher, &sources) {
             Ok(committed) => committed,
             Err(failure) if failure.timed_out() => {
-                let since = *self
-                    .timed_out_standby_opens
-                    .entry(id)
-                    .or_insert_with(Instant::now);
-                self.fail_past_task_timeout(&format!("standby task {id}"), since, failure)?;
-                return Ok(false);
+                return self.standby_open_timed_out(id, failure).map(|()| false);
             }
             Err(failure) => return Err(failure.into()),
         };
-        self.timed_out_standby_opens.remove(&id);
         let processor =
             self.shared
                 .factory
@@ -390,9 +395,28 @@ impl TaskManager {
                     source,
                 })?;
         let mut standby = Task::open(id, subtopology, processor);
-        self.restorer.follow(&mut standby, &committed)?;
+        match self.restorer.follow(&mut standby, &committed) {
+            Ok(()) => {}
+            Err(Error::Kafka(failure)) if failure.timed_out() => {
+                // Where its changelogs begin and end could not be read in time: the same.
+                standby.close(true)?;
+                return self.standby_open_timed_out(id, failure).map(|()| false);
+            }
+            Err(other) => return Err(other),
+        }
+        self.timed_out_standby_opens.remove(&id);
         self.standbys.insert(id, standby);
         Ok(true)
+    }
+
+    /// Notes that opening standby replica `id` timed out with `failure`; fails the thread
+    /// once `task.timeout.ms` has passed since its opening first timed out.
+    fn standby_open_timed_out(&mut self, id: TaskId, failure: KafkaFailure) -> Result<()> {
+        let since = *self
+            .timed_out_standby_opens
+            .entry(id)
+            .or_insert_with(Instant::now);
+        self.fail_past_task_timeout(&format!("standby task {id}"), since, failure)
     }
 
     /// Lets the standby replicas read their source-topic changelogs as far as the group
@@ -506,14 +530,25 @@ impl TaskManager {
         id: TaskId,
         wipe_kept_stores: bool,
     ) -> Result<Option<Vec<CommittedInput>>> {
-        let failure = match self.committed_inputs(consumer, id) {
-            Ok(inputs) => {
-                self.timed_out_opens.remove(&id);
-                return Ok(Some(inputs));
-            }
-            Err(Error::Kafka(failure)) if failure.timed_out() => failure,
-            Err(other) => return Err(other),
-        };
+        match self.committed_inputs(consumer, id) {
+            Ok(inputs) => Ok(Some(inputs)),
+            Err(Error::Kafka(failure)) if failure.timed_out() => self
+                .hold_timed_out(consumer, id, wipe_kept_stores, failure)
+                .map(|()| None),
+            Err(other) => Err(other),
+        }
+    }
+
+    /// Holds task `id`, whose opening timed out with `failure`, its inputs paused, to open
+    /// again on the next turn of the loop; fails the thread once `task.timeout.ms` has passed
+    /// since its opening first timed out.
+    fn hold_timed_out(
+        &mut self,
+        consumer: GroupConsumer<'_>,
+        id: TaskId,
+        wipe_kept_stores: bool,
+        failure: KafkaFailure,
+    ) -> Result<()> {
         let first_timeout = self
             .timed_out_opens
             .entry(id)
@@ -527,7 +562,7 @@ impl TaskManager {
             self.pause(consumer.fetcher, id)?;
         }
         self.held.insert(id);
-        Ok(None)
+        Ok(())
     }
 
     /// Fails with `failure`, a read for `what` (a task, say) that timed out, once

@@ -143,6 +143,8 @@ struct Cluster {
     deleted_topics: BTreeSet<String>,
     /// How many of the next reads of the committed offsets time out.
     committed_reads_timing_out: usize,
+    /// How many of the next reads of a changelog's first and last offsets time out.
+    watermark_reads_timing_out: usize,
 }
 
 impl Cluster {
@@ -234,6 +236,12 @@ impl FakeKafka {
     /// group coordinator is away.
     pub fn time_out_committed_reads(&self, reads: usize) {
         self.cluster().committed_reads_timing_out = reads;
+    }
+
+    /// The next `reads` reads of where a changelog begins and ends time out, as they do while
+    /// its leader is away.
+    pub fn time_out_watermark_reads(&self, reads: usize) {
+        self.cluster().watermark_reads_timing_out = reads;
     }
 
     /// Another member of the group committed `offset` for `partition`.
@@ -858,10 +866,10 @@ struct FakeRestoreConsumer {
     reading: BTreeSet<TopicPartition>,
 }
 
-impl RestoreConsumer for FakeRestoreConsumer {
-    fn watermarks(&mut self, partition: &TopicPartition) -> Result<(i64, i64), KafkaFailure> {
+impl FakeRestoreConsumer {
+    fn end_of(&self, partition: &TopicPartition) -> Result<i64, KafkaFailure> {
         match self.kafka.cluster().inputs.get(partition) {
-            Some(values) => Ok((0, values.len() as i64)),
+            Some(values) => Ok(values.len() as i64),
             None => Err(KafkaFailure::new(
                 format!("reading the offsets of {partition}"),
                 ClientError::new(
@@ -871,6 +879,22 @@ impl RestoreConsumer for FakeRestoreConsumer {
             )),
         }
     }
+}
+
+impl RestoreConsumer for FakeRestoreConsumer {
+    fn watermarks(&mut self, partition: &TopicPartition) -> Result<(i64, i64), KafkaFailure> {
+        {
+            let mut cluster = self.kafka.cluster();
+            if cluster.watermark_reads_timing_out > 0 {
+                cluster.watermark_reads_timing_out -= 1;
+                return Err(KafkaFailure::new(
+                    format!("reading the offsets of {partition}"),
+                    ClientError::new(ClientError::REQUEST_TIMED_OUT, "Local: Timed out"),
+                ));
+            }
+        }
+        Ok((0, self.end_of(partition)?))
+    }
 
     fn start(
         &mut self,
@@ -878,7 +902,7 @@ impl RestoreConsumer for FakeRestoreConsumer {
         offset: i64,
         to: ReadTo,
     ) -> Result<(), KafkaFailure> {
-        self.watermarks(partition)?;
+        self.end_of(partition)?;
         self.reading.insert(partition.clone());
         self.kafka.cluster().events.push(Event::ChangelogRead {
             partition: partition.clone(),
@@ -897,7 +921,7 @@ impl RestoreConsumer for FakeRestoreConsumer {
     }
 
     fn raise_limit(&mut self, partition: &TopicPartition, until: i64) -> Result<(), KafkaFailure> {
-        self.watermarks(partition)?;
+        self.end_of(partition)?;
         self.kafka
             .cluster()
             .events

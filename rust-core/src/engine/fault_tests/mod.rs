@@ -1262,6 +1262,77 @@ fn a_standby_reads_its_source_topic_further_once_the_committed_offsets_answer_ag
 }
 
 #[test]
+fn a_task_whose_changelog_offsets_could_not_be_read_in_time_opens_on_a_later_turn() {
+    // As the group assigns both tasks, reading where the first one's changelog ends times out.
+    let harness = Harness::with_source_table(&[]);
+    harness.kafka.time_out_watermark_reads(1);
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(harness.output(), every_input());
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+    // The task closed as its opening timed out, having processed nothing, and opened again.
+    assert_eq!(
+        harness.journal.count(|call| *call
+            == Call::Closed {
+                task: task(0),
+                clean: false
+            }),
+        1
+    );
+}
+
+#[test]
+fn a_task_whose_changelog_offsets_time_out_past_the_task_timeout_fails_the_thread() {
+    let harness = Harness::with_source_table(&[("task.timeout.ms", "0")]);
+    harness.kafka.time_out_watermark_reads(1);
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch]);
+    let error = harness.run().unwrap_err();
+    assert!(
+        matches!(&error, Error::Kafka(f)
+            if f.error.protocol_code() == ClientError::REQUEST_TIMED_OUT
+                && f.context.starts_with("task 0_0 did not make progress within")),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_standby_whose_changelog_offsets_could_not_be_read_in_time_opens_on_a_later_turn() {
+    let harness = Harness::with_source_table(&[]);
+    harness.kafka.commit_elsewhere(input(1), 2);
+    let kafka = Arc::clone(&harness.kafka);
+    harness.kafka.script([
+        Poll::Assign(vec![input(0)]),
+        Poll::Fetch,
+        Poll::Elsewhere(Elsewhere(Arc::new(move || {
+            kafka.time_out_watermark_reads(1)
+        }))),
+        Poll::AssignWithStandbys {
+            active: vec![input(0)],
+            standby: vec![input(1)],
+        },
+        Poll::Fetch,
+        Poll::Fetch,
+    ]);
+    harness.run().unwrap();
+    let follows = changelog_read(input(1), 0, ReadTo::FollowUpTo(2));
+    assert_eq!(harness.kafka.count(&follows), 1);
+    assert_eq!(
+        harness.journal.count(|call| *call
+            == Call::Closed {
+                task: task(1),
+                clean: true
+            }),
+        2,
+        "the replica closes as its opening times out, and as the thread stops"
+    );
+    assert_eq!(harness.output(), ["a0", "a1", "a2"]);
+}
+
+#[test]
 fn a_poll_failing_beyond_the_client_timeout_stops_the_thread() {
     let harness = Harness::new(
         "exactly_once_v2",
