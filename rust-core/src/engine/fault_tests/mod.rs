@@ -1146,13 +1146,7 @@ fn a_task_whose_committed_offsets_time_out_past_the_task_timeout_fails_the_threa
     harness
         .kafka
         .script([both_inputs(), Poll::Fetch, Poll::Fetch]);
-    let error = harness.run().unwrap_err();
-    assert!(
-        matches!(&error, Error::Kafka(f)
-            if f.error.protocol_code() == ClientError::REQUEST_TIMED_OUT
-                && f.context.starts_with("task 0_0 did not make progress within")),
-        "{error}"
-    );
+    assert_failed_past_the_task_timeout(harness.run(), "task 0_0");
     assert_eq!(harness.output(), Vec::<String>::new());
 }
 
@@ -1197,6 +1191,17 @@ fn standby_of_in_1_assigned_while_reads_time_out(harness: &Harness, reads: usize
     ]);
 }
 
+/// The thread failed as `what` made no progress within `task.timeout.ms`, a read timing out.
+fn assert_failed_past_the_task_timeout(run: Result<()>, what: &str) {
+    let error = run.unwrap_err();
+    assert!(
+        matches!(&error, Error::Kafka(f)
+            if f.error.protocol_code() == ClientError::REQUEST_TIMED_OUT
+                && f.context.starts_with(&format!("{what} did not make progress within"))),
+        "{error}"
+    );
+}
+
 fn changelog_read(partition: TopicPartition, from: i64, to: ReadTo) -> Event {
     Event::ChangelogRead {
         partition,
@@ -1224,13 +1229,7 @@ fn a_standby_whose_source_topic_committed_offsets_time_out_past_the_task_timeout
     let harness = Harness::with_source_table(&[("task.timeout.ms", "0")]);
     standby_of_in_1_assigned_while_reads_time_out(&harness, 1);
     harness.kafka.script([Poll::Fetch]);
-    let error = harness.run().unwrap_err();
-    assert!(
-        matches!(&error, Error::Kafka(f)
-            if f.error.protocol_code() == ClientError::REQUEST_TIMED_OUT
-                && f.context.starts_with("standby task 0_1 did not make progress within")),
-        "{error}"
-    );
+    assert_failed_past_the_task_timeout(harness.run(), "standby task 0_1");
 }
 
 #[test]
@@ -1290,13 +1289,7 @@ fn a_task_whose_changelog_offsets_time_out_past_the_task_timeout_fails_the_threa
     harness
         .kafka
         .script([both_inputs(), Poll::Fetch, Poll::Fetch]);
-    let error = harness.run().unwrap_err();
-    assert!(
-        matches!(&error, Error::Kafka(f)
-            if f.error.protocol_code() == ClientError::REQUEST_TIMED_OUT
-                && f.context.starts_with("task 0_0 did not make progress within")),
-        "{error}"
-    );
+    assert_failed_past_the_task_timeout(harness.run(), "task 0_0");
 }
 
 #[test]
