@@ -1172,18 +1172,19 @@ fn a_task_revoked_while_it_waits_to_open_again_lets_its_state_go() {
     assert_eq!(harness.output(), Vec::<String>::new());
 }
 
-/// The group assigns `in-0` and, once the reads of the committed offsets have begun to time
-/// out, a standby replica of the task of `in-1` besides, whose input another member committed
+/// The group assigns `in-0` and, once `meanwhile` has happened (reads beginning to time out,
+/// say), a standby replica of the task of `in-1` besides, whose input another member committed
 /// up to 2.
-fn standby_of_in_1_assigned_while_reads_time_out(harness: &Harness, reads: usize) {
+fn standby_of_in_1_assigned_after(
+    harness: &Harness,
+    meanwhile: impl Fn(&FakeKafka) + Send + Sync + 'static,
+) {
     harness.kafka.commit_elsewhere(input(1), 2);
     let kafka = Arc::clone(&harness.kafka);
     harness.kafka.script([
         Poll::Assign(vec![input(0)]),
         Poll::Fetch,
-        Poll::Elsewhere(Elsewhere(Arc::new(move || {
-            kafka.time_out_committed_reads(reads)
-        }))),
+        Poll::Elsewhere(Elsewhere(Arc::new(move || meanwhile(&kafka)))),
         Poll::AssignWithStandbys {
             active: vec![input(0)],
             standby: vec![input(1)],
@@ -1213,7 +1214,7 @@ fn changelog_read(partition: TopicPartition, from: i64, to: ReadTo) -> Event {
 #[test]
 fn a_standby_whose_source_topic_committed_offsets_time_out_opens_on_a_later_turn() {
     let harness = Harness::with_source_table(&[]);
-    standby_of_in_1_assigned_while_reads_time_out(&harness, 1);
+    standby_of_in_1_assigned_after(&harness, |kafka| kafka.time_out_committed_reads(1));
     harness.kafka.script([Poll::Fetch, Poll::Fetch]);
     harness.run().unwrap();
     assert_eq!(harness.kafka.committed_reads_left_to_time_out(), 0);
@@ -1227,7 +1228,7 @@ fn a_standby_whose_source_topic_committed_offsets_time_out_opens_on_a_later_turn
 fn a_standby_whose_source_topic_committed_offsets_time_out_past_the_task_timeout_fails_the_thread()
 {
     let harness = Harness::with_source_table(&[("task.timeout.ms", "0")]);
-    standby_of_in_1_assigned_while_reads_time_out(&harness, 1);
+    standby_of_in_1_assigned_after(&harness, |kafka| kafka.time_out_committed_reads(1));
     harness.kafka.script([Poll::Fetch]);
     assert_failed_past_the_task_timeout(harness.run(), "standby task 0_1");
 }
@@ -1235,7 +1236,7 @@ fn a_standby_whose_source_topic_committed_offsets_time_out_past_the_task_timeout
 #[test]
 fn a_standby_reads_its_source_topic_further_once_the_committed_offsets_answer_again() {
     let harness = Harness::with_source_table(&[]);
-    standby_of_in_1_assigned_while_reads_time_out(&harness, 0);
+    standby_of_in_1_assigned_after(&harness, |_| ());
     let kafka = Arc::clone(&harness.kafka);
     // The other member commits further while the coordinator does not answer twice.
     harness.kafka.script([
@@ -1295,21 +1296,8 @@ fn a_task_whose_changelog_offsets_time_out_past_the_task_timeout_fails_the_threa
 #[test]
 fn a_standby_whose_changelog_offsets_could_not_be_read_in_time_opens_on_a_later_turn() {
     let harness = Harness::with_source_table(&[]);
-    harness.kafka.commit_elsewhere(input(1), 2);
-    let kafka = Arc::clone(&harness.kafka);
-    harness.kafka.script([
-        Poll::Assign(vec![input(0)]),
-        Poll::Fetch,
-        Poll::Elsewhere(Elsewhere(Arc::new(move || {
-            kafka.time_out_watermark_reads(1)
-        }))),
-        Poll::AssignWithStandbys {
-            active: vec![input(0)],
-            standby: vec![input(1)],
-        },
-        Poll::Fetch,
-        Poll::Fetch,
-    ]);
+    standby_of_in_1_assigned_after(&harness, |kafka| kafka.time_out_watermark_reads(1));
+    harness.kafka.script([Poll::Fetch, Poll::Fetch]);
     harness.run().unwrap();
     let follows = changelog_read(input(1), 0, ReadTo::FollowUpTo(2));
     assert_eq!(harness.kafka.count(&follows), 1);
