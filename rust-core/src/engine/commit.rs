@@ -356,14 +356,28 @@ impl CommitBarrier {
     /// commit that timed out: the coordinator may have been asked to commit already, so the
     /// transaction can no longer be aborted and its work rolled back (the stores would miss
     /// what the changelogs and the group's offsets then hold). Past the task timeout the thread
-    /// fails, and the stores' next restore reads whatever became of the transaction.
+    /// fails, and the stores' next restore reads whatever became of the transaction. For the
+    /// same reason a resumed commit that fails abortably counts as fenced: the replaced
+    /// producer's initialisation waits until the coordinator has ended the transaction one way
+    /// or the other, and the tasks, given up, restore whatever it became.
     fn commit_resuming_timeouts(
         &mut self,
         consumed: &BTreeMap<TopicPartition, InputOffset>,
         group: Option<&GroupMetadata>,
     ) -> std::result::Result<DeliveredOffsets, TransactionFailure> {
         let producer = &mut self.producer;
-        transaction_call_resuming_timeouts(self.task_timeout, || producer.commit(consumed, group))
+        let mut resumed = false;
+        let committed = transaction_call_resuming_timeouts(self.task_timeout, || {
+            let answer = producer.commit(consumed, group);
+            resumed |= matches!(&answer, Err(failure) if failure.timed_out());
+            answer
+        });
+        match committed {
+            Err(TransactionFailure::Abortable(error)) if resumed => {
+                Err(TransactionFailure::Fenced(error))
+            }
+            answer => answer,
+        }
     }
 
     /// Deletes the repartition records below what was committed, when due; `owned` are the

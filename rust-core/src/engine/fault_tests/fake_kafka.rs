@@ -83,6 +83,8 @@ pub enum ProducerOp {
     Commit,
     /// The answer to a transaction's commit, which took effect.
     CommitAnswer,
+    /// The call that resumes a commit whose answer was lost.
+    ResumedCommit,
     Abort,
 }
 
@@ -346,6 +348,7 @@ impl ThreadClients for Arc<FakeKafka> {
             failed: Vec::new(),
             answered_below: 0,
             offsets_added: None,
+            committed_unanswered: false,
         }))
     }
 
@@ -709,9 +712,18 @@ struct FakeProducer {
     answered_below: usize,
     /// The consumed offsets added to the open transaction, committed with it.
     offsets_added: Option<BTreeMap<TopicPartition, InputOffset>>,
+    /// The last transaction committed, but the answer was lost: the next commit resumes it.
+    committed_unanswered: bool,
 }
 
 impl FakeProducer {
+    /// Forgets the transaction that committed; answers where its records landed.
+    fn transaction_committed(&mut self) -> DeliveredOffsets {
+        self.answered_below = 0;
+        self.transaction_starts.clear();
+        std::mem::take(&mut self.delivered)
+    }
+
     /// The broker answers every request in flight.
     fn answer_in_flight(&mut self) {
         let mut cluster = self.kafka.cluster();
@@ -801,6 +813,11 @@ impl StreamsProducer for FakeProducer {
         consumed: &BTreeMap<TopicPartition, InputOffset>,
         group: Option<&GroupMetadata>,
     ) -> Result<DeliveredOffsets, TransactionFailure> {
+        if self.committed_unanswered {
+            self.kafka.cluster().fault(&ProducerOp::ResumedCommit)?;
+            self.committed_unanswered = false;
+            return Ok(self.transaction_committed());
+        }
         self.flush()?;
         if let Some(failed) = self.failed.first() {
             return Err(TransactionFailure::Abortable(failed.error.clone()));
@@ -819,14 +836,16 @@ impl StreamsProducer for FakeProducer {
             cluster.visible.append(&mut self.uncommitted);
             cluster.commit_offsets(consumed);
             self.in_transaction = false;
-            cluster.fault(&ProducerOp::CommitAnswer)?;
+            if let Err(lost) = cluster.fault(&ProducerOp::CommitAnswer) {
+                self.committed_unanswered = true;
+                return Err(lost);
+            }
         }
-        self.answered_below = 0;
-        self.transaction_starts.clear();
-        Ok(std::mem::take(&mut self.delivered))
+        Ok(self.transaction_committed())
     }
 
     fn abort(&mut self) -> Result<(), TransactionFailure> {
+        self.committed_unanswered = false;
         let mut cluster = self.kafka.cluster();
         cluster.fault(&ProducerOp::Abort)?;
         cluster.events.push(Event::Aborted);

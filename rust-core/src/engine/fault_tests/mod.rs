@@ -833,6 +833,33 @@ fn a_commit_whose_answer_was_lost_keeps_its_work() {
 }
 
 #[test]
+fn a_resumed_commit_failing_abortably_restores_the_tasks_instead_of_rolling_them_back() {
+    // The coordinator may have committed the transaction whose answer was lost: rolled back in
+    // place, the stores would miss what the changelogs and the group's offsets hold. The tasks
+    // are given up instead and open again, restoring whatever became of the transaction.
+    let harness = Harness::exactly_once();
+    harness.kafka.fail_next(
+        ProducerOp::CommitAnswer,
+        timed_out("committing the transaction"),
+    );
+    harness.kafka.fail_next(
+        ProducerOp::ResumedCommit,
+        abortable("the transaction had already failed locally"),
+    );
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(harness.rollbacks(), 0, "nothing rolls back in place");
+    assert_eq!(harness.kafka.count(&Event::Aborted), 0);
+    assert_eq!(harness.dirty_closes(), 2, "both tasks close dirty");
+    assert_eq!(harness.kafka.count(&Event::ProducerCreated), 2);
+    assert_eq!(harness.kafka.count(&Event::Rejoined), 1);
+    assert_eq!(harness.output(), every_input(), "each input once");
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+}
+
+#[test]
 fn a_commit_timing_out_past_the_task_timeout_fails_the_thread() {
     let harness = Harness::new(
         "exactly_once_v2",
