@@ -369,11 +369,22 @@ impl CommitBarrier {
         let mut resumed = false;
         let committed = transaction_call_resuming_timeouts(self.task_timeout, || {
             let answer = producer.commit(consumed, group);
-            resumed |= matches!(&answer, Err(failure) if failure.timed_out());
+            if let Err(failure) = &answer {
+                if failure.timed_out() && !resumed {
+                    log::warn!(
+                        "committing the transaction timed out; the commit is resumed: {failure}"
+                    );
+                }
+                resumed |= failure.timed_out();
+            }
             answer
         });
         match committed {
             Err(TransactionFailure::Abortable(error)) if resumed => {
+                log::warn!(
+                    "a resumed commit failed, the transaction may have committed all the same; \
+                     the producer is replaced and the tasks restore what it became: {error}"
+                );
                 Err(TransactionFailure::Fenced(error))
             }
             answer => answer,
@@ -403,6 +414,7 @@ impl CommitBarrier {
         cause: &str,
     ) -> Result<Recovery> {
         let producer = &mut self.producer;
+        log::warn!("aborting the open transaction: {cause}");
         match transaction_call_resuming_timeouts(self.task_timeout, || producer.abort()) {
             Ok(()) => {
                 self.forget_sent();
@@ -478,6 +490,7 @@ impl CommitBarrier {
         match failure {
             TransactionFailure::Abortable(_) => self.abort(consumer, tasks, &failure.to_string()),
             TransactionFailure::Fenced(_) => {
+                log::warn!("the producer is replaced: {failure}");
                 self.metrics.aborted();
                 self.producer = self.source.create()?;
                 self.forget_sent();
@@ -555,6 +568,16 @@ fn rewind_to_committed(consumer: GroupConsumer<'_>, task_timeout: Duration) -> R
     let committed = again_while_timing_out(task_timeout, KafkaFailure::timed_out, || {
         consumer.fetcher.committed_offsets(&assigned)
     })?;
+    log::debug!(
+        "rewinding to the committed offsets {:?}",
+        committed
+            .iter()
+            .map(|(partition, committed)| (
+                partition.to_string(),
+                committed.as_ref().map(|c| c.offset)
+            ))
+            .collect::<Vec<_>>()
+    );
     for (partition, committed) in committed {
         consumer
             .fetcher

@@ -202,6 +202,14 @@ impl Restorer {
                 }
                 continue;
             }
+            log::info!(
+                "task {} restores store {} from changelog {}, offsets {} to {}",
+                task.id,
+                start.store,
+                start.partition,
+                start.offset,
+                start.end_offset
+            );
             self.start(task, start, false)?;
         }
         task.start_if_restored()
@@ -270,6 +278,11 @@ impl Restorer {
             ));
         }
         if !usable {
+            log::warn!(
+                "the state of task {} is wiped: an offset its stores committed lies outside \
+                 its changelog, which it restores from the beginning",
+                task.id
+            );
             task.wipe_kept_stores()?;
         }
         Ok(plans

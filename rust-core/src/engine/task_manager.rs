@@ -218,6 +218,12 @@ impl TaskManager {
         standby_inputs: &[TopicPartition],
     ) -> Result<()> {
         let topology = self.shared.topology();
+        log::info!(
+            "stream thread {}: assigned {}; standby inputs {}",
+            self.index,
+            listed(partitions),
+            listed(standby_inputs)
+        );
         let standbys: BTreeSet<TaskId> = standby_inputs
             .iter()
             .filter_map(|partition| topology.task_of(partition))
@@ -333,6 +339,14 @@ impl TaskManager {
         let Some(inputs) = self.committed_inputs_or_hold(consumer, id, wipe_kept_stores)? else {
             return Ok(());
         };
+        log::debug!(
+            "task {id} opens at the committed offsets {}",
+            listed(inputs.iter().map(|input| format!(
+                "{}@{}",
+                input.partition,
+                input.committed.as_ref().map_or(-1, |c| c.offset)
+            )))
+        );
         let promoted = self.promoted_standby(id)?;
         let processor = match promoted {
             Some(standby) => standby.promote(&inputs)?,
@@ -557,6 +571,7 @@ impl TaskManager {
                 wipe_kept_stores,
             })
             .since;
+        log::warn!("task {id} could not open in time; it opens again on a later turn: {failure}");
         self.fail_past_task_timeout(&format!("task {id}"), first_timeout, failure)?;
         if !self.paused.contains(&id) {
             self.pause(consumer.fetcher, id)?;
@@ -669,6 +684,12 @@ impl TaskManager {
         partitions: &[TopicPartition],
         lost: bool,
     ) -> Result<()> {
+        log::info!(
+            "stream thread {}: {} {}",
+            self.index,
+            if lost { "lost" } else { "revoked" },
+            listed(partitions)
+        );
         self.shared
             .factory
             .assignment_started()
@@ -717,6 +738,10 @@ impl TaskManager {
     /// The tasks belong to another member now (the producer was fenced): closes them dirty,
     /// until the group assigns them again, and asks for the group to be rejoined.
     fn give_up_tasks(&mut self) -> Result<()> {
+        log::warn!(
+            "stream thread {} gives its tasks up and joins the group again",
+            self.index
+        );
         self.shared
             .factory
             .assignment_started()
@@ -1153,6 +1178,12 @@ fn lags(
 fn lag_behind(high: i64, next: i64, own_transaction_start: Option<i64>) -> i64 {
     let end = own_transaction_start.map_or(high, |start| high.min(start));
     (end - next).max(0)
+}
+
+/// `items` for a log line: comma-separated, in brackets.
+fn listed<T: std::fmt::Display>(items: impl IntoIterator<Item = T>) -> String {
+    let items: Vec<String> = items.into_iter().map(|item| item.to_string()).collect();
+    format!("[{}]", items.join(", "))
 }
 
 /// Rewinds each partition of `batch` to its first record, to read the batch again.

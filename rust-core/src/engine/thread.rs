@@ -59,6 +59,15 @@ pub(crate) fn run(shared: Arc<ThreadShared>, index: usize, stop: Arc<AtomicBool>
                 .fatal_error()
                 .is_some_and(|e| e.protocol_code() == ClientError::FENCED_INSTANCE_ID)
             && joined_anew_at.is_none_or(|at| at.elapsed() >= FENCED_AGAIN_WITHIN);
+        if let Err(error) = &result {
+            if join_anew {
+                log::warn!(
+                    "stream thread {index} was fenced out of the group; it joins again: {error}"
+                );
+            } else {
+                log::error!("stream thread {index} failed: {error}");
+            }
+        }
         let closed = listener.lock().close_all(consumer, result.is_ok());
         // Dropping the member leaves the group; its revocation finds no task left.
         drop(member);

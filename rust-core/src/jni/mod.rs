@@ -10,6 +10,7 @@
 //! - [`framing`] and [`chunks`]: the byte layouts that batch many entries into one crossing;
 //! - [`reads`]: isolation, direction and scan handles, shared by every store's reads;
 //! - [`record_framing`]: the records and positions that cross to the JVM's task runners;
+//! - [`logging`]: the engine's and librdkafka's log records, handed to slf4j;
 //! - [`upcalls`]: the engine's calls into the JVM: the task runners, the global runner and
 //!   restore progress behind the engine's processor traits;
 //! - one module per Java class with native methods. Window, session and versioned stores
@@ -27,6 +28,7 @@ mod handles;
 mod kv_iterator;
 mod kv_store;
 mod layered_store;
+mod logging;
 mod reads;
 mod record_cache;
 mod record_framing;

@@ -40,7 +40,8 @@ import java.util.zip.CheckedInputStream;
  *   <li>{@value #CACHE_DIR_PROPERTY}: extract into this directory (default: a per-user directory
  *       under {@code java.io.tmpdir}).</li>
  * </ul>
- * Whatever is loaded must report the version this jar was built with.
+ * Whatever is loaded must report the version this jar was built with. Once loaded, the library logs
+ * through slf4j ({@link NativeLog}).
  */
 public final class NativeLibrary {
 
@@ -70,6 +71,7 @@ public final class NativeLibrary {
             throw new IllegalStateException("Sluice could not load its native library " + library + ": " + e.getMessage(), e);
         }
         verifyVersion(library, expected.getProperty("version"));
+        NativeLog.install();
         loaded = true;
     }
 

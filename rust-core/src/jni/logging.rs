@@ -1,0 +1,126 @@
+//! `dev.sluice.streams.internals.NativeLog`: the engine's log records, and librdkafka's (which
+//! rdkafka logs through the same facade), handed to slf4j as Kafka Streams' own are. A record
+//! finer than the level Java reported when the library was loaded is dropped before it is
+//! formatted.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use jni::objects::{Global, JClass, JValue};
+use jni::sys::jint;
+use jni::{jni_sig, jni_str, EnvUnowned, JavaVM};
+use log::{Level, LevelFilter, Log, Metadata, Record};
+
+use super::errors::{NativeError, ThrowJavaException};
+
+/// The Java logger every native logger's name starts with (`NativeLog.ROOT`).
+const ROOT: &str = "dev.sluice.core";
+
+/// Forwards each record to `NativeLog.log` on the thread that logged.
+struct Slf4jLogger {
+    vm: JavaVM,
+    /// Held globally: a thread librdkafka started finds no application class by name.
+    class: Global<JClass<'static>>,
+}
+
+impl Log for Slf4jLogger {
+    fn enabled(&self, metadata: &Metadata<'_>) -> bool {
+        metadata.level() <= log::max_level()
+    }
+
+    fn log(&self, record: &Record<'_>) {
+        if !self.enabled(record.metadata()) {
+            return;
+        }
+        let level = record.level() as jint;
+        let logger = logger_name(record.target());
+        let message = record.args().to_string();
+        // A record that cannot reach Java (the JVM shutting down) is lost; logging never fails
+        // the work that logged.
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            // Scoped: a thread of librdkafka's attached for good would hold the JVM's exit up.
+            self.vm
+                .attach_current_thread_for_scope(|env| -> jni::errors::Result<()> {
+                    let logger = env.new_string(&logger)?;
+                    let message = env.new_string(&message)?;
+                    env.call_static_method(
+                        &*self.class,
+                        jni_str!("log"),
+                        jni_sig!("(ILjava/lang/String;Ljava/lang/String;)V"),
+                        &[
+                            JValue::Int(level),
+                            JValue::Object(&logger),
+                            JValue::Object(&message),
+                        ],
+                    )?;
+                    Ok(())
+                })
+        }));
+    }
+
+    fn flush(&self) {}
+}
+
+/// The Java logger of a record's target: the crate's modules under [`ROOT`], and any other
+/// target (rdkafka's `librdkafka`) as a child of it.
+fn logger_name(target: &str) -> String {
+    let module = target.strip_prefix("sluice_core::").unwrap_or(target);
+    format!("{ROOT}.{}", module.replace("::", "."))
+}
+
+/// The levels as `NativeLog` numbers them, which are `log::Level`'s.
+fn level_filter(max_level: jint) -> LevelFilter {
+    [
+        Level::Error,
+        Level::Warn,
+        Level::Info,
+        Level::Debug,
+        Level::Trace,
+    ]
+    .into_iter()
+    .rev()
+    .find(|level| *level as jint <= max_level)
+    .map_or(LevelFilter::Off, |level| level.to_level_filter())
+}
+
+/// Makes slf4j the destination of every record at `max_level` or coarser. Only the first call
+/// installs the logger (a process has one); each sets the level.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_sluice_streams_internals_NativeLog_installNative<'local>(
+    mut env: EnvUnowned<'local>,
+    class: JClass<'local>,
+    max_level: jint,
+) {
+    env.with_env(|env| -> Result<(), NativeError> {
+        let logger = Slf4jLogger {
+            vm: env.get_java_vm()?,
+            class: env.new_global_ref(&class)?,
+        };
+        // Refused only when a logger is installed already, which then goes on serving.
+        let _ = log::set_boxed_logger(Box::new(logger));
+        log::set_max_level(level_filter(max_level));
+        Ok(())
+    })
+    .resolve::<ThrowJavaException>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_crate_s_modules_and_other_targets_log_under_the_root() {
+        assert_eq!(
+            logger_name("sluice_core::engine::commit"),
+            "dev.sluice.core.engine.commit"
+        );
+        assert_eq!(logger_name("librdkafka"), "dev.sluice.core.librdkafka");
+    }
+
+    #[test]
+    fn java_s_level_numbers_are_the_facade_s() {
+        assert_eq!(level_filter(0), LevelFilter::Off);
+        assert_eq!(level_filter(1), LevelFilter::Error);
+        assert_eq!(level_filter(3), LevelFilter::Info);
+        assert_eq!(level_filter(5), LevelFilter::Trace);
+    }
+}
