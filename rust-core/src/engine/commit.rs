@@ -357,30 +357,30 @@ impl CommitBarrier {
     /// transaction can no longer be aborted and its work rolled back (the stores would miss
     /// what the changelogs and the group's offsets then hold). Past the task timeout the thread
     /// fails, and the stores' next restore reads whatever became of the transaction. For the
-    /// same reason a resumed commit that fails abortably counts as fenced: the replaced
-    /// producer's initialisation waits until the coordinator has ended the transaction one way
-    /// or the other, and the tasks, given up, restore whatever it became.
+    /// same reason a commit resumed after the coordinator's answer was lost
+    /// ([`commit_unanswered`](StreamsProducer::commit_unanswered)) that fails abortably counts
+    /// as fenced (one that timed out before asking, adding the offsets say, is aborted as
+    /// ever): the replaced producer's initialisation waits until the coordinator has ended the
+    /// transaction one way or the other, and the tasks, given up, restore whatever it became.
     fn commit_resuming_timeouts(
         &mut self,
         consumed: &BTreeMap<TopicPartition, InputOffset>,
         group: Option<&GroupMetadata>,
     ) -> std::result::Result<DeliveredOffsets, TransactionFailure> {
         let producer = &mut self.producer;
-        let mut resumed = false;
+        let mut resuming_unanswered = false;
         let committed = transaction_call_resuming_timeouts(self.task_timeout, || {
+            resuming_unanswered = producer.commit_unanswered();
             let answer = producer.commit(consumed, group);
             if let Err(failure) = &answer {
-                if failure.timed_out() && !resumed {
-                    log::warn!(
-                        "committing the transaction timed out; the commit is resumed: {failure}"
-                    );
+                if failure.timed_out() {
+                    log::warn!("the commit timed out and is made again: {failure}");
                 }
-                resumed |= failure.timed_out();
             }
             answer
         });
         match committed {
-            Err(TransactionFailure::Abortable(error)) if resumed => {
+            Err(TransactionFailure::Abortable(error)) if resuming_unanswered => {
                 log::warn!(
                     "a resumed commit failed, the transaction may have committed all the same; \
                      the producer is replaced and the tasks restore what it became: {error}"

@@ -13,11 +13,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rdkafka::client::ClientContext;
 use rdkafka::consumer::base_consumer::PartitionQueue;
-use rdkafka::consumer::{BaseConsumer, Consumer, DefaultConsumerContext};
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::error::KafkaError;
 use rdkafka::message::{BorrowedMessage, Message};
 use rdkafka::topic_partition_list::{Offset, TopicPartitionList};
+use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::ClientConfig;
 
 use crate::kafka::clients::{ReadTo, RestoreConsumer};
@@ -37,6 +39,23 @@ pub enum ChangelogEvent {
     End(TopicPartition),
 }
 
+/// The changelog consumers' context. librdkafka also reports a partition's end on the
+/// consumer's own queue (a partition whose queue is gone, one read to its end again), which
+/// rdkafka hands over as a global error: it is none, and is not logged as one.
+pub struct ChangelogContext;
+
+impl ClientContext for ChangelogContext {
+    fn error(&self, error: KafkaError, reason: &str) {
+        if error.rdkafka_error_code() == Some(RDKafkaErrorCode::PartitionEOF) {
+            log::trace!("a changelog partition's end on the consumer's own queue: {reason}");
+        } else {
+            log::error!("librdkafka: {error}: {reason}");
+        }
+    }
+}
+
+impl ConsumerContext for ChangelogContext {}
+
 /// Reads changelog partitions to their end.
 pub struct ChangelogReader {
     config: ClientConfig,
@@ -45,7 +64,7 @@ pub struct ChangelogReader {
     /// Answers offset queries, and never fetches. A broker answers one connection's requests
     /// in order, so a query sent on a reading consumer's connection waits behind its fetch's
     /// long poll (`fetch.wait.max.ms`) whenever a partition it reads has no new records.
-    offsets: Option<BaseConsumer>,
+    offsets: Option<BaseConsumer<ChangelogContext>>,
     /// Nothing is fetched: the partitions being read, and those started meanwhile, are paused.
     paused: bool,
     /// Raised when a partition's queue gets an event; a poll that found none sleeps on it.
@@ -55,7 +74,7 @@ pub struct ChangelogReader {
 }
 
 struct TopicReader {
-    consumer: Arc<BaseConsumer>,
+    consumer: Arc<BaseConsumer<ChangelogContext>>,
     /// Partition → where reading it stands.
     readings: BTreeMap<i32, Reading>,
 }
@@ -73,7 +92,7 @@ struct Reading {
     /// (high watermark, or last stable offset) may still lie past `next`, by a transaction
     /// marker, which a consumer steps over without handing it out.
     at_end: bool,
-    queue: PartitionQueue<DefaultConsumerContext>,
+    queue: PartitionQueue<ChangelogContext>,
 }
 
 impl Reading {
@@ -119,7 +138,7 @@ impl TopicReader {
         offset: i64,
         paused: bool,
         signal: &Arc<QueueSignal>,
-    ) -> Result<PartitionQueue<DefaultConsumerContext>, KafkaFailure> {
+    ) -> Result<PartitionQueue<ChangelogContext>, KafkaFailure> {
         let partition = TopicPartition::new(topic, partition);
         let mut queue = self
             .consumer
@@ -205,11 +224,11 @@ impl ChangelogReader {
         }
     }
 
-    fn offsets_client(&mut self) -> Result<&BaseConsumer, KafkaFailure> {
+    fn offsets_client(&mut self) -> Result<&BaseConsumer<ChangelogContext>, KafkaFailure> {
         if self.offsets.is_none() {
             let consumer = self
                 .config
-                .create()
+                .create_with_context(ChangelogContext)
                 .map_err(|e| KafkaFailure::new("creating the restore consumer", e))?;
             self.offsets = Some(consumer);
         }
@@ -220,7 +239,7 @@ impl ChangelogReader {
         if !self.topics.contains_key(topic) {
             let consumer = self
                 .config
-                .create()
+                .create_with_context(ChangelogContext)
                 .map_err(|e| KafkaFailure::new("creating the restore consumer", e))?;
             self.topics.insert(
                 topic.to_string(),

@@ -284,6 +284,11 @@ pub trait StreamsProducer: Send {
         group: Option<&GroupMetadata>,
     ) -> Result<DeliveredOffsets, TransactionFailure>;
 
+    /// True when the coordinator was asked to commit the transaction and the answer did not
+    /// come in time: whatever the commit that resumes it answers short of success, the
+    /// transaction may have committed.
+    fn commit_unanswered(&self) -> bool;
+
     /// Aborts the open transaction, if any, and forgets what was sent in it.
     fn abort(&mut self) -> Result<(), TransactionFailure>;
 }

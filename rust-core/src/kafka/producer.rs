@@ -739,6 +739,10 @@ impl StreamsProducer for KafkaStreamsProducer {
         Ok(last_offsets(deliveries.delivered))
     }
 
+    fn commit_unanswered(&self) -> bool {
+        self.unanswered_commit.is_some()
+    }
+
     fn abort(&mut self) -> Result<(), TransactionFailure> {
         self.unanswered_commit = None;
         if let Some(in_flight) = self.offsets_in_flight.take() {

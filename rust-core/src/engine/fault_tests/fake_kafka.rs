@@ -844,6 +844,10 @@ impl StreamsProducer for FakeProducer {
         Ok(self.transaction_committed())
     }
 
+    fn commit_unanswered(&self) -> bool {
+        self.committed_unanswered
+    }
+
     fn abort(&mut self) -> Result<(), TransactionFailure> {
         self.committed_unanswered = false;
         let mut cluster = self.kafka.cluster();

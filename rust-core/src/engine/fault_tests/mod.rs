@@ -860,6 +860,27 @@ fn a_resumed_commit_failing_abortably_restores_the_tasks_instead_of_rolling_them
 }
 
 #[test]
+fn a_commit_timing_out_before_it_asked_the_coordinator_then_failing_abortably_rolls_back() {
+    // Adding the offsets timed out, say: nothing was committed, and an abort is safe.
+    let harness = Harness::exactly_once();
+    harness
+        .kafka
+        .fail_next(ProducerOp::Commit, timed_out("adding the offsets"));
+    harness
+        .kafka
+        .fail_next(ProducerOp::Commit, abortable("broker transport failure"));
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(harness.kafka.count(&Event::Aborted), 1);
+    assert_eq!(harness.rollbacks(), 2, "both tasks roll back");
+    assert_eq!(harness.kafka.count(&Event::ProducerCreated), 1);
+    assert_eq!(harness.output(), every_input());
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+}
+
+#[test]
 fn a_commit_timing_out_past_the_task_timeout_fails_the_thread() {
     let harness = Harness::new(
         "exactly_once_v2",
