@@ -70,6 +70,17 @@ impl ProducerSource {
             .producer(self.thread, self.transactional_id.as_deref())
             .map_err(Error::Producer)
     }
+
+    /// A new producer in place of one that can no longer be used. Its initialisation, which
+    /// fences the old one, times out while the broker is away still: it is made again until
+    /// `task_timeout` has passed since the first timeout, as the abort before it is.
+    fn replacement(&self, task_timeout: Duration) -> Result<Box<dyn StreamsProducer>> {
+        transaction_call_resuming_timeouts(task_timeout, || {
+            self.clients
+                .producer(self.thread, self.transactional_id.as_deref())
+        })
+        .map_err(Error::Producer)
+    }
 }
 
 /// The producer of a thread, what it sent since the last commit, and when that was.
@@ -475,7 +486,7 @@ impl CommitBarrier {
     ) -> Result<Recovery> {
         let recovery = self.recover(consumer, tasks, TransactionFailure::Abortable(error))?;
         if recovery == Recovery::RolledBack {
-            self.producer = self.source.create()?;
+            self.producer = self.source.replacement(self.task_timeout)?;
         }
         Ok(recovery)
     }
@@ -492,7 +503,7 @@ impl CommitBarrier {
             TransactionFailure::Fenced(_) => {
                 log::warn!("the producer is replaced: {failure}");
                 self.metrics.aborted();
-                self.producer = self.source.create()?;
+                self.producer = self.source.replacement(self.task_timeout)?;
                 self.forget_sent();
                 Ok(Recovery::Fenced)
             }

@@ -85,6 +85,8 @@ pub enum ProducerOp {
     CommitAnswer,
     /// The call that resumes a commit whose answer was lost.
     ResumedCommit,
+    /// Initialising a new producer, which fences older ones with its transactional id.
+    Init,
     Abort,
 }
 
@@ -336,7 +338,10 @@ impl ThreadClients for Arc<FakeKafka> {
         _thread: usize,
         transactional_id: Option<&str>,
     ) -> Result<Box<dyn StreamsProducer>, TransactionFailure> {
-        self.cluster().events.push(Event::ProducerCreated);
+        let mut cluster = self.cluster();
+        cluster.fault(&ProducerOp::Init)?;
+        cluster.events.push(Event::ProducerCreated);
+        drop(cluster);
         Ok(Box::new(FakeProducer {
             kafka: Arc::clone(self),
             transactional: transactional_id.is_some(),

@@ -771,6 +771,57 @@ fn a_fenced_commit_gives_the_tasks_up_and_rejoins_with_a_new_producer() {
     assert_eq!(harness.kafka.committed(), every_input_committed());
 }
 
+/// Fences the thread's producer at its next commit, while the broker is too far away for the
+/// first `timeouts` initialisations of its replacement to be answered.
+fn fenced_while_the_broker_is_away(harness: &Harness, timeouts: usize) -> Poll {
+    let kafka = Arc::clone(&harness.kafka);
+    Poll::Elsewhere(Elsewhere(Arc::new(move || {
+        kafka.fail_next(ProducerOp::Commit, fenced());
+        for _ in 0..timeouts {
+            kafka.fail_next(ProducerOp::Init, timed_out("initialising the producer"));
+        }
+    })))
+}
+
+#[test]
+fn a_replacement_producer_whose_initialisation_times_out_is_made_again() {
+    let harness = Harness::exactly_once();
+    harness.kafka.script([
+        fenced_while_the_broker_is_away(&harness, 2),
+        both_inputs(),
+        Poll::Fetch,
+        Poll::Fetch,
+        Poll::Fetch,
+    ]);
+    harness.run().unwrap();
+    assert_eq!(harness.kafka.count(&Event::ProducerCreated), 2);
+    assert_eq!(harness.kafka.count(&Event::Rejoined), 1);
+    assert_eq!(harness.output(), every_input());
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+}
+
+#[test]
+fn a_replacement_producer_timing_out_past_the_task_timeout_fails_the_thread() {
+    let harness = Harness::new(
+        "exactly_once_v2",
+        OnSendFailed::Fail,
+        &[("task.timeout.ms", "0")],
+    );
+    harness.kafka.script([
+        fenced_while_the_broker_is_away(&harness, 1),
+        both_inputs(),
+        Poll::Fetch,
+        Poll::Fetch,
+    ]);
+    let error = harness.run().unwrap_err();
+    assert!(
+        matches!(&error, Error::Producer(TransactionFailure::Fatal(e))
+            if e.to_string() == "initialising the producer timed out"),
+        "{error}"
+    );
+    assert_eq!(harness.output(), Vec::<String>::new());
+}
+
 #[test]
 fn a_fatal_commit_error_stops_the_thread_with_nothing_visible() {
     let harness = Harness::exactly_once();
