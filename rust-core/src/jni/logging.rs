@@ -6,8 +6,9 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use jni::objects::{Global, JClass, JValue};
+use jni::strings::JNIString;
 use jni::sys::jint;
-use jni::{jni_sig, jni_str, EnvUnowned, JavaVM};
+use jni::{jni_sig, jni_str, AttachConfig, EnvUnowned, JavaVM};
 use log::{Level, LevelFilter, Log, Metadata, Record};
 
 use super::errors::{NativeError, ThrowJavaException};
@@ -38,8 +39,12 @@ impl Log for Slf4jLogger {
         // the work that logged.
         let _ = catch_unwind(AssertUnwindSafe(|| {
             // Scoped: a thread of librdkafka's attached for good would hold the JVM's exit up.
-            self.vm
-                .attach_current_thread_for_scope(|env| -> jni::errors::Result<()> {
+            // Such a thread has no name Rust knows; the log line then names the library.
+            let name = JNIString::from(std::thread::current().name().unwrap_or("sluice-native"));
+            self.vm.attach_current_thread_with_config(
+                || AttachConfig::new().scoped(true).thread_name(&name),
+                None,
+                |env| -> jni::errors::Result<()> {
                     let logger = env.new_string(&logger)?;
                     let message = env.new_string(&message)?;
                     env.call_static_method(
@@ -53,7 +58,8 @@ impl Log for Slf4jLogger {
                         ],
                     )?;
                     Ok(())
-                })
+                },
+            )
         }));
     }
 
