@@ -499,7 +499,9 @@ impl CommitBarrier {
         failure: TransactionFailure,
     ) -> Result<Recovery> {
         match failure {
-            TransactionFailure::Abortable(_) => self.abort(consumer, tasks, &failure.to_string()),
+            TransactionFailure::Abortable(_) | TransactionFailure::TimedOut(_) => {
+                self.abort(consumer, tasks, &failure.to_string())
+            }
             TransactionFailure::Fenced(_) => {
                 log::warn!("the producer is replaced: {failure}");
                 self.metrics.aborted();
@@ -520,11 +522,7 @@ fn transaction_call_resuming_timeouts<T>(
 ) -> std::result::Result<T, TransactionFailure> {
     again_while_timing_out(task_timeout, TransactionFailure::timed_out, call).map_err(|failure| {
         match failure {
-            TransactionFailure::Abortable(error)
-                if error.protocol_code() == ClientError::REQUEST_TIMED_OUT =>
-            {
-                TransactionFailure::Fatal(error)
-            }
+            TransactionFailure::TimedOut(error) => TransactionFailure::Fatal(error),
             other => other,
         }
     })

@@ -82,18 +82,22 @@ pub enum TransactionFailure {
     /// Another producer with the same transactional id, or a newer group generation, took
     /// over: the tasks now belong to someone else (Kafka Streams' `TaskMigratedException`).
     Fenced(ClientError),
-    /// The transaction must be aborted; the producer stays usable.
+    /// The call did not get its answer in time, the transaction intact: made again, it
+    /// resumes where it was (librdkafka's retriable timeout).
+    TimedOut(ClientError),
+    /// The transaction must be aborted; the producer stays usable. A timeout that failed the
+    /// transaction (librdkafka's abortable error: its offsets went unanswered, say) is one:
+    /// a call made again would answer the same at once.
     Abortable(ClientError),
     /// The producer is unusable for another reason.
     Fatal(ClientError),
 }
 
 impl TransactionFailure {
-    /// True when the transaction must abort, or the call be made again, because the broker
-    /// did not answer in time.
+    /// True when the call may be made again, which resumes it: the broker did not answer in
+    /// time, and the transaction did not fail.
     pub(crate) fn timed_out(&self) -> bool {
-        matches!(self, TransactionFailure::Abortable(error)
-            if error.protocol_code() == ClientError::REQUEST_TIMED_OUT)
+        matches!(self, TransactionFailure::TimedOut(_))
     }
 
     /// Classifies an error returned by an rdkafka producer operation. A transaction that the
@@ -104,9 +108,8 @@ impl TransactionFailure {
         let code = error.rdkafka_error_code();
         let kind = match &error {
             KafkaError::Transaction(e) if e.is_fatal() => Severity::Fatal,
-            KafkaError::Transaction(e) if e.txn_requires_abort() || e.is_retriable() => {
-                Severity::Abortable
-            }
+            KafkaError::Transaction(e) if e.txn_requires_abort() => Severity::Abortable,
+            KafkaError::Transaction(e) if e.is_retriable() => Severity::retriable(code),
             // Delivery failures and flush timeouts leave the transaction incomplete: it
             // must be aborted, after which the producer can be used again.
             KafkaError::MessageProduction(_) | KafkaError::Flush(_) => Severity::Abortable,
@@ -125,10 +128,10 @@ impl TransactionFailure {
         let code = RDKafkaErrorCode::from(native::rd_kafka_error_code(error));
         let kind = if native::rd_kafka_error_is_fatal(error) != 0 {
             Severity::Fatal
-        } else if native::rd_kafka_error_txn_requires_abort(error) != 0
-            || native::rd_kafka_error_is_retriable(error) != 0
-        {
+        } else if native::rd_kafka_error_txn_requires_abort(error) != 0 {
             Severity::Abortable
+        } else if native::rd_kafka_error_is_retriable(error) != 0 {
+            Severity::retriable(Some(code))
         } else {
             Severity::Other
         };
@@ -155,6 +158,7 @@ impl TransactionFailure {
         );
         match kind {
             _ if fenced => TransactionFailure::Fenced(error),
+            Severity::TimedOut => TransactionFailure::TimedOut(error),
             Severity::Abortable => TransactionFailure::Abortable(error),
             Severity::Fatal | Severity::Other => TransactionFailure::Fatal(error),
         }
@@ -164,14 +168,28 @@ impl TransactionFailure {
 /// What librdkafka says an error leaves the producer fit for, apart from its code.
 enum Severity {
     Fatal,
+    TimedOut,
     Abortable,
     Other,
+}
+
+impl Severity {
+    /// A retriable error: a timeout is resumed by making the call again; any other still
+    /// leaves the transaction to be aborted.
+    fn retriable(code: Option<RDKafkaErrorCode>) -> Self {
+        if protocol_code(code) == ClientError::REQUEST_TIMED_OUT {
+            Severity::TimedOut
+        } else {
+            Severity::Abortable
+        }
+    }
 }
 
 impl fmt::Display for TransactionFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TransactionFailure::Fenced(e) => write!(f, "producer fenced: {e}"),
+            TransactionFailure::TimedOut(e) => write!(f, "no answer in time: {e}"),
             TransactionFailure::Abortable(e) => write!(f, "transaction must abort: {e}"),
             TransactionFailure::Fatal(e) => write!(f, "fatal producer error: {e}"),
         }

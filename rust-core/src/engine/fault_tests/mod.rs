@@ -480,6 +480,15 @@ fn abortable(message: &str) -> TransactionFailure {
 }
 
 fn timed_out(operation: &str) -> TransactionFailure {
+    TransactionFailure::TimedOut(ClientError::new(
+        ClientError::REQUEST_TIMED_OUT,
+        format!("{operation} timed out"),
+    ))
+}
+
+/// What librdkafka answers every transactional call once a request of the transaction went
+/// unanswered in time: the transaction must abort, under the timeout's code.
+fn failed_by_a_timeout(operation: &str) -> TransactionFailure {
     TransactionFailure::Abortable(ClientError::new(
         ClientError::REQUEST_TIMED_OUT,
         format!("{operation} timed out"),
@@ -927,6 +936,25 @@ fn a_commit_timing_out_before_it_asked_the_coordinator_then_failing_abortably_ro
     assert_eq!(harness.kafka.count(&Event::Aborted), 1);
     assert_eq!(harness.rollbacks(), 2, "both tasks roll back");
     assert_eq!(harness.kafka.count(&Event::ProducerCreated), 1);
+    assert_eq!(harness.output(), every_input());
+    assert_eq!(harness.kafka.committed(), every_input_committed());
+}
+
+#[test]
+fn a_transaction_a_timeout_failed_is_aborted_at_once_not_made_again() {
+    // librdkafka answers every later call at once with the same abortable timeout: made again,
+    // the commit would spin until the task timeout, processing nothing.
+    let harness = Harness::exactly_once();
+    harness.kafka.fail_next(
+        ProducerOp::Commit,
+        failed_by_a_timeout("committing the offsets"),
+    );
+    harness
+        .kafka
+        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
+    harness.run().unwrap();
+    assert_eq!(harness.kafka.count(&Event::Aborted), 1);
+    assert_eq!(harness.rollbacks(), 2, "both tasks roll back");
     assert_eq!(harness.output(), every_input());
     assert_eq!(harness.kafka.committed(), every_input_committed());
 }
