@@ -435,6 +435,20 @@ impl Harness {
     }
 
     /// Runs the thread until the script is done or it fails.
+    /// Assigns both inputs, fetches three times (every input record, with room for a retry),
+    /// and runs the thread to its end.
+    fn run_over_every_input(&self) -> Result<()> {
+        self.kafka
+            .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
+        self.run()
+    }
+
+    /// Every input record's output was written, and its offset committed, once.
+    fn assert_every_input_once(&self) {
+        assert_eq!(self.output(), every_input());
+        assert_eq!(self.kafka.committed(), every_input_committed());
+    }
+
     fn run(&self) -> Result<()> {
         thread::run(Arc::clone(&self.shared), 1, Arc::clone(&self.stop))
     }
@@ -514,8 +528,7 @@ fn everything_polled_is_written_and_committed_once() {
         .kafka
         .script([both_inputs(), Poll::Fetch, Poll::Fetch]);
     harness.run().unwrap();
-    assert_eq!(harness.output(), every_input());
-    assert_eq!(harness.kafka.committed(), every_input_committed());
+    harness.assert_every_input_once();
     assert_eq!(harness.dirty_closes(), 0);
 }
 
@@ -566,8 +579,7 @@ fn a_task_whose_state_another_thread_holds_waits_until_that_thread_lets_it_go() 
         Poll::Fetch,
     ]);
     harness.run().unwrap();
-    assert_eq!(harness.output(), every_input());
-    assert_eq!(harness.kafka.committed(), every_input_committed());
+    harness.assert_every_input_once();
     assert!(
         harness.shared.state_owners.claim(task(0), 3),
         "the thread let the state go as it closed the task"
@@ -689,10 +701,7 @@ fn an_abortable_commit_error_rolls_back_rewinds_and_goes_on() {
     harness
         .kafka
         .fail_next(ProducerOp::Commit, abortable("transaction must abort"));
-    harness
-        .kafka
-        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
-    harness.run().unwrap();
+    harness.run_over_every_input().unwrap();
     assert_eq!(harness.kafka.count(&Event::Aborted), 1);
     assert_eq!(harness.rollbacks(), 2, "both tasks roll back");
     assert_eq!(
@@ -764,10 +773,7 @@ fn a_rollback_whose_committed_offsets_time_out_past_the_task_timeout_fails_the_t
 fn a_fenced_commit_gives_the_tasks_up_and_rejoins_with_a_new_producer() {
     let harness = Harness::exactly_once();
     harness.kafka.fail_next(ProducerOp::Commit, fenced());
-    harness
-        .kafka
-        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
-    harness.run().unwrap();
+    harness.run_over_every_input().unwrap();
     assert_eq!(harness.dirty_closes(), 2, "both tasks close dirty");
     assert_eq!(harness.kafka.count(&Event::ProducerCreated), 2);
     assert_eq!(harness.kafka.count(&Event::Rejoined), 1);
@@ -805,8 +811,7 @@ fn a_replacement_producer_whose_initialisation_times_out_is_made_again() {
     harness.run().unwrap();
     assert_eq!(harness.kafka.count(&Event::ProducerCreated), 2);
     assert_eq!(harness.kafka.count(&Event::Rejoined), 1);
-    assert_eq!(harness.output(), every_input());
-    assert_eq!(harness.kafka.committed(), every_input_committed());
+    harness.assert_every_input_once();
 }
 
 #[test]
@@ -863,14 +868,10 @@ fn a_commit_that_timed_out_is_resumed_never_aborted() {
             .kafka
             .fail_next(ProducerOp::Commit, timed_out("committing the transaction"));
     }
-    harness
-        .kafka
-        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
-    harness.run().unwrap();
+    harness.run_over_every_input().unwrap();
     assert_eq!(harness.kafka.count(&Event::Aborted), 0);
     assert_eq!(harness.rollbacks(), 0);
-    assert_eq!(harness.output(), every_input());
-    assert_eq!(harness.kafka.committed(), every_input_committed());
+    harness.assert_every_input_once();
 }
 
 #[test]
@@ -882,14 +883,10 @@ fn a_commit_whose_answer_was_lost_keeps_its_work() {
         ProducerOp::CommitAnswer,
         timed_out("committing the transaction"),
     );
-    harness
-        .kafka
-        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
-    harness.run().unwrap();
+    harness.run_over_every_input().unwrap();
     assert_eq!(harness.kafka.count(&Event::Aborted), 0);
     assert_eq!(harness.rollbacks(), 0, "the committed work stays");
-    assert_eq!(harness.output(), every_input());
-    assert_eq!(harness.kafka.committed(), every_input_committed());
+    harness.assert_every_input_once();
 }
 
 #[test]
@@ -906,10 +903,7 @@ fn a_resumed_commit_failing_abortably_restores_the_tasks_instead_of_rolling_them
         ProducerOp::ResumedCommit,
         abortable("the transaction had already failed locally"),
     );
-    harness
-        .kafka
-        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
-    harness.run().unwrap();
+    harness.run_over_every_input().unwrap();
     assert_eq!(harness.rollbacks(), 0, "nothing rolls back in place");
     assert_eq!(harness.kafka.count(&Event::Aborted), 0);
     assert_eq!(harness.dirty_closes(), 2, "both tasks close dirty");
@@ -929,15 +923,11 @@ fn a_commit_timing_out_before_it_asked_the_coordinator_then_failing_abortably_ro
     harness
         .kafka
         .fail_next(ProducerOp::Commit, abortable("broker transport failure"));
-    harness
-        .kafka
-        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
-    harness.run().unwrap();
+    harness.run_over_every_input().unwrap();
     assert_eq!(harness.kafka.count(&Event::Aborted), 1);
     assert_eq!(harness.rollbacks(), 2, "both tasks roll back");
     assert_eq!(harness.kafka.count(&Event::ProducerCreated), 1);
-    assert_eq!(harness.output(), every_input());
-    assert_eq!(harness.kafka.committed(), every_input_committed());
+    harness.assert_every_input_once();
 }
 
 #[test]
@@ -949,14 +939,10 @@ fn a_transaction_a_timeout_failed_is_aborted_at_once_not_made_again() {
         ProducerOp::Commit,
         failed_by_a_timeout("committing the offsets"),
     );
-    harness
-        .kafka
-        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
-    harness.run().unwrap();
+    harness.run_over_every_input().unwrap();
     assert_eq!(harness.kafka.count(&Event::Aborted), 1);
     assert_eq!(harness.rollbacks(), 2, "both tasks roll back");
-    assert_eq!(harness.output(), every_input());
-    assert_eq!(harness.kafka.committed(), every_input_committed());
+    harness.assert_every_input_once();
 }
 
 #[test]
@@ -1001,10 +987,7 @@ fn an_abort_that_times_out_is_made_again_while_the_broker_is_away() {
             .kafka
             .fail_next(ProducerOp::Abort, timed_out("aborting the transaction"));
     }
-    harness
-        .kafka
-        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
-    harness.run().unwrap();
+    harness.run_over_every_input().unwrap();
     assert_eq!(
         harness.kafka.count(&Event::Aborted),
         1,
@@ -1054,15 +1037,11 @@ fn an_abort_fenced_after_an_abortable_commit_gives_the_tasks_up() {
         .kafka
         .fail_next(ProducerOp::Commit, abortable("transaction must abort"));
     harness.kafka.fail_next(ProducerOp::Abort, fenced());
-    harness
-        .kafka
-        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
-    harness.run().unwrap();
+    harness.run_over_every_input().unwrap();
     assert_eq!(harness.dirty_closes(), 2);
     assert_eq!(harness.kafka.count(&Event::ProducerCreated), 2);
     assert_eq!(harness.kafka.count(&Event::Rejoined), 1);
-    assert_eq!(harness.output(), every_input());
-    assert_eq!(harness.kafka.committed(), every_input_committed());
+    harness.assert_every_input_once();
 }
 
 #[test]
@@ -1072,14 +1051,10 @@ fn a_send_failing_abortably_rolls_back_and_goes_on() {
         ProducerOp::SendTo(OUTPUT.into()),
         abortable("send must abort"),
     );
-    harness
-        .kafka
-        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
-    harness.run().unwrap();
+    harness.run_over_every_input().unwrap();
     assert_eq!(harness.kafka.count(&Event::Aborted), 1);
     assert_eq!(harness.rollbacks(), 2);
-    assert_eq!(harness.output(), every_input());
-    assert_eq!(harness.kafka.committed(), every_input_committed());
+    harness.assert_every_input_once();
 }
 
 #[test]
@@ -1090,15 +1065,11 @@ fn under_exactly_once_a_record_whose_delivery_timed_out_rolls_back_and_goes_on_w
         "a1",
         ClientError::new(ClientError::REQUEST_TIMED_OUT, "Local: Message timed out"),
     );
-    harness
-        .kafka
-        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
-    harness.run().unwrap();
+    harness.run_over_every_input().unwrap();
     assert_eq!(harness.kafka.count(&Event::Aborted), 1);
     assert_eq!(harness.kafka.count(&Event::ProducerCreated), 2);
     assert_eq!(harness.rollbacks(), 2);
-    assert_eq!(harness.output(), every_input());
-    assert_eq!(harness.kafka.committed(), every_input_committed());
+    harness.assert_every_input_once();
 }
 
 #[test]
@@ -1107,14 +1078,10 @@ fn a_flush_timing_out_rolls_back_and_goes_on() {
     harness
         .kafka
         .fail_next(ProducerOp::Flush, timed_out("flushing"));
-    harness
-        .kafka
-        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
-    harness.run().unwrap();
+    harness.run_over_every_input().unwrap();
     assert_eq!(harness.kafka.count(&Event::Aborted), 1);
     assert_eq!(harness.rollbacks(), 2);
-    assert_eq!(harness.output(), every_input());
-    assert_eq!(harness.kafka.committed(), every_input_committed());
+    harness.assert_every_input_once();
 }
 
 #[test]
@@ -1124,14 +1091,10 @@ fn offsets_refused_as_they_join_the_transaction_roll_back_and_go_on() {
         ProducerOp::AddOffsets,
         abortable("the coordinator is loading"),
     );
-    harness
-        .kafka
-        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
-    harness.run().unwrap();
+    harness.run_over_every_input().unwrap();
     assert_eq!(harness.kafka.count(&Event::Aborted), 1);
     assert_eq!(harness.rollbacks(), 2, "both tasks roll back");
-    assert_eq!(harness.output(), every_input());
-    assert_eq!(harness.kafka.committed(), every_input_committed());
+    harness.assert_every_input_once();
 }
 
 #[test]
@@ -1140,10 +1103,7 @@ fn offsets_sent_under_a_generation_the_group_replaced_give_the_tasks_up() {
     harness
         .kafka
         .fail_next(ProducerOp::AddOffsets, stale_generation());
-    harness
-        .kafka
-        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
-    harness.run().unwrap();
+    harness.run_over_every_input().unwrap();
     assert_eq!(harness.dirty_closes(), 2, "both tasks close dirty");
     assert_eq!(harness.kafka.count(&Event::ProducerCreated), 2);
     assert_eq!(harness.kafka.count(&Event::Rejoined), 1);
@@ -1163,10 +1123,7 @@ fn offsets_that_joined_a_transaction_whose_flush_timed_out_are_aborted_with_it()
     harness
         .kafka
         .fail_next(ProducerOp::Flush, timed_out("flushing"));
-    harness
-        .kafka
-        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
-    harness.run().unwrap();
+    harness.run_over_every_input().unwrap();
     assert_eq!(harness.kafka.count(&Event::Aborted), 1);
     let commits = harness.kafka.commits();
     assert!(!commits.is_empty());
@@ -1178,8 +1135,7 @@ fn offsets_that_joined_a_transaction_whose_flush_timed_out_are_aborted_with_it()
             "each input committed has its output visible: {commit:?}"
         );
     }
-    assert_eq!(harness.output(), every_input());
-    assert_eq!(harness.kafka.committed(), every_input_committed());
+    harness.assert_every_input_once();
 }
 
 #[test]
@@ -1252,13 +1208,9 @@ fn a_task_whose_committed_offsets_could_not_be_read_in_time_opens_on_a_later_tur
     // assigns them, one as the held tasks try again on the next turn.
     let harness = Harness::exactly_once();
     harness.kafka.time_out_committed_reads(3);
-    harness
-        .kafka
-        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
-    harness.run().unwrap();
+    harness.run_over_every_input().unwrap();
     assert_eq!(harness.kafka.committed_reads_left_to_time_out(), 0);
-    assert_eq!(harness.output(), every_input());
-    assert_eq!(harness.kafka.committed(), every_input_committed());
+    harness.assert_every_input_once();
     assert_eq!(harness.dirty_closes(), 0);
 }
 
@@ -1393,12 +1345,8 @@ fn a_task_whose_changelog_offsets_could_not_be_read_in_time_opens_on_a_later_tur
     // As the group assigns both tasks, reading where the first one's changelog ends times out.
     let harness = Harness::with_source_table(&[]);
     harness.kafka.time_out_watermark_reads(1);
-    harness
-        .kafka
-        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
-    harness.run().unwrap();
-    assert_eq!(harness.output(), every_input());
-    assert_eq!(harness.kafka.committed(), every_input_committed());
+    harness.run_over_every_input().unwrap();
+    harness.assert_every_input_once();
     // The task closed as its opening timed out, having processed nothing, and opened again.
     assert_eq!(
         harness.journal.count(|call| *call
@@ -1654,10 +1602,7 @@ fn a_replacement_record_failing_to_send_rolls_back_and_goes_on() {
         ProducerOp::SendTo(DEAD_LETTERS.into()),
         abortable("dead letter rejected"),
     );
-    harness
-        .kafka
-        .script([both_inputs(), Poll::Fetch, Poll::Fetch, Poll::Fetch]);
-    harness.run().unwrap();
+    harness.run_over_every_input().unwrap();
     assert_eq!(harness.kafka.count(&Event::Aborted), 1);
     assert_eq!(harness.rollbacks(), 2);
     assert_eq!(
