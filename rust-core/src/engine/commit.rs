@@ -343,6 +343,17 @@ impl CommitBarrier {
                     .map(ControlFlow::Break)
             }
         };
+        log::debug!(
+            "committed the consumed offsets {:?}; the changelogs' last offsets {:?}",
+            consumed
+                .iter()
+                .map(|(partition, input)| (partition.to_string(), input.offset))
+                .collect::<Vec<_>>(),
+            delivered
+                .iter()
+                .map(|(partition, offset)| (partition.to_string(), *offset))
+                .collect::<Vec<_>>()
+        );
         self.forget_sent();
         for task in tasks.values_mut() {
             task.commit_stores(&delivered)?;

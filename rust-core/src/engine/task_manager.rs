@@ -938,8 +938,15 @@ impl TaskManager {
             }
             let task = self.tasks.get_mut(&id).expect("found above");
             for run in &batch {
-                if let Some(last) = run.last_offset() {
-                    self.handed_out.insert(run.partition.clone(), last);
+                if let (Some(first), Some(last)) = (run.first_offset(), run.last_offset()) {
+                    let before = self.handed_out.insert(run.partition.clone(), last);
+                    if before.is_some_and(|before| first != before + 1) {
+                        log::debug!(
+                            "task {id} is handed {} from offset {first} on, after {}",
+                            run.partition,
+                            before.unwrap_or_default()
+                        );
+                    }
                 }
             }
             self.shared.metrics.processed(record_count(&batch) as u64);
