@@ -718,9 +718,8 @@ impl StreamsProducer for KafkaStreamsProducer {
             return self.commit_transaction(delivered);
         }
         self.flush()?;
-        let deliveries = self.producer.context().take();
-        if let Some((_, error)) = deliveries.failed.into_iter().next() {
-            return Err(TransactionFailure::classify(error));
+        if let Some((_, error)) = self.producer.context().lock().failed.first() {
+            return Err(TransactionFailure::classify(error.clone()));
         }
         if self.transactional && (self.in_transaction || !consumed.is_empty()) {
             self.begin_if_needed()?;
@@ -734,9 +733,12 @@ impl StreamsProducer for KafkaStreamsProducer {
                 })?;
                 self.add_offsets_now(consumed, group)?;
             }
-            return self.commit_transaction(last_offsets(deliveries.delivered));
+            // Taken only now: a commit whose offsets timed out leaves where its records landed
+            // to the call that resumes it.
+            let delivered = last_offsets(self.producer.context().take().delivered);
+            return self.commit_transaction(delivered);
         }
-        Ok(last_offsets(deliveries.delivered))
+        Ok(last_offsets(self.producer.context().take().delivered))
     }
 
     fn commit_unanswered(&self) -> bool {
