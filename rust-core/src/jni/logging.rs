@@ -3,6 +3,7 @@
 //! finer than the level Java reported when the library was loaded is dropped before it is
 //! formatted.
 
+use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use jni::objects::{Global, JClass, JValue};
@@ -23,15 +24,32 @@ struct Slf4jLogger {
     class: Global<JClass<'static>>,
 }
 
+thread_local! {
+    /// This thread is handing a record to Java: a record logged meanwhile (attaching the
+    /// thread logs one) is dropped rather than forwarded, which would recurse.
+    static FORWARDING: Cell<bool> = const { Cell::new(false) };
+}
+
 impl Log for Slf4jLogger {
     fn enabled(&self, metadata: &Metadata<'_>) -> bool {
-        metadata.level() <= log::max_level()
+        metadata.level() <= log::max_level() && !of_this_layer(metadata.target())
     }
 
     fn log(&self, record: &Record<'_>) {
-        if !self.enabled(record.metadata()) {
+        if !self.enabled(record.metadata())
+            || FORWARDING.with(|forwarding| forwarding.replace(true))
+        {
             return;
         }
+        self.forward(record);
+        FORWARDING.with(|forwarding| forwarding.set(false));
+    }
+
+    fn flush(&self) {}
+}
+
+impl Slf4jLogger {
+    fn forward(&self, record: &Record<'_>) {
         let level = record.level() as jint;
         let logger = logger_name(record.target());
         let message = record.args().to_string();
@@ -62,8 +80,12 @@ impl Log for Slf4jLogger {
             )
         }));
     }
+}
 
-    fn flush(&self) {}
+/// Whether a record's `target` is the jni crate's: its records tell of this layer's own
+/// attaching and detaching of threads, one per record forwarded.
+fn of_this_layer(target: &str) -> bool {
+    target == "jni" || target.starts_with("jni::")
 }
 
 /// The Java logger of a record's target: the crate's modules under [`ROOT`], and any other
@@ -120,6 +142,13 @@ mod tests {
             "dev.sluice.core.engine.commit"
         );
         assert_eq!(logger_name("librdkafka"), "dev.sluice.core.librdkafka");
+    }
+
+    #[test]
+    fn the_jni_crate_s_records_are_not_forwarded() {
+        assert!(of_this_layer("jni::vm::java_vm"));
+        assert!(!of_this_layer("sluice_core::jni::logging"));
+        assert!(!of_this_layer("librdkafka"));
     }
 
     #[test]
