@@ -35,6 +35,9 @@ final class SingleNodeKRaftBroker implements AutoCloseable {
     private static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration METADATA_RETRY_PAUSE = Duration.ofMillis(100);
 
+    /** Set in the environment, a stopped broker keeps its data directory, for a failed run's topics to be read. */
+    private static final String KEEP_DATA_VARIABLE = "SLUICE_KEEP_BROKER_DATA";
+
     private final BrokerOptions options;
     private final Object lock = new Object();
     private boolean closed;
@@ -91,7 +94,7 @@ final class SingleNodeKRaftBroker implements AutoCloseable {
         }
     }
 
-    /** Stops the server (bounded) and deletes its data directory; harmless to call twice. */
+    /** Stops the server (bounded) and deletes its data directory (unless {@value #KEEP_DATA_VARIABLE} is set); harmless to call twice. */
     @Override
     public void close() {
         KafkaRaftServer running;
@@ -111,7 +114,9 @@ final class SingleNodeKRaftBroker implements AutoCloseable {
         if (running != null && !stillStarting) {
             stop(running);
         }
-        if (dir != null) {
+        if (dir != null && System.getenv(KEEP_DATA_VARIABLE) != null) {
+            System.err.println("the broker's data directory is kept (" + KEEP_DATA_VARIABLE + "): " + dir);
+        } else if (dir != null) {
             delete(dir);
         }
     }
