@@ -750,6 +750,7 @@ impl TaskManager {
             self.close_task(task, false)?;
         }
         self.inputs.clear();
+        self.handed_out.clear();
         self.paused.clear();
         for id in std::mem::take(&mut self.held) {
             self.forget_held(id);
