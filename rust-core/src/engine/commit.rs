@@ -586,7 +586,7 @@ fn skip_trailing_markers(
 fn rewind_to_committed(consumer: GroupConsumer<'_>, task_timeout: Duration) -> Result<()> {
     let assigned = consumer.fetcher.assigned_partitions()?;
     let committed = again_while_timing_out(task_timeout, KafkaFailure::timed_out, || {
-        consumer.fetcher.committed_offsets(&assigned)
+        consumer.member.committed_offsets(&assigned)
     })?;
     log::debug!(
         "rewinding to the committed offsets {:?}",

@@ -41,8 +41,8 @@ use crate::engine::task::{Outputs, Task};
 use crate::engine::topology::ResolvedTopology;
 use crate::engine::topology::TaskId;
 use crate::kafka::{
-    record_count, Admin, GroupConsumer, KafkaFailure, OffsetReset, PartitionFetcher, RecordRun,
-    ThreadClients,
+    record_count, Admin, GroupConsumer, GroupMember, KafkaFailure, OffsetReset, PartitionFetcher,
+    RecordRun, ThreadClients,
 };
 use crate::store::TopicPartition;
 
@@ -291,7 +291,7 @@ impl TaskManager {
                 self.waiting_standbys.insert(id);
             }
         }
-        self.open_waiting_standbys(consumer.fetcher)?;
+        self.open_waiting_standbys(consumer.member)?;
         self.check_source_topics(consumer.fetcher)?;
         let owned: Vec<TaskId> = self.tasks.keys().chain(&self.held).copied().collect();
         self.shared
@@ -387,13 +387,13 @@ impl TaskManager {
     /// when reading those committed offsets, or where its changelogs begin and end, timed
     /// out: it opens on a later turn, as Kafka Streams' changelog reader initialises such a
     /// changelog again (KIP-572), until `task.timeout.ms` has passed since the first timeout.
-    fn open_standby(&mut self, fetcher: &dyn PartitionFetcher, id: TaskId) -> Result<bool> {
+    fn open_standby(&mut self, member: &dyn GroupMember, id: TaskId) -> Result<bool> {
         let topology = self.shared.topology();
         let subtopology = topology
             .subtopology(id.subtopology)
             .expect("tasks come from the topology");
         let sources = subtopology.source_topic_changelogs(id.partition);
-        let committed = match committed_positions(fetcher, &sources) {
+        let committed = match committed_positions(member, &sources) {
             Ok(committed) => committed,
             Err(failure) if failure.timed_out() => {
                 return self.standby_open_timed_out(id, failure).map(|()| false);
@@ -438,7 +438,7 @@ impl TaskManager {
     /// of such stores ask as often. When the broker does not answer in time they read no
     /// further until a later ask, as in Kafka Streams, unless `task.timeout.ms` has passed
     /// since asking began to time out.
-    pub fn follow_committed_sources(&mut self, fetcher: &dyn PartitionFetcher) -> Result<()> {
+    pub fn follow_committed_sources(&mut self, member: &dyn GroupMember) -> Result<()> {
         if self.sources_checked_at.elapsed() < self.shared.config.commit_interval {
             return Ok(());
         }
@@ -447,7 +447,7 @@ impl TaskManager {
         if partitions.is_empty() {
             return Ok(());
         }
-        let committed = match committed_positions(fetcher, &partitions) {
+        let committed = match committed_positions(member, &partitions) {
             Ok(committed) => committed,
             Err(failure) if failure.timed_out() => {
                 let since = *self
@@ -502,17 +502,17 @@ impl TaskManager {
                 self.open_task(consumer, id, wipe_kept_stores)?;
             }
         }
-        self.open_waiting_standbys(consumer.fetcher)
+        self.open_waiting_standbys(consumer.member)
     }
 
     /// Opens the standby replicas whose state no other thread of the instance holds any more.
-    fn open_waiting_standbys(&mut self, fetcher: &dyn PartitionFetcher) -> Result<()> {
+    fn open_waiting_standbys(&mut self, member: &dyn GroupMember) -> Result<()> {
         let waiting: Vec<TaskId> = self.waiting_standbys.iter().copied().collect();
         for id in waiting {
             if !self.shared.state_owners.claim(id, self.index) {
                 continue;
             }
-            if self.open_standby(fetcher, id)? {
+            if self.open_standby(member, id)? {
                 self.waiting_standbys.remove(&id);
             } else {
                 // A waiting replica holds no state: another thread may take it meanwhile.
@@ -618,7 +618,7 @@ impl TaskManager {
         consumer: GroupConsumer<'_>,
         id: TaskId,
     ) -> Result<Vec<CommittedInput>> {
-        let positions = consumer.fetcher.committed_offsets(&self.inputs[&id])?;
+        let positions = consumer.member.committed_offsets(&self.inputs[&id])?;
         for (partition, position) in &positions {
             match position {
                 Some(position) => {
@@ -1206,13 +1206,13 @@ pub(crate) fn rewind_to_first(fetcher: &dyn PartitionFetcher, batch: &[RecordRun
 
 /// The group's committed offset of each of `partitions` that has one.
 fn committed_positions(
-    fetcher: &dyn PartitionFetcher,
+    member: &dyn GroupMember,
     partitions: &[TopicPartition],
 ) -> std::result::Result<BTreeMap<TopicPartition, i64>, KafkaFailure> {
     if partitions.is_empty() {
         return Ok(BTreeMap::new());
     }
-    Ok(fetcher
+    Ok(member
         .committed_offsets(partitions)?
         .into_iter()
         .filter_map(|(partition, committed)| Some((partition, committed?.offset)))

@@ -118,7 +118,7 @@ fn run_loop(
             }
             manager.follow_pause(consumer, shared.paused.load(Ordering::Relaxed))?;
             manager.open_held(consumer)?;
-            manager.follow_committed_sources(consumer.fetcher)?;
+            manager.follow_committed_sources(consumer.member)?;
             manager.restore_step()?;
             manager.update_paused_inputs(consumer.fetcher)?;
             if manager.is_restoring() || manager.has_changelog_backlog() {

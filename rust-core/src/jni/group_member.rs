@@ -116,6 +116,13 @@ impl GroupMember for JvmGroupMember {
         self.0.commit_offsets(consumed)
     }
 
+    fn committed_offsets(
+        &self,
+        partitions: &[TopicPartition],
+    ) -> Result<Vec<(TopicPartition, Option<InputOffset>)>, KafkaFailure> {
+        self.0.committed_offsets(partitions)
+    }
+
     fn group_metadata(&self) -> Option<GroupMetadata> {
         self.0.group_metadata()
     }
@@ -204,6 +211,53 @@ impl GroupMember for JavaMember {
             Ok(())
         })
         .map_err(|error| java_failure("committing consumed offsets", error))
+    }
+
+    fn committed_offsets(
+        &self,
+        partitions: &[TopicPartition],
+    ) -> Result<Vec<(TopicPartition, Option<InputOffset>)>, KafkaFailure> {
+        let asked: Vec<CommittedInput> = partitions
+            .iter()
+            .map(|partition| CommittedInput {
+                partition: partition.clone(),
+                committed: None,
+            })
+            .collect();
+        let framed = record_framing::inputs(&asked);
+        let context = "reading committed offsets";
+        let answer = upcall(&self.vm, |env| {
+            let asked = new_byte_array(env, &framed)?;
+            let answer = env
+                .call_method(
+                    self.java(),
+                    jni_str!("committed"),
+                    jni_sig!("([B)[B"),
+                    &[JValue::Object(&asked)],
+                )?
+                .l()?;
+            if answer.is_null() {
+                return Ok(None);
+            }
+            let answer = env.cast_local::<JByteArray>(answer)?;
+            Ok(Some(record_framing::read_inputs(&read_bytes(
+                env, &answer, "offsets",
+            )?)?))
+        })
+        .map_err(|error| java_failure(context, error))?;
+        let Some(committed) = answer else {
+            return Err(KafkaFailure::new(
+                context,
+                ClientError::new(
+                    ClientError::REQUEST_TIMED_OUT,
+                    "the group coordinator did not answer within default.api.timeout.ms",
+                ),
+            ));
+        };
+        Ok(committed
+            .into_iter()
+            .map(|input| (input.partition, input.committed))
+            .collect())
     }
 
     fn group_metadata(&self) -> Option<GroupMetadata> {

@@ -12,8 +12,9 @@
 //!   i64 offset`, -1 for no offset (the layout of [`super::framing::offsets`]).
 //! - **Consumer lags** (native → Java): repeated `i32 thread, i8 consumer (0: the main
 //!   consumer, 1: the restore consumer), i32 topicLength, topic, i32 partition, i64 lag`.
-//! - **Inputs** (native → Java): repeated `i32 topicLength, topic, i32 partition,
-//!   i64 committedOffset (-1: none), i32 metadataLength, metadata`.
+//! - **Inputs** (both ways: a new task's inputs, the partitions whose committed offsets the
+//!   engine asks the group member for, and its answer): repeated `i32 topicLength, topic,
+//!   i32 partition, i64 committedOffset (-1: none), i32 metadataLength, metadata`.
 //! - **Positions** (Java → native): the layout of inputs; every entry has an offset.
 //! - **Consumed records** (native → Java): `i32 runCount`, then per run of one partition
 //!   `i32 topicLength, topic, i32 partition, i32 recordCount` and its records as a
@@ -118,28 +119,39 @@ pub(crate) fn inputs(inputs: &[CommittedInput]) -> Vec<u8> {
     out
 }
 
-/// Decodes the positions a task runner commits.
-pub(crate) fn positions(
-    bytes: &[u8],
-) -> Result<BTreeMap<TopicPartition, InputOffset>, NativeError> {
+/// Decodes inputs as [`inputs`] frames them.
+pub(crate) fn read_inputs(bytes: &[u8]) -> Result<Vec<CommittedInput>, NativeError> {
     let mut reader = Reader::new(bytes);
-    let mut positions = BTreeMap::new();
+    let mut inputs = Vec::new();
     while !reader.done() {
         let topic = string(&mut reader, "topic")?;
         let partition = reader.i32()?;
         let offset = reader.i64()?;
-        if offset < 0 {
-            return Err(malformed("a commit position without an offset"));
+        if offset < 0 && offset != NO_OFFSET {
+            return Err(malformed("a negative offset"));
         }
         let metadata = optional(&mut reader, "metadata")?
             .map(|m| String::from_utf8(m).map_err(|_| malformed("metadata is not UTF-8")))
             .transpose()?;
-        positions.insert(
-            TopicPartition::new(topic, partition),
-            InputOffset { offset, metadata },
-        );
+        inputs.push(CommittedInput {
+            partition: TopicPartition::new(topic, partition),
+            committed: (offset != NO_OFFSET).then_some(InputOffset { offset, metadata }),
+        });
     }
-    Ok(positions)
+    Ok(inputs)
+}
+
+/// Decodes the positions a task runner commits.
+pub(crate) fn positions(
+    bytes: &[u8],
+) -> Result<BTreeMap<TopicPartition, InputOffset>, NativeError> {
+    read_inputs(bytes)?
+        .into_iter()
+        .map(|input| match input.committed {
+            Some(position) => Ok((input.partition, position)),
+            None => Err(malformed("a commit position without an offset")),
+        })
+        .collect()
 }
 
 /// Encodes properties as [`properties`] decodes them.
@@ -359,6 +371,29 @@ mod tests {
             committed: None,
         }];
         assert!(positions(&inputs(&missing)).is_err());
+    }
+
+    #[test]
+    fn inputs_round_trip_with_and_without_committed_offsets() {
+        let committed = vec![
+            CommittedInput {
+                partition: TopicPartition::new("in", 3),
+                committed: Some(InputOffset {
+                    offset: 0,
+                    metadata: Some("AgAAAZ".into()),
+                }),
+            },
+            CommittedInput {
+                partition: TopicPartition::new("in", 1),
+                committed: None,
+            },
+        ];
+        let decoded = read_inputs(&inputs(&committed)).unwrap();
+        assert_eq!(decoded, committed);
+        let mut negative = inputs(&committed[1..]);
+        let offset_at = negative.len() - 4 - 8;
+        negative[offset_at..offset_at + 8].copy_from_slice(&(-2i64).to_be_bytes());
+        assert!(read_inputs(&negative).is_err());
     }
 
     #[test]

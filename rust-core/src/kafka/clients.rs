@@ -139,12 +139,6 @@ pub trait PartitionFetcher: Send + Sync {
     /// The partitions being fetched.
     fn assigned_partitions(&self) -> Result<Vec<TopicPartition>, KafkaFailure>;
 
-    /// The group's committed position of each of `partitions`, `None` for one without.
-    fn committed_offsets(
-        &self,
-        partitions: &[TopicPartition],
-    ) -> Result<Vec<(TopicPartition, Option<InputOffset>)>, KafkaFailure>;
-
     /// Up to `max` records, by partition: waits up to `wait` for the first, then takes what
     /// is already fetched.
     fn poll_records(&self, max: usize, wait: Duration) -> Result<Vec<RecordRun>, KafkaFailure>;
@@ -198,6 +192,14 @@ pub trait GroupMember: Send + Sync {
         &self,
         consumed: &BTreeMap<TopicPartition, InputOffset>,
     ) -> Result<(), KafkaFailure>;
+
+    /// The group's committed position of each of `partitions`, `None` for one without. Under
+    /// exactly-once the read is stable, as Kafka Streams' main consumer reads it: offsets that a
+    /// transaction not ended yet commits are waited for.
+    fn committed_offsets(
+        &self,
+        partitions: &[TopicPartition],
+    ) -> Result<Vec<(TopicPartition, Option<InputOffset>)>, KafkaFailure>;
 
     /// The group generation this member belongs to; `None` while it is not a member.
     fn group_metadata(&self) -> Option<GroupMetadata>;

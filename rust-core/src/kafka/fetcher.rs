@@ -1,7 +1,9 @@
 //! The partition fetcher on rdkafka: a consumer that never joins the group and reads the
-//! partitions it is assigned, from the group's committed offsets, which it also reads for the
-//! engine (under exactly-once waiting for offsets of open transactions, as its isolation
-//! level asks).
+//! partitions it is assigned, from the group's committed offsets (librdkafka reads them when a
+//! partition is assigned, under exactly-once waiting for offsets of open transactions, as its
+//! isolation level asks). The engine reads committed offsets through the group's member, which
+//! knows the group's coordinator: after a broker outage this consumer's own coordinator lookup
+//! was seen never to answer again.
 //!
 //! librdkafka keeps `auto.offset.reset` per topic: a topic with a reset policy of its own
 //! gets a topic handle made with that policy before its partitions are first assigned, which
@@ -24,7 +26,7 @@ use rdkafka::ClientConfig;
 use crate::kafka::clients::{OffsetReset, PartitionFetcher};
 use crate::kafka::error::KafkaFailure;
 use crate::kafka::lists::{partition_list, partitions_of};
-use crate::kafka::records::{push_to_runs, InputOffset, RecordRun};
+use crate::kafka::records::{push_to_runs, RecordRun};
 use crate::store::TopicPartition;
 
 /// Fetches what it is assigned; commits nothing.
@@ -196,35 +198,6 @@ impl PartitionFetcher for KafkaPartitionFetcher {
             .assignment()
             .map_err(|e| KafkaFailure::new("reading the assignment", e))?;
         Ok(partitions_of(&list))
-    }
-
-    fn committed_offsets(
-        &self,
-        partitions: &[TopicPartition],
-    ) -> Result<Vec<(TopicPartition, Option<InputOffset>)>, KafkaFailure> {
-        let list = partition_list(partitions.iter().map(|p| (p, None)));
-        let committed = self
-            .consumer
-            .committed_offsets(list, self.timeout)
-            .map_err(|e| KafkaFailure::new("reading committed offsets", e))?;
-        Ok(committed
-            .elements()
-            .iter()
-            .map(|element| {
-                let partition = TopicPartition::new(element.topic(), element.partition());
-                let position = match element.offset() {
-                    Offset::Offset(offset) => {
-                        let metadata = Some(element.metadata()).filter(|m| !m.is_empty());
-                        Some(InputOffset {
-                            offset,
-                            metadata: metadata.map(str::to_string),
-                        })
-                    }
-                    _ => None,
-                };
-                (partition, position)
-            })
-            .collect())
     }
 
     fn poll_records(&self, max: usize, wait: Duration) -> Result<Vec<RecordRun>, KafkaFailure> {

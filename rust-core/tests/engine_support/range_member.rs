@@ -50,6 +50,7 @@ impl GroupMembership for RangeMembership {
         let context = MemberContext {
             listener,
             subscribed: Mutex::new(Vec::new()),
+            timeout: self.0.client_timeout,
         };
         let consumer: BaseConsumer<MemberContext> = config
             .create_with_context(context)
@@ -63,6 +64,8 @@ impl GroupMembership for RangeMembership {
 struct MemberContext {
     listener: Arc<dyn RebalanceListener>,
     subscribed: Mutex<Vec<String>>,
+    /// How long a blocking call waits for the broker (`default.api.timeout.ms`).
+    timeout: Duration,
 }
 
 impl MemberContext {
@@ -116,6 +119,12 @@ impl GroupMember for RangeMember {
     ) -> Result<(), KafkaFailure> {
         commit(&self.0, consumed)
     }
+    fn committed_offsets(
+        &self,
+        partitions: &[TopicPartition],
+    ) -> Result<Vec<(TopicPartition, Option<InputOffset>)>, KafkaFailure> {
+        committed(&self.0, partitions)
+    }
     fn group_metadata(&self) -> Option<GroupMetadata> {
         consumer_group_metadata(&self.0)
     }
@@ -142,6 +151,12 @@ impl GroupMember for Callback<'_> {
         consumed: &BTreeMap<TopicPartition, InputOffset>,
     ) -> Result<(), KafkaFailure> {
         commit(self.0, consumed)
+    }
+    fn committed_offsets(
+        &self,
+        partitions: &[TopicPartition],
+    ) -> Result<Vec<(TopicPartition, Option<InputOffset>)>, KafkaFailure> {
+        committed(self.0, partitions)
     }
     fn group_metadata(&self) -> Option<GroupMetadata> {
         consumer_group_metadata(self.0)
@@ -192,6 +207,38 @@ fn commit(
     consumer
         .commit(&list, CommitMode::Sync)
         .map_err(|e| KafkaFailure::new("committing consumed offsets", e))
+}
+
+fn committed(
+    consumer: &BaseConsumer<MemberContext>,
+    partitions: &[TopicPartition],
+) -> Result<Vec<(TopicPartition, Option<InputOffset>)>, KafkaFailure> {
+    let mut list = TopicPartitionList::new();
+    for partition in partitions {
+        list.add_partition(&partition.topic, partition.partition);
+    }
+    let committed = consumer
+        .committed_offsets(list, consumer.context().timeout)
+        .map_err(|e| KafkaFailure::new("reading committed offsets", e))?;
+    Ok(committed
+        .elements()
+        .iter()
+        .map(|element| {
+            let position = match element.offset() {
+                Offset::Offset(offset) => Some(InputOffset {
+                    offset,
+                    metadata: Some(element.metadata())
+                        .filter(|m| !m.is_empty())
+                        .map(str::to_string),
+                }),
+                _ => None,
+            };
+            (
+                TopicPartition::new(element.topic(), element.partition()),
+                position,
+            )
+        })
+        .collect())
 }
 
 fn fatal_error(consumer: &BaseConsumer<MemberContext>) -> Option<ClientError> {

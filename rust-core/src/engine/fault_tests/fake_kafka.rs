@@ -471,6 +471,24 @@ impl GroupMember for FakeMember {
         Ok(())
     }
 
+    fn committed_offsets(
+        &self,
+        partitions: &[TopicPartition],
+    ) -> Result<Vec<(TopicPartition, Option<InputOffset>)>, KafkaFailure> {
+        let mut cluster = self.kafka.cluster();
+        if cluster.committed_reads_timing_out > 0 {
+            cluster.committed_reads_timing_out -= 1;
+            return Err(KafkaFailure::new(
+                "reading committed offsets",
+                ClientError::new(ClientError::REQUEST_TIMED_OUT, "Local: Timed out"),
+            ));
+        }
+        Ok(partitions
+            .iter()
+            .map(|p| (p.clone(), cluster.committed.get(p).cloned()))
+            .collect())
+    }
+
     fn group_metadata(&self) -> Option<GroupMetadata> {
         let member = !self.kafka.consumer().assignment.is_empty();
         member.then(|| GroupMetadata {
@@ -563,24 +581,6 @@ impl PartitionFetcher for FakeFetcher {
 
     fn assigned_partitions(&self) -> Result<Vec<TopicPartition>, KafkaFailure> {
         Ok(self.kafka.consumer().assignment.clone())
-    }
-
-    fn committed_offsets(
-        &self,
-        partitions: &[TopicPartition],
-    ) -> Result<Vec<(TopicPartition, Option<InputOffset>)>, KafkaFailure> {
-        let mut cluster = self.kafka.cluster();
-        if cluster.committed_reads_timing_out > 0 {
-            cluster.committed_reads_timing_out -= 1;
-            return Err(KafkaFailure::new(
-                "reading committed offsets",
-                ClientError::new(ClientError::REQUEST_TIMED_OUT, "Local: Timed out"),
-            ));
-        }
-        Ok(partitions
-            .iter()
-            .map(|p| (p.clone(), cluster.committed.get(p).cloned()))
-            .collect())
     }
 
     fn poll_records(&self, max: usize, _wait: Duration) -> Result<Vec<RecordRun>, KafkaFailure> {

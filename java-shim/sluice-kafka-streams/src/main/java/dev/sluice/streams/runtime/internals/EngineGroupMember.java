@@ -13,6 +13,7 @@ import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.streams.processor.TaskId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -158,6 +159,28 @@ final class EngineGroupMember implements KafkaStreamsGroupMember.Listener {
             }
         });
         member.commit(committed);
+    }
+
+    /**
+     * The group's committed offsets of the partitions framed as {@link RuntimeFraming#readInputs} (their offsets
+     * unread), framed the same way, none for a partition without; null when the group coordinator did not answer
+     * within {@code default.api.timeout.ms}. Read by the member's consumer, which knows the coordinator, and stably
+     * under exactly-once (its {@code isolation.level} is {@code read_committed}): the offsets of a transaction that
+     * has not ended yet are waited for, as Kafka Streams' main consumer reads them.
+     */
+    byte[] committed(final byte[] partitions) {
+        final Set<TopicPartition> asked = RuntimeFraming.readInputs(partitions).keySet();
+        final Map<TopicPartition, OffsetAndMetadata> committed;
+        try {
+            committed = member.consumer().committed(asked);
+        } catch (final TimeoutException e) {
+            return null;
+        }
+        final Map<TopicPartition, OffsetAndMetadata> answer = new LinkedHashMap<>();
+        for (final TopicPartition partition : asked) {
+            answer.put(partition, committed.get(partition));
+        }
+        return RuntimeFraming.inputs(answer);
     }
 
     /**

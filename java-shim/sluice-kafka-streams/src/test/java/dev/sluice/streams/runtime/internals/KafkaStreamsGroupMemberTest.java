@@ -1,14 +1,18 @@
 package dev.sluice.streams.runtime.internals;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sluice.streams.testing.broker.LocalKafkaBroker;
+import java.io.IOException;
+import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -21,6 +25,7 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -209,6 +214,46 @@ class KafkaStreamsGroupMemberTest {
         assertEquals(new Assignment(0, true), client.history.get(settled), "the assignment that found the topic missing");
         assertEquals(Set.of(new TopicPartition(app + "-in-b", 0), new TopicPartition(app + "-in-b", 1)),
             client.active.values().stream().flatMap(Set::stream).collect(Collectors.toSet()));
+    }
+
+    @Test
+    void theEngineReadsTheGroupsCommittedOffsetsThroughTheMember() {
+        final String app = "member-committed";
+        BROKER.createTopic(app + "-input", PARTITIONS);
+        final Client client = client(app, "a", 7001, Map.of(), Map::of);
+        pollUntil(() -> client.assigned() && !client.followUpDue, client);
+        final TopicPartition committed = new TopicPartition(app + "-input", 0);
+        final TopicPartition uncommitted = new TopicPartition(app + "-input", 1);
+        client.member.commit(Map.of(committed, new OffsetAndMetadata(5, "stream time")));
+        final EngineGroupMember engineMember = new EngineGroupMember();
+        engineMember.use(client.member);
+
+        final Map<TopicPartition, OffsetAndMetadata> asked = new LinkedHashMap<>();
+        asked.put(committed, null);
+        asked.put(uncommitted, null);
+        final Map<TopicPartition, OffsetAndMetadata> answer = RuntimeFraming.readInputs(engineMember.committed(RuntimeFraming.inputs(asked)));
+
+        final Map<TopicPartition, OffsetAndMetadata> expected = new LinkedHashMap<>();
+        expected.put(committed, new OffsetAndMetadata(5, "stream time"));
+        expected.put(uncommitted, null);
+        assertEquals(expected, answer);
+    }
+
+    @Test
+    void aCommittedOffsetsReadTheCoordinatorDoesNotAnswerInTimeIsAnsweredWithNull() throws IOException {
+        final int closedPort;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            closedPort = socket.getLocalPort();
+        }
+        final String app = "member-committed-timeout";
+        final Client client = client(app, "a", 7001, Map.of(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + closedPort,
+            StreamsConfig.consumerPrefix("default.api.timeout.ms"), "1000"), Map::of);
+        final EngineGroupMember engineMember = new EngineGroupMember();
+        engineMember.use(client.member);
+        final Map<TopicPartition, OffsetAndMetadata> asked = new LinkedHashMap<>();
+        asked.put(new TopicPartition(app + "-input", 0), null);
+
+        assertNull(engineMember.committed(RuntimeFraming.inputs(asked)));
     }
 
     /** How many active tasks an assignment gave, and whether it called for a follow-up rebalance. */
