@@ -187,7 +187,10 @@ impl CommitBarrier {
     /// sends what it answers, until no failure is left. Kafka's Java producer must abort a
     /// transaction in which a record failed, so under exactly-once a Kafka Streams thread
     /// fails its next commit whatever the handler answered; here the thread stops as soon
-    /// as the tasks were asked. Continues with how many failures there were.
+    /// as the tasks were asked. Under exactly-once a record failing because the producer is
+    /// fenced, or lost track of its sequence numbers (after a broker outage, say), asks no
+    /// task: as Kafka Streams answers it with a `TaskMigratedException`, the producer is
+    /// replaced and the tasks given up. Continues with how many failures there were.
     fn settle_failed(
         &mut self,
         consumer: GroupConsumer<'_>,
@@ -200,6 +203,16 @@ impl CommitBarrier {
             let reports = self.producer.take_reports();
             if reports.failed.is_empty() {
                 break reports.answered_below;
+            }
+            let fencing = reports
+                .failed
+                .iter()
+                .find(|failure| failure.error.fences_the_producer());
+            if let (true, Some(failure)) = (self.producer.is_transactional(), fencing) {
+                let failure = TransactionFailure::Fenced(failure.error.clone());
+                return self
+                    .recover(consumer, tasks, failure)
+                    .map(ControlFlow::Break);
             }
             for failure in reports.failed {
                 settled += 1;

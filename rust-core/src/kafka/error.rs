@@ -28,9 +28,18 @@ impl ClientError {
     pub const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
     /// The protocol code of a request (or a record's delivery) that timed out.
     pub const REQUEST_TIMED_OUT: i16 = 7;
+    /// The protocol code of a record whose producer sequence the partition's leader did not
+    /// expect: the producer lost track of what the broker wrote for it.
+    pub const OUT_OF_ORDER_SEQUENCE_NUMBER: i16 = 45;
+    /// The protocol code of a producer whose epoch a newer one replaced.
+    pub const INVALID_PRODUCER_EPOCH: i16 = 47;
+    /// The protocol code of a producer id the coordinator no longer knows.
+    pub const INVALID_PRODUCER_ID_MAPPING: i16 = 49;
     /// The protocol code of a static group member whose `group.instance.id` another member
     /// joined with since.
     pub const FENCED_INSTANCE_ID: i16 = 82;
+    /// The protocol code of a transactional producer another one with its id fenced.
+    pub const PRODUCER_FENCED: i16 = 90;
 
     /// An error saying `message`, standing for protocol error `protocol_code`.
     pub fn new(protocol_code: i16, message: impl Into<String>) -> Self {
@@ -43,6 +52,19 @@ impl ClientError {
     /// The Kafka protocol error code that stands for this error.
     pub fn protocol_code(&self) -> i16 {
         self.protocol_code
+    }
+
+    /// True when a record failing with this error means, under exactly-once, that the
+    /// producer can write nothing more: Kafka Streams' record collector answers these with a
+    /// `TaskMigratedException` without asking the production exception handler.
+    pub fn fences_the_producer(&self) -> bool {
+        matches!(
+            self.protocol_code,
+            Self::OUT_OF_ORDER_SEQUENCE_NUMBER
+                | Self::INVALID_PRODUCER_EPOCH
+                | Self::INVALID_PRODUCER_ID_MAPPING
+                | Self::PRODUCER_FENCED
+        )
     }
 }
 
@@ -150,6 +172,8 @@ impl TransactionFailure {
             Some(RDKafkaErrorCode::ProducerFenced)
                 | Some(RDKafkaErrorCode::InvalidTransactionalState)
                 | Some(RDKafkaErrorCode::InvalidProducerEpoch)
+                | Some(RDKafkaErrorCode::OutOfOrderSequenceNumber)
+                | Some(RDKafkaErrorCode::InvalidProducerIdMapping)
                 | Some(RDKafkaErrorCode::Fenced)
                 | Some(RDKafkaErrorCode::UnknownMemberId)
                 | Some(RDKafkaErrorCode::IllegalGeneration)
@@ -353,6 +377,21 @@ mod tests {
     }
 
     #[test]
+    fn records_failing_as_kafka_streams_answers_with_task_migrated_fence_the_producer() {
+        for code in [
+            RDKafkaErrorCode::OutOfOrderSequenceNumber,
+            RDKafkaErrorCode::InvalidProducerEpoch,
+            RDKafkaErrorCode::InvalidProducerIdMapping,
+            RDKafkaErrorCode::ProducerFenced,
+        ] {
+            let failed = ClientError::from(KafkaError::MessageProduction(code));
+            assert!(failed.fences_the_producer(), "{code:?}");
+        }
+        let too_large = KafkaError::MessageProduction(RDKafkaErrorCode::MessageSizeTooLarge);
+        assert!(!ClientError::from(too_large).fences_the_producer());
+    }
+
+    #[test]
     fn producer_errors_are_classified_as_kafka_streams_classifies_them() {
         let fenced = KafkaError::ConsumerCommit(RDKafkaErrorCode::UnknownMemberId);
         assert!(matches!(
@@ -363,6 +402,11 @@ mod tests {
             KafkaError::Flush(RDKafkaErrorCode::InvalidTransactionalState);
         assert!(matches!(
             TransactionFailure::classify(aborted_by_the_coordinator),
+            TransactionFailure::Fenced(_)
+        ));
+        let out_of_sequence = KafkaError::Flush(RDKafkaErrorCode::OutOfOrderSequenceNumber);
+        assert!(matches!(
+            TransactionFailure::classify(out_of_sequence),
             TransactionFailure::Fenced(_)
         ));
         let flush_timeout = KafkaError::Flush(RDKafkaErrorCode::OperationTimedOut);

@@ -1073,6 +1073,24 @@ fn under_exactly_once_a_record_whose_delivery_timed_out_rolls_back_and_goes_on_w
 }
 
 #[test]
+fn under_exactly_once_a_record_failing_out_of_sequence_gives_the_tasks_up_with_a_new_producer() {
+    let harness = Harness::new("exactly_once_v2", OnSendFailed::Fail, &[]);
+    harness.kafka.fail_once(
+        "a1",
+        ClientError::new(
+            ClientError::OUT_OF_ORDER_SEQUENCE_NUMBER,
+            "Broker: Broker received an out of order sequence number",
+        ),
+    );
+    harness.run_over_every_input().unwrap();
+    assert_eq!(harness.journal.send_failures(), vec![], "no task is asked");
+    assert_eq!(harness.dirty_closes(), 2, "both tasks close dirty");
+    assert_eq!(harness.kafka.count(&Event::ProducerCreated), 2);
+    assert_eq!(harness.kafka.count(&Event::Rejoined), 1);
+    harness.assert_every_input_once();
+}
+
+#[test]
 fn a_flush_timing_out_rolls_back_and_goes_on() {
     let harness = Harness::exactly_once();
     harness
