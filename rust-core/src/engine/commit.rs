@@ -248,7 +248,7 @@ impl CommitBarrier {
         match (doomed, timed_out) {
             (Some(error), _) => Err(Error::Producer(TransactionFailure::Fatal(error))),
             (None, Some(error)) => self
-                .recover_from_timed_out_send(consumer, tasks, error)
+                .recover(consumer, tasks, TransactionFailure::Abortable(error))
                 .map(ControlFlow::Break),
             (None, None) => {
                 self.tell_answered(tasks, answered_below)?;
@@ -442,6 +442,15 @@ impl CommitBarrier {
     /// the committed offsets. An abort that fails abortably is fatal, unless it timed out:
     /// with the broker away, the abort is called again (librdkafka resumes it) until
     /// `task.timeout.ms` has passed, as Kafka Streams retries a commit that timed out.
+    ///
+    /// The producer is then replaced, whose initialisation gives the transactional id a new
+    /// epoch, as Kafka's producer gets one at the end of every transaction (KIP-890's second
+    /// transaction version, which librdkafka does not speak): an abort usually follows requests
+    /// that went unanswered, and a produce request of the aborted transaction that a leader
+    /// takes only after the abort's marker could otherwise join the next transaction under the
+    /// same epoch once that one wrote to the partition too (the leader's check with the
+    /// coordinator finds it ongoing), and become visible with it. After a broker outage librdkafka's producer was also seen
+    /// failing every delivery with a timeout after such an abort.
     pub fn abort(
         &mut self,
         consumer: GroupConsumer<'_>,
@@ -458,6 +467,9 @@ impl CommitBarrier {
                     task.rollback(cause)?;
                 }
                 rewind_to_committed(consumer, self.task_timeout)?;
+                if self.producer.is_transactional() {
+                    self.producer = self.source.replacement(self.task_timeout)?;
+                }
                 Ok(Recovery::RolledBack)
             }
             Err(TransactionFailure::Abortable(error)) => {
@@ -496,23 +508,6 @@ impl CommitBarrier {
         } else {
             self.producer.flush()
         };
-    }
-
-    /// Aborts the transaction in which a send timed out, then replaces the producer: after a
-    /// broker outage, librdkafka's producer was seen failing every delivery with a timeout
-    /// after such an abort, thousands of aborts in a row without a record getting through. A
-    /// new producer starts with none of the old one's state.
-    fn recover_from_timed_out_send(
-        &mut self,
-        consumer: GroupConsumer<'_>,
-        tasks: &mut Tasks,
-        error: ClientError,
-    ) -> Result<Recovery> {
-        let recovery = self.recover(consumer, tasks, TransactionFailure::Abortable(error))?;
-        if recovery == Recovery::RolledBack {
-            self.producer = self.source.replacement(self.task_timeout)?;
-        }
-        Ok(recovery)
     }
 
     /// Handles a failed send or commit the way Kafka Streams does.
