@@ -449,8 +449,9 @@ impl CommitBarrier {
     /// that went unanswered, and a produce request of the aborted transaction that a leader
     /// takes only after the abort's marker could otherwise join the next transaction under the
     /// same epoch once that one wrote to the partition too (the leader's check with the
-    /// coordinator finds it ongoing), and become visible with it. After a broker outage librdkafka's producer was also seen
-    /// failing every delivery with a timeout after such an abort.
+    /// coordinator finds it ongoing), and become visible with it. After a broker outage,
+    /// librdkafka's producer was also seen failing every delivery with a timeout after such an
+    /// abort.
     pub fn abort(
         &mut self,
         consumer: GroupConsumer<'_>,
