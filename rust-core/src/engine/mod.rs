@@ -17,12 +17,13 @@
 //! - `purge`: deleting the repartition records that tasks committed.
 //! - [`runtime`]: the [`Engine`] instance and its threads.
 //! - `budget`: the uncommitted-bytes budget's shares.
+//! - `freed_memory`: handing freed native memory back to the operating system.
 //! - [`metrics`], [`error`], `process_id`.
 //!
 //! Imports between these modules run one way, each using only modules later in this order:
 //! `runtime`; `thread`; `task_manager`; `commit`, `clients`; `global`, `purge`; `restore`;
 //! `task`; `internal_topics`, `config`; `error`; `processor`; `topology`, `budget`, `metrics`,
-//! `process_id`.
+//! `process_id`, `freed_memory`.
 
 pub mod config;
 pub mod error;
@@ -38,6 +39,7 @@ pub mod topology;
 mod budget;
 mod clients;
 mod commit;
+mod freed_memory;
 mod process_id;
 mod purge;
 mod state_owners;

@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::engine::error::{Error, Result};
+use crate::engine::freed_memory;
 use crate::engine::processor::LoopTurn;
 use crate::engine::task_manager::{rewind_to_first, TaskManager, ThreadShared};
 use crate::engine::topology::ResolvedTopology;
@@ -187,6 +188,8 @@ fn run_loop(
         turn.punctuate = commit_start - punctuate_start;
         manager.maybe_commit(consumer)?;
         turn.commit = commit_start.elapsed();
+        drop(manager);
+        freed_memory::release_if_due();
         turn.total = turn_start.elapsed();
         shared
             .factory
