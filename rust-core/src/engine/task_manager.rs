@@ -138,6 +138,8 @@ pub(crate) struct TaskManager {
     commit_requested: bool,
     /// A commit fell due while the member was rebalancing; it is made once the rebalance ends.
     commit_waits_for_rebalance: bool,
+    /// The member received an assignment: it joined the group.
+    joined: bool,
     /// When the group's committed offsets of the standby replicas' source-topic changelogs
     /// were last asked for.
     sources_checked_at: Instant,
@@ -197,6 +199,7 @@ impl TaskManager {
             rejoin: false,
             commit_requested: false,
             commit_waits_for_rebalance: false,
+            joined: false,
             sources_checked_at: Instant::now(),
             sources_timing_out_since: None,
         })
@@ -217,6 +220,7 @@ impl TaskManager {
         partitions: &[TopicPartition],
         standby_inputs: &[TopicPartition],
     ) -> Result<()> {
+        self.joined = true;
         let topology = self.shared.topology();
         log::info!(
             "stream thread {}: assigned {}; standby inputs {}",
@@ -757,6 +761,7 @@ impl TaskManager {
         }
         self.full.clear();
         self.rejoin = true;
+        self.joined = false;
         Ok(())
     }
 
@@ -1035,6 +1040,13 @@ impl TaskManager {
             .barrier
             .send(consumer, &mut self.tasks, task, outputs)?;
         self.went_through(flow)
+    }
+
+    /// True until the member's first assignment and while it rebalances: each step of a
+    /// join (finding the coordinator, joining, syncing) is taken when the member is served,
+    /// so the thread serves it often instead of waiting for records.
+    pub fn awaits_group(&self, member: &dyn GroupMember) -> bool {
+        !self.joined || member.rebalance_in_progress()
     }
 
     /// How long until the next commit is due, or until a due commit that waits for the

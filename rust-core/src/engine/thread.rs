@@ -27,6 +27,9 @@ use crate::store::TopicPartition;
 
 /// Longest wait of one poll while idle; bounds how late a stop request is noticed.
 const MAX_POLL_WAIT: Duration = Duration::from_millis(100);
+/// The longest a poll waits for records while the member joins the group or rebalances:
+/// how often the member is served then, at most as often as it serves itself.
+const GROUP_POLL_WAIT: Duration = Duration::from_millis(10);
 
 /// A static member fenced again this soon after it joined with a new consumer shares its
 /// `group.instance.id` with another running member: the thread then fails, as Kafka
@@ -125,7 +128,12 @@ fn run_loop(
             if manager.is_restoring() || manager.has_changelog_backlog() {
                 Duration::ZERO
             } else {
-                manager.time_to_commit().min(MAX_POLL_WAIT)
+                let wait = manager.time_to_commit().min(MAX_POLL_WAIT);
+                if wait > GROUP_POLL_WAIT && manager.awaits_group(consumer.member) {
+                    GROUP_POLL_WAIT
+                } else {
+                    wait
+                }
             }
         };
         let poll_start = Instant::now();

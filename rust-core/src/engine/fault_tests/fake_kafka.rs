@@ -301,6 +301,11 @@ impl FakeKafka {
             .collect()
     }
 
+    /// How long each poll of the fetcher was allowed to wait for records, in order.
+    pub fn poll_waits(&self) -> Vec<Duration> {
+        self.consumer().poll_waits.clone()
+    }
+
     /// Every commit of the group's offsets, in order.
     pub fn commits(&self) -> Vec<GroupCommit> {
         self.cluster().commits.clone()
@@ -374,6 +379,8 @@ struct ConsumerState {
     fatal: Option<ClientError>,
     /// The member's poll took this turn's scripted poll: the fetcher's returns nothing.
     turn_taken: bool,
+    /// How long each poll of the fetcher was allowed to wait for records, in order.
+    poll_waits: Vec<Duration>,
 }
 
 /// The thread's group member: takes the scripted rebalances.
@@ -583,7 +590,8 @@ impl PartitionFetcher for FakeFetcher {
         Ok(self.kafka.consumer().assignment.clone())
     }
 
-    fn poll_records(&self, max: usize, _wait: Duration) -> Result<Vec<RecordRun>, KafkaFailure> {
+    fn poll_records(&self, max: usize, wait: Duration) -> Result<Vec<RecordRun>, KafkaFailure> {
+        self.kafka.consumer().poll_waits.push(wait);
         if std::mem::take(&mut self.kafka.consumer().turn_taken) {
             return Ok(Vec::new());
         }

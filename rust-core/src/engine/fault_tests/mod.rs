@@ -11,6 +11,7 @@ mod fake_kafka;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::Duration;
 
 use fake_kafka::{stale_generation, Elsewhere, Event, FakeKafka, Poll, ProducerOp};
 
@@ -1796,4 +1797,43 @@ fn an_input_whose_task_buffer_is_full_is_not_fetched_and_what_came_meanwhile_is_
     assert_eq!(harness.kafka.count(&Event::Resumed(input(0))), 1);
     assert_eq!(harness.output(), vec!["a0", "a1", "a2"]);
     assert_eq!(harness.kafka.committed(), BTreeMap::from([(input(0), 3)]));
+}
+
+#[test]
+fn the_thread_serves_its_member_often_until_it_joined_the_group_and_while_it_rebalances() {
+    let harness = Harness::new(
+        "exactly_once_v2",
+        OnSendFailed::Fail,
+        &[("commit.interval.ms", "3600000")],
+    );
+    let kafka = Arc::clone(&harness.kafka);
+    let rebalance_starts = Elsewhere(Arc::new(move || kafka.set_rebalancing(true)));
+    let kafka = Arc::clone(&harness.kafka);
+    let rebalance_ends = Elsewhere(Arc::new(move || kafka.set_rebalancing(false)));
+    harness.kafka.script([
+        Poll::Fetch,
+        both_inputs(),
+        Poll::FetchFrom(input(0)),
+        Poll::Elsewhere(rebalance_starts),
+        Poll::Fetch,
+        Poll::Elsewhere(rebalance_ends),
+        Poll::FetchFrom(input(1)),
+    ]);
+    harness.run().unwrap();
+    let (short, idle) = (Duration::from_millis(10), Duration::from_millis(100));
+    // A wait is decided before the turn's member poll: the turn that brings the assignment
+    // still waits briefly, the one that starts the rebalance still waits long.
+    assert_eq!(
+        harness.kafka.poll_waits(),
+        [
+            short, // not joined yet
+            short, // the assignment comes
+            idle,  // joined, nothing due
+            idle,  // the rebalance starts
+            short, // rebalancing
+            short, // the rebalance ends
+            idle, idle, // the script is over
+        ]
+    );
+    assert_eq!(harness.output(), every_input());
 }
