@@ -27,6 +27,8 @@ final class BenchRun {
     private static final Duration RUN_TIMEOUT = Duration.ofMinutes(30);
     private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
     private static final Duration CHECK_EVERY = Duration.ofMillis(100);
+    /** What the examples' launcher prints once the application's client is RUNNING. */
+    private static final String RUNNING = "state: RUNNING";
     /** Kafka's clients log every connection at INFO; the runs compare the applications, not their logging. */
     static final String QUIET_LOGGING = "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn";
 
@@ -55,6 +57,10 @@ final class BenchRun {
             final long launched = System.nanoTime();
             final ChildJvm child = start(outputTopic);
             try {
+                if (!child.awaitOutput(lines -> lines.contains(RUNNING), START_TIMEOUT)) {
+                    return wrong(false, notRunning(child), tail, child);
+                }
+                final double start = (System.nanoTime() - launched) / 1e9;
                 final String failure = awaitComplete(child, tail, inputEnds);
                 if (failure != null) {
                     return wrong(false, failure, tail, child);
@@ -62,7 +68,8 @@ final class BenchRun {
                 final double wall = (System.nanoTime() - launched) / 1e9;
                 final ProcessSample sample = ProcessSample.of(child.pid());
                 tail.close();
-                return new RunResult(workload, variant, false, null, input.size(), tail.records(), wall, sample, new long[0]);
+                return new RunResult(workload, variant, false, null, input.size(), tail.records(), wall, start, sample,
+                    new long[0]);
             } finally {
                 child.kill();
                 deleteStateDir();
@@ -84,12 +91,13 @@ final class BenchRun {
         final OutputTail.LatencyOrigin origin = workload.application().eventTime()
             ? (key, timestamp) -> sentAt[firstAtOrAfter(eventTimes, workload.application().closesAt(key))]
             : (key, timestamp) -> timestamp;
+        final long launched = System.nanoTime();
         final ChildJvm child = start(outputTopic);
         try {
-            if (!child.awaitOutput(lines -> lines.contains("state: RUNNING"), START_TIMEOUT)) {
-                return RunResult.wrong(workload, variant, true, "not RUNNING within " + START_TIMEOUT.toSeconds() + " s: "
-                    + child.tail(30));
+            if (!child.awaitOutput(lines -> lines.contains(RUNNING), START_TIMEOUT)) {
+                return RunResult.wrong(workload, variant, true, notRunning(child));
             }
+            final double start = (System.nanoTime() - launched) / 1e9;
             try (KafkaProducer<byte[], byte[]> producer = broker.producer()) {
                 send(producer, input.tables(), false);
                 producer.flush();
@@ -110,7 +118,7 @@ final class BenchRun {
                     final ProcessSample sample = ProcessSample.of(child.pid());
                     tail.close();
                     return new RunResult(workload, variant, true, null, input.size(), tail.records(),
-                        (System.currentTimeMillis() - pacingStarts) / 1e3, sample, tail.sortedLatencies());
+                        (System.currentTimeMillis() - pacingStarts) / 1e3, start, sample, tail.sortedLatencies());
                 }
             }
         } finally {
@@ -215,6 +223,10 @@ final class BenchRun {
             }
             Thread.sleep(CHECK_EVERY.toMillis());
         }
+    }
+
+    private static String notRunning(final ChildJvm child) {
+        return "not RUNNING within " + START_TIMEOUT.toSeconds() + " s: " + child.tail(30);
     }
 
     private RunResult wrong(final boolean paced, final String failure, final OutputTail tail, final ChildJvm child)

@@ -14,8 +14,8 @@ import java.util.function.ToDoubleFunction;
 
 /**
  * The benchmark's results: a line per run as it ends, then per workload the medians of each runtime's
- * right runs and the ratio of Sluice's to the better Apache variant's (lower is better for CPU, memory
- * and latency, higher for throughput).
+ * right runs and the ratio of Sluice's to the better Apache variant's (lower is better for start-up, CPU,
+ * memory and latency, higher for throughput).
  */
 final class Report {
 
@@ -41,9 +41,9 @@ final class Report {
             return (result.paced() ? "paced" : "timed") + ": WRONG, not timed: " + result.failure();
         }
         final StringBuilder line = new StringBuilder(String.format(Locale.ROOT,
-            "%s: %.1f s, %,.0f records/s, %.1f µs CPU/record, peak RSS %.0f MB, %,d output records",
-            result.paced() ? "paced" : "timed", result.wallSeconds(), result.recordsPerSecond(), result.cpuMicrosPerRecord(),
-            result.peakRssMegabytes(), result.outputRecords()));
+            "%s: %.1f s, RUNNING after %.1f s, %,.0f records/s, %.1f µs CPU/record, peak RSS %.0f MB, %,d output records",
+            result.paced() ? "paced" : "timed", result.wallSeconds(), result.startSeconds(), result.recordsPerSecond(),
+            result.cpuMicrosPerRecord(), result.peakRssMegabytes(), result.outputRecords()));
         if (result.paced()) {
             line.append(String.format(Locale.ROOT, ", latency P50 %.0f ms, P99 %.0f ms, max %.0f ms (%d records)",
                 result.latencyMillis(0.5), result.latencyMillis(0.99), result.latencyMillis(1.0), result.latenciesMillis().length));
@@ -65,9 +65,9 @@ final class Report {
     /** The tables of medians, as Markdown; also written to {@code file}. */
     String summary(final List<Workload> workloads, final Path file) {
         final StringBuilder out = new StringBuilder("# Application benchmark: medians of right runs\n\n");
-        out.append("| workload | runtime | right runs | wall s | records/s | CPU µs/record | peak RSS MB "
+        out.append("| workload | runtime | right runs | wall s | start s | records/s | CPU µs/record | peak RSS MB "
             + "| paced P50 ms | paced P99 ms | paced max ms | CPU s by thread (timed, median run) |\n");
-        out.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
+        out.append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (final Workload workload : workloads) {
             final Map<Variant, Medians> byVariant = new TreeMap<>();
             for (final Variant variant : Variant.values()) {
@@ -82,8 +82,9 @@ final class Report {
             final List<Medians> apache = byVariant.entrySet().stream().filter(entry -> entry.getKey().isApache())
                 .map(Map.Entry::getValue).toList();
             if (sluice != null && !apache.isEmpty()) {
-                out.append(String.format(Locale.ROOT, "| %s | **Sluice ÷ better Apache** | | | %s | %s | %s | %s | %s | %s | |%n",
-                    workload.id(),
+                out.append(String.format(Locale.ROOT,
+                    "| %s | **Sluice ÷ better Apache** | | | %s | %s | %s | %s | %s | %s | %s | |%n", workload.id(),
+                    ratio(sluice.start, apache, medians -> medians.start, false),
                     ratio(sluice.recordsPerSecond, apache, medians -> medians.recordsPerSecond, true),
                     ratio(sluice.cpuPerRecord, apache, medians -> medians.cpuPerRecord, false),
                     ratio(sluice.peakRss, apache, medians -> medians.peakRss, false),
@@ -117,6 +118,7 @@ final class Report {
         final int right;
         final int all;
         final double wall;
+        final double start;
         final double recordsPerSecond;
         final double cpuPerRecord;
         final double peakRss;
@@ -131,6 +133,7 @@ final class Report {
             this.all = runs.size();
             this.right = timed.size() + paced.size();
             this.wall = median(timed, RunResult::wallSeconds);
+            this.start = median(timed, RunResult::startSeconds);
             this.recordsPerSecond = median(timed, RunResult::recordsPerSecond);
             this.cpuPerRecord = median(timed, RunResult::cpuMicrosPerRecord);
             this.peakRss = median(timed, RunResult::peakRssMegabytes);
@@ -142,8 +145,9 @@ final class Report {
         }
 
         String row(final Workload workload, final Variant variant) {
-            return String.format(Locale.ROOT, "| %s | %s | %d of %d | %s | %s | %s | %s | %s | %s | %s | %s |%n", workload.id(),
-                variant.description(), right, all, number(wall, "%.1f"), number(recordsPerSecond, "%,.0f"),
+            return String.format(Locale.ROOT, "| %s | %s | %d of %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+                workload.id(), variant.description(), right, all, number(wall, "%.1f"), number(start, "%.1f"),
+                number(recordsPerSecond, "%,.0f"),
                 number(cpuPerRecord, "%.1f"), number(peakRss, "%.0f"), number(p50, "%.0f"), number(p99, "%.0f"),
                 number(max, "%.0f"), threads);
         }

@@ -5,13 +5,15 @@ package dev.sluice.bench.apps;
  * failed or stalled, is reported as wrong and never timed.
  *
  * @param outputRecords   how many records the output got, which grows with how often caches are flushed (commits)
+ * @param startSeconds    from the application's launch until it reported RUNNING (its JVM's start, joining the
+ *                        group, opening its tasks)
  * @param latenciesMillis a paced run's sorted latencies from due to committed output; empty for a timed run
  */
 record RunResult(Workload workload, Variant variant, boolean paced, String failure, int inputRecords, long outputRecords,
-                 double wallSeconds, ProcessSample sample, long[] latenciesMillis) {
+                 double wallSeconds, double startSeconds, ProcessSample sample, long[] latenciesMillis) {
 
     static RunResult wrong(final Workload workload, final Variant variant, final boolean paced, final String failure) {
-        return new RunResult(workload, variant, paced, failure, 0, 0, Double.NaN, null, new long[0]);
+        return new RunResult(workload, variant, paced, failure, 0, 0, Double.NaN, Double.NaN, null, new long[0]);
     }
 
     boolean right() {
