@@ -454,6 +454,12 @@ impl Harness {
         thread::run(Arc::clone(&self.shared), 1, Arc::clone(&self.stop))
     }
 
+    /// A scripted poll in which the member's rebalance starts (`true`) or ends.
+    fn rebalance(&self, starts: bool) -> Poll {
+        let kafka = Arc::clone(&self.kafka);
+        Poll::Elsewhere(Elsewhere(Arc::new(move || kafka.set_rebalancing(starts))))
+    }
+
     fn output(&self) -> Vec<String> {
         sorted(self.kafka.visible(OUTPUT))
     }
@@ -619,8 +625,6 @@ fn a_commit_that_falls_due_while_the_member_rebalances_waits_until_the_rebalance
     );
     *harness.commit_after.lock().unwrap() = Some("a1");
     let kafka = Arc::clone(&harness.kafka);
-    let rebalance_starts = Elsewhere(Arc::new(move || kafka.set_rebalancing(true)));
-    let kafka = Arc::clone(&harness.kafka);
     let commits_during_rebalance = Arc::new(Mutex::new(None));
     let counted = Arc::clone(&commits_during_rebalance);
     let rebalance_ends = Elsewhere(Arc::new(move || {
@@ -629,7 +633,7 @@ fn a_commit_that_falls_due_while_the_member_rebalances_waits_until_the_rebalance
     }));
     harness.kafka.script([
         both_inputs(),
-        Poll::Elsewhere(rebalance_starts),
+        harness.rebalance(true),
         Poll::FetchFrom(input(0)),
         Poll::Elsewhere(rebalance_ends),
         Poll::FetchFrom(input(1)),
@@ -1806,17 +1810,13 @@ fn the_thread_serves_its_member_often_until_it_joined_the_group_and_while_it_reb
         OnSendFailed::Fail,
         &[("commit.interval.ms", "3600000")],
     );
-    let kafka = Arc::clone(&harness.kafka);
-    let rebalance_starts = Elsewhere(Arc::new(move || kafka.set_rebalancing(true)));
-    let kafka = Arc::clone(&harness.kafka);
-    let rebalance_ends = Elsewhere(Arc::new(move || kafka.set_rebalancing(false)));
     harness.kafka.script([
         Poll::Fetch,
         both_inputs(),
         Poll::FetchFrom(input(0)),
-        Poll::Elsewhere(rebalance_starts),
+        harness.rebalance(true),
         Poll::Fetch,
-        Poll::Elsewhere(rebalance_ends),
+        harness.rebalance(false),
         Poll::FetchFrom(input(1)),
     ]);
     harness.run().unwrap();
