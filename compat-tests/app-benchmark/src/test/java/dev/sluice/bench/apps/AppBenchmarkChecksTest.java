@@ -32,6 +32,8 @@ class AppBenchmarkChecksTest {
         assertEquals(2 * (5 * 3 + 2), report.results().size());
         for (final RunResult result : report.results()) {
             assertTrue(result.sample().cpuSeconds() > 0 && result.sample().peakRssBytes() > 0, () -> "no figures for " + result);
+            assertTrue(result.sample().heapResidentBytes() > 0
+                && result.sample().heapResidentBytes() < result.sample().peakRssBytes(), () -> "no Java heap within " + result);
             assertTrue(result.startSeconds() > 0, () -> "no start-up time for " + result);
             if (!result.paced()) {
                 assertTrue(result.startSeconds() < result.wallSeconds(), () -> "started after it ended: " + result);

@@ -10,10 +10,11 @@ import java.util.TreeMap;
 import java.util.stream.Stream;
 
 /**
- * What Linux says of a running process: the CPU time of all its threads so far, living and ended,
- * its peak resident set (VmHWM), and the CPU time of its living threads grouped by what they do.
+ * What Linux says of a running JVM: the CPU time of all its threads so far, living and ended, its peak
+ * resident set (VmHWM), how much of its Java heap is resident now ({@link JavaHeap}), and the CPU time of
+ * its living threads grouped by what they do.
  */
-record ProcessSample(double cpuSeconds, long peakRssBytes, Map<String, Double> threadCpuSeconds) {
+record ProcessSample(double cpuSeconds, long peakRssBytes, long heapResidentBytes, Map<String, Double> threadCpuSeconds) {
 
     // Linux reports CPU times in clock ticks of USER_HZ, 100 on every platform Java runs on.
     private static final double TICKS_PER_SECOND = 100.0;
@@ -33,7 +34,9 @@ record ProcessSample(double cpuSeconds, long peakRssBytes, Map<String, Double> t
                     throw new UncheckedIOException(e);
                 }
             });
-            return new ProcessSample(cpuSeconds(Files.readString(proc.resolve("stat"))), peakRss(proc), threads);
+            final double cpuSeconds = cpuSeconds(Files.readString(proc.resolve("stat")));
+            // Asked last: the JVM answers on a thread of its own, whose CPU time is not the workload's.
+            return new ProcessSample(cpuSeconds, peakRss(proc), JavaHeap.residentBytes(pid), threads);
         } catch (final IOException e) {
             throw new UncheckedIOException("cannot read " + proc, e);
         }

@@ -41,9 +41,10 @@ final class Report {
             return (result.paced() ? "paced" : "timed") + ": WRONG, not timed: " + result.failure();
         }
         final StringBuilder line = new StringBuilder(String.format(Locale.ROOT,
-            "%s: %.1f s, RUNNING after %.1f s, %,.0f records/s, %.1f µs CPU/record, peak RSS %.0f MB, %,d output records",
+            "%s: %.1f s, RUNNING after %.1f s, %,.0f records/s, %.1f µs CPU/record, peak RSS %.0f MB (Java heap %.0f MB at the "
+                + "end), %,d output records",
             result.paced() ? "paced" : "timed", result.wallSeconds(), result.startSeconds(), result.recordsPerSecond(),
-            result.cpuMicrosPerRecord(), result.peakRssMegabytes(), result.outputRecords()));
+            result.cpuMicrosPerRecord(), result.peakRssMegabytes(), result.heapMegabytes(), result.outputRecords()));
         if (result.paced()) {
             line.append(String.format(Locale.ROOT, ", latency P50 %.0f ms, P99 %.0f ms, max %.0f ms (%d records)",
                 result.latencyMillis(0.5), result.latencyMillis(0.99), result.latencyMillis(1.0), result.latenciesMillis().length));
@@ -66,8 +67,8 @@ final class Report {
     String summary(final List<Workload> workloads, final Path file) {
         final StringBuilder out = new StringBuilder("# Application benchmark: medians of right runs\n\n");
         out.append("| workload | runtime | right runs | wall s | start s | records/s | CPU µs/record | peak RSS MB "
-            + "| paced P50 ms | paced P99 ms | paced max ms | CPU s by thread (timed, median run) |\n");
-        out.append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+            + "| of which Java heap MB | paced P50 ms | paced P99 ms | paced max ms | CPU s by thread (timed, median run) |\n");
+        out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (final Workload workload : workloads) {
             final Map<Variant, Medians> byVariant = new TreeMap<>();
             for (final Variant variant : Variant.values()) {
@@ -83,11 +84,12 @@ final class Report {
                 .map(Map.Entry::getValue).toList();
             if (sluice != null && !apache.isEmpty()) {
                 out.append(String.format(Locale.ROOT,
-                    "| %s | **Sluice ÷ better Apache** | | | %s | %s | %s | %s | %s | %s | %s | |%n", workload.id(),
+                    "| %s | **Sluice ÷ better Apache** | | | %s | %s | %s | %s | %s | %s | %s | %s | |%n", workload.id(),
                     ratio(sluice.start, apache, medians -> medians.start, false),
                     ratio(sluice.recordsPerSecond, apache, medians -> medians.recordsPerSecond, true),
                     ratio(sluice.cpuPerRecord, apache, medians -> medians.cpuPerRecord, false),
                     ratio(sluice.peakRss, apache, medians -> medians.peakRss, false),
+                    ratio(sluice.heap, apache, medians -> medians.heap, false),
                     ratio(sluice.p50, apache, medians -> medians.p50, false),
                     ratio(sluice.p99, apache, medians -> medians.p99, false),
                     ratio(sluice.max, apache, medians -> medians.max, false)));
@@ -122,6 +124,7 @@ final class Report {
         final double recordsPerSecond;
         final double cpuPerRecord;
         final double peakRss;
+        final double heap;
         final double p50;
         final double p99;
         final double max;
@@ -137,6 +140,7 @@ final class Report {
             this.recordsPerSecond = median(timed, RunResult::recordsPerSecond);
             this.cpuPerRecord = median(timed, RunResult::cpuMicrosPerRecord);
             this.peakRss = median(timed, RunResult::peakRssMegabytes);
+            this.heap = median(timed, RunResult::heapMegabytes);
             this.p50 = median(paced, run -> run.latencyMillis(0.5));
             this.p99 = median(paced, run -> run.latencyMillis(0.99));
             this.max = median(paced, run -> run.latencyMillis(1.0));
@@ -145,10 +149,10 @@ final class Report {
         }
 
         String row(final Workload workload, final Variant variant) {
-            return String.format(Locale.ROOT, "| %s | %s | %d of %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+            return String.format(Locale.ROOT, "| %s | %s | %d of %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
                 workload.id(), variant.description(), right, all, number(wall, "%.1f"), number(start, "%.1f"),
                 number(recordsPerSecond, "%,.0f"),
-                number(cpuPerRecord, "%.1f"), number(peakRss, "%.0f"), number(p50, "%.0f"), number(p99, "%.0f"),
+                number(cpuPerRecord, "%.1f"), number(peakRss, "%.0f"), number(heap, "%.0f"), number(p50, "%.0f"), number(p99, "%.0f"),
                 number(max, "%.0f"), threads);
         }
 

@@ -32,6 +32,11 @@ record RunResult(Workload workload, Variant variant, boolean paced, String failu
         return sample.peakRssBytes() / (1024.0 * 1024.0);
     }
 
+    /** The Java heap's share of the resident set at the run's end, the rest being the JVM's own and native memory. */
+    double heapMegabytes() {
+        return sample.heapResidentBytes() / (1024.0 * 1024.0);
+    }
+
     /** The latency below which {@code fraction} of the measured records fall, in milliseconds. */
     double latencyMillis(final double fraction) {
         if (latenciesMillis.length == 0) {
