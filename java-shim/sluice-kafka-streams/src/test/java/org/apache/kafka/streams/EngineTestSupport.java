@@ -10,6 +10,7 @@ import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -39,10 +40,17 @@ final class EngineTestSupport {
     }
 
     static void waitFor(final BooleanSupplier condition, final String what) throws InterruptedException {
+        waitFor(condition, what, () -> "");
+    }
+
+    /** As {@link #waitFor(BooleanSupplier, String)}; a timeout also says what {@code seen} reports then. */
+    static void waitFor(final BooleanSupplier condition, final String what, final Supplier<String> seen)
+        throws InterruptedException {
         final long deadline = System.nanoTime() + WAIT.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
+                final String state = seen.get();
+                throw new AssertionError("timed out waiting for " + what + (state.isEmpty() ? "" : "; " + state));
             }
             TimeUnit.MILLISECONDS.sleep(50);
         }
@@ -73,7 +81,6 @@ final class EngineTestSupport {
         return counts;
     }
 
-    /** {@code error} and its causes, for assertion messages. */
     /** The value of {@code task}'s metric {@code name} ({@code stream-task-metrics}) on {@code streams}; 0 for none. */
     static double taskMetric(final KafkaStreams streams, final String name, final TaskId task) {
         return streams.metrics().values().stream()
@@ -84,6 +91,7 @@ final class EngineTestSupport {
             .sum();
     }
 
+    /** {@code error} and its causes, for assertion messages. */
     static String describe(final Throwable error) {
         final StringBuilder text = new StringBuilder();
         for (Throwable t = error; t != null; t = t.getCause()) {

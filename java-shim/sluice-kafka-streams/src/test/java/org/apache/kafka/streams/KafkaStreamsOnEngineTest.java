@@ -419,7 +419,9 @@ class KafkaStreamsOnEngineTest {
                 admin.deleteTopics(List.of("pattern-a")).all().get();
             }
             waitFor(() -> streams.state() == KafkaStreams.State.RUNNING && inputTopics(streams).equals(Set.of("pattern-b")),
-                "the client to run on pattern-b alone");
+                "the client to run on pattern-b alone",
+                () -> "state " + streams.state() + ", threads " + streams.metadataForLocalThreads()
+                    + ", handled " + handled.stream().map(EngineTestSupport::describe).toList());
             produce("pattern-b", List.of("b-2"));
             consumeUntil(consumer, output, 3);
             assertEquals(List.of("a-1", "b-1", "b-2"), output);
