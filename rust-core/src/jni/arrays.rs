@@ -7,13 +7,13 @@
 //! is safe because none of them can throw for the arguments passed: the region is always the
 //! whole array, whose length cannot change.
 //!
-//! Batches of produced records come back from Java in a direct `ByteBuffer` the task runner
-//! reuses, so that the seam leaves no garbage on the Java heap per batch; they are read with
-//! `GetDirectBufferAddress` + `GetDirectBufferCapacity`.
+//! Batches of produced records come back from Java in a `byte[]` the task runner reuses, so
+//! that the seam leaves no garbage per batch; its first four bytes say how much of it the
+//! batch fills, and only that is copied.
 //!
 //! The few `String[]` that cross (names, never per record) go through the `jni` crate.
 
-use jni::objects::{JByteArray, JByteBuffer, JObjectArray, JString};
+use jni::objects::{JByteArray, JObjectArray, JString};
 use jni::sys::{jbyte, jbyteArray, jsize};
 use jni::Env;
 
@@ -27,41 +27,39 @@ pub(crate) fn read_bytes(
 ) -> Result<Vec<u8>, NativeError> {
     let length = length_of(env, array, what)?;
     let mut bytes = vec![0u8; length];
-    copy_prefix(env, array, &mut bytes);
+    copy_region(env, array, 0, &mut bytes);
     Ok(bytes)
 }
 
-/// The contents of the direct `buffer` (its whole capacity); `NullPointerException` when it
-/// is null and `IllegalArgumentException` when it is not direct, naming `what`.
-pub(crate) fn read_direct_buffer(
+/// The bytes an array the caller reuses says it holds: its first four (a big-endian `int`)
+/// give how many of those after them count. `IllegalArgumentException` when it is too short
+/// for what it says, `NullPointerException` when null, naming `what`.
+pub(crate) fn read_length_prefixed(
     env: &Env<'_>,
-    buffer: &JByteBuffer<'_>,
+    array: &JByteArray<'_>,
     what: &str,
 ) -> Result<Vec<u8>, NativeError> {
-    if buffer.as_raw().is_null() {
-        return Err(NativeError::new(
-            JavaException::NullPointer,
-            format!("{what} cannot be null"),
-        ));
-    }
-    let not_direct = || {
+    const PREFIX: usize = std::mem::size_of::<i32>();
+    let capacity = length_of(env, array, what)?;
+    let too_short = |said: i64| {
         NativeError::new(
             JavaException::IllegalArgument,
-            format!("{what} is not a direct buffer"),
+            format!("{what} holds {capacity} bytes, too few for the {said} it says it holds"),
         )
     };
-    let capacity = env
-        .get_direct_buffer_capacity(buffer)
-        .map_err(|_| not_direct())?;
-    if capacity == 0 {
-        return Ok(Vec::new());
+    if capacity < PREFIX {
+        return Err(too_short(PREFIX as i64));
     }
-    let address = env
-        .get_direct_buffer_address(buffer)
-        .map_err(|_| not_direct())?;
-    // SAFETY: a direct buffer's memory is `capacity` bytes from `address`, kept alive by the
-    // buffer object, which the caller's local reference holds for the duration of the copy.
-    Ok(unsafe { std::slice::from_raw_parts(address, capacity) }.to_vec())
+    let mut prefix = [0u8; PREFIX];
+    copy_region(env, array, 0, &mut prefix);
+    let said = i32::from_be_bytes(prefix);
+    let length = usize::try_from(said)
+        .ok()
+        .filter(|length| *length <= capacity - PREFIX)
+        .ok_or_else(|| too_short(i64::from(said)))?;
+    let mut bytes = vec![0u8; length];
+    copy_region(env, array, PREFIX, &mut bytes);
+    Ok(bytes)
 }
 
 /// The first `length` bytes of `array`, a buffer the caller reuses and framed into;
@@ -80,7 +78,7 @@ pub(crate) fn read_prefix(
         ));
     }
     let mut bytes = vec![0u8; length];
-    copy_prefix(env, array, &mut bytes);
+    copy_region(env, array, 0, &mut bytes);
     Ok(bytes)
 }
 
@@ -100,7 +98,7 @@ pub(crate) fn with_bytes<R>(
         return f(&read_bytes(env, array, what)?);
     }
     let mut bytes = [0u8; STACK_BYTES];
-    copy_prefix(env, array, &mut bytes[..length]);
+    copy_region(env, array, 0, &mut bytes[..length]);
     f(&bytes[..length])
 }
 
@@ -226,19 +224,19 @@ pub(crate) fn length_of(
     Ok(length as usize)
 }
 
-/// Copies the first `out.len()` bytes of `array` into `out`. Only for an array that
-/// [`length_of`] found non-null and at least that long: the region then lies inside it, so
-/// the call cannot throw.
-fn copy_prefix(env: &Env<'_>, array: &JByteArray<'_>, out: &mut [u8]) {
+/// Copies the `out.len()` bytes of `array` from `start` into `out`. Only for an array that
+/// [`length_of`] found non-null and at least `start + out.len()` long: the region then lies
+/// inside it, so the call cannot throw.
+fn copy_region(env: &Env<'_>, array: &JByteArray<'_>, start: usize, out: &mut [u8]) {
     let env_ptr = env.get_raw();
     // SAFETY: `env_ptr` is the live JNIEnv of this thread and `array` a live, non-null
-    // byte[] holding at least `out.len()` elements, which GetByteArrayRegion writes into
-    // `out`.
+    // byte[] holding at least `start + out.len()` elements, of which GetByteArrayRegion
+    // writes those from `start` into `out`.
     unsafe {
         ((**env_ptr).v1_1.GetByteArrayRegion)(
             env_ptr,
             array.as_raw() as jbyteArray,
-            0,
+            start as jsize,
             out.len() as jsize,
             out.as_mut_ptr() as *mut jbyte,
         );

@@ -1,6 +1,5 @@
 package dev.sluice.streams.runtime.internals;
 
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -65,7 +64,7 @@ final class BufferingProducer implements Producer<byte[], byte[]> {
      * The records sent since the last call, in order, framed as {@link RuntimeFraming} says; valid until
      * the next send.
      */
-    ByteBuffer drain() {
+    byte[] drain() {
         return sent.drain();
     }
 

@@ -4,6 +4,7 @@ import dev.sluice.streams.internals.OffsetFraming;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -34,8 +35,9 @@ import org.apache.kafka.common.record.TimestampType;
  *       {@code int keyLength, key, int valueLength, value}.</li>
  *   <li><b>Produced records</b>: {@code int count}, then per record {@code int topicLength, topic,
  *       int partition, long timestamp}, key, value and headers as in consumed records; a partition of -1
- *       lets the engine's producer choose it from the key. They go to the engine in a direct buffer, which
- *       it copies as the call returns: that buffer is reused, so a batch leaves no garbage on the heap.</li>
+ *       lets the engine's producer choose it from the key. They go to the engine in an array that follows
+ *       an {@code int} saying how many bytes the batch takes, which it copies as the call returns: that
+ *       array is reused, so a batch leaves no garbage.</li>
  * </ul>
  */
 final class RuntimeFraming {
@@ -48,8 +50,11 @@ final class RuntimeFraming {
 
     private static final byte[] EMPTY = new byte[0];
     private static final Header[] NO_HEADERS = new Header[0];
-    private static final ByteBuffer EMPTY_RECORDS = ByteBuffer.allocateDirect(Integer.BYTES).asReadOnlyBuffer();
+    /** A drained batch of no records (see {@link ProducedRecords#drain}); the engine only reads it. */
+    private static final byte[] EMPTY_RECORDS = ByteBuffer.allocate(2 * Integer.BYTES).putInt(Integer.BYTES).array();
     private static final int INITIAL_PRODUCED_BYTES = 4 << 10;
+    /** Where a drained batch's first record starts: after the batch's length and its count of records. */
+    private static final int BATCH_START = 2 * Integer.BYTES;
     // A task's buffer of produced records that grew past this for a burst (a cache flush, say) is not kept
     // for the next batch: every task has one, and kept at a burst's size they would hold megabytes each.
     private static final int RETAINED_PRODUCED_BYTES = 1 << 20;
@@ -162,14 +167,25 @@ final class RuntimeFraming {
     static byte[] producedRecords(final List<ProducerRecord<byte[], byte[]>> records) {
         final ProducedRecords out = new ProducedRecords();
         records.forEach(out::add);
-        final ByteBuffer drained = out.drain();
-        final byte[] framed = new byte[drained.remaining()];
-        drained.get(framed);
-        return framed;
+        final ByteBuffer batch = drainedBatch(out.drain());
+        return Arrays.copyOfRange(batch.array(), batch.position(), batch.limit());
     }
 
-    static List<ProducerRecord<byte[], byte[]>> readProducedRecords(final ByteBuffer framed) {
-        final ByteBuffer in = framed.duplicate();
+    /** The records of a batch {@link ProducedRecords#drain} returned. */
+    static List<ProducerRecord<byte[], byte[]>> readDrainedRecords(final byte[] drained) {
+        return readProducedRecords(drainedBatch(drained));
+    }
+
+    /** The records of a batch framed as the engine frames those it hands back. */
+    static List<ProducerRecord<byte[], byte[]>> readProducedRecords(final byte[] framed) {
+        return readProducedRecords(ByteBuffer.wrap(framed));
+    }
+
+    private static ByteBuffer drainedBatch(final byte[] drained) {
+        return ByteBuffer.wrap(drained, Integer.BYTES, ByteBuffer.wrap(drained).getInt());
+    }
+
+    private static List<ProducerRecord<byte[], byte[]>> readProducedRecords(final ByteBuffer in) {
         final int count = in.getInt();
         final List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
@@ -185,9 +201,9 @@ final class RuntimeFraming {
         return records;
     }
 
-    /** A batch of no records, direct as every batch of produced records. */
-    static ByteBuffer emptyRecords() {
-        return EMPTY_RECORDS.duplicate();
+    /** A drained batch of no records. */
+    static byte[] emptyRecords() {
+        return EMPTY_RECORDS;
     }
 
     /** Each engine thread's lags behind the partitions its two consumers read, by thread index. */
@@ -238,16 +254,18 @@ final class RuntimeFraming {
 
     /**
      * Produced records framed as they are added, so that a batch costs no copy of the records and
-     * their headers, into a direct buffer reused from batch to batch.
+     * their headers, into an array reused from batch to batch. On the heap rather than direct: a direct
+     * buffer given up after a burst holds its native memory until a collection finds it, which for a
+     * long-lived buffer in the old generation can be many seconds; an array is the collector's to size.
      */
     static final class ProducedRecords {
-        private final Writer out = new Writer(ByteBuffer.allocateDirect(INITIAL_PRODUCED_BYTES));
+        private final Writer out = new Writer(INITIAL_PRODUCED_BYTES);
         // Topic names are few and come back as the same strings: each is encoded once.
         private final Map<String, byte[]> topics = new HashMap<>();
         private int count;
 
         ProducedRecords() {
-            out.buffer.position(Integer.BYTES);
+            out.buffer.position(BATCH_START);
         }
 
         void add(final ProducerRecord<byte[], byte[]> record) {
@@ -264,48 +282,49 @@ final class RuntimeFraming {
         }
 
         /**
-         * The records added since the last call, framed in a direct buffer of exactly their size that
-         * stays valid until the next record is added; none are kept.
+         * The records added since the last call, framed in an array that stays as it is until the next
+         * record is added and whose first {@code int} is how many of the bytes after it are the batch;
+         * none are kept.
          */
-        ByteBuffer drain() {
+        byte[] drain() {
             if (count == 0) {
                 return emptyRecords();
             }
-            out.buffer.putInt(0, count);
-            final ByteBuffer framed = out.buffer.slice(0, out.buffer.position());
+            out.buffer.putInt(0, out.buffer.position() - Integer.BYTES).putInt(Integer.BYTES, count);
+            final byte[] drained = out.buffer.array();
             clear();
-            return framed;
+            return drained;
         }
 
         /** Forgets the records added since the last drain. */
         void clear() {
             if (out.buffer.capacity() > RETAINED_PRODUCED_BYTES) {
-                out.buffer = ByteBuffer.allocateDirect(INITIAL_PRODUCED_BYTES);
+                out.buffer = ByteBuffer.allocate(INITIAL_PRODUCED_BYTES);
             }
-            // The count is written as a batch is drained; the bytes of the last batch stay as they are
-            // until the next record is added, after the engine took them.
-            out.buffer.clear().position(Integer.BYTES);
+            // The length and count are written as a batch is drained; the bytes of the last batch stay as
+            // they are until the next record is added, after the engine took them.
+            out.buffer.clear().position(BATCH_START);
             count = 0;
         }
     }
 
-    /** A growing big-endian buffer, on the heap or direct as the one it starts with. */
+    /** A growing big-endian buffer on the heap. */
     private static final class Writer {
         static final int INITIAL_BYTES = 256;
         private ByteBuffer buffer;
 
         Writer() {
-            this(ByteBuffer.allocate(INITIAL_BYTES));
+            this(INITIAL_BYTES);
         }
 
-        Writer(final ByteBuffer initial) {
-            buffer = initial;
+        Writer(final int initialBytes) {
+            buffer = ByteBuffer.allocate(initialBytes);
         }
 
         ByteBuffer buffer(final int needed) {
             if (buffer.remaining() < needed) {
                 final int capacity = Math.max(buffer.capacity() * 2, buffer.position() + needed);
-                final ByteBuffer grown = buffer.isDirect() ? ByteBuffer.allocateDirect(capacity) : ByteBuffer.allocate(capacity);
+                final ByteBuffer grown = ByteBuffer.allocate(capacity);
                 buffer.flip();
                 grown.put(buffer);
                 buffer = grown;

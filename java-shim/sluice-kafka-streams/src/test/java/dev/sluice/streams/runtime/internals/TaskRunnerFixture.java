@@ -148,8 +148,8 @@ final class TaskRunnerFixture implements AutoCloseable {
         return records;
     }
 
-    static List<ProducerRecord<byte[], byte[]>> produced(final ByteBuffer framed) {
-        return RuntimeFraming.readProducedRecords(framed);
+    static List<ProducerRecord<byte[], byte[]>> produced(final byte[] drained) {
+        return RuntimeFraming.readDrainedRecords(drained);
     }
 
     static ByteBuffer batch(final List<ConsumerRecord<byte[], byte[]>> records) {
