@@ -22,8 +22,10 @@ use rdkafka::message::Headers;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::{Message, Offset, TopicPartitionList};
 use sluice_core::kafka::{
-    Header, KafkaStreamsProducer, ProducedRecord, ProducedRecords, StreamsProducer,
+    Header, KafkaPartitionFetcher, KafkaStreamsProducer, PartitionFetcher, ProducedRecord,
+    ProducedRecords, StreamsProducer,
 };
+use sluice_core::store::TopicPartition;
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -338,4 +340,37 @@ fn a_produced_record_arrives_with_its_key_value_timestamp_and_headers() {
             (Some(b"k2".to_vec()), None, Some(5), vec![]),
         ]
     );
+}
+
+#[test]
+fn a_fetcher_unassigns_what_it_fetches_and_lets_the_rest_of_a_list_be() {
+    let bootstrap = bootstrap_servers();
+    let topic = unique_name("unassigned");
+    create_topic(&bootstrap, &topic);
+    let fetcher = KafkaPartitionFetcher::new(
+        ClientConfig::new()
+            .set("bootstrap.servers", &bootstrap)
+            .set("group.id", unique_name("unassigning")),
+        TIMEOUT,
+    )
+    .expect("fetcher");
+    let fetched = TopicPartition::new(topic.clone(), 0);
+    let never_assigned = TopicPartition::new(topic, 1);
+    fetcher
+        .assign(std::slice::from_ref(&fetched), &BTreeMap::new())
+        .expect("assign");
+    assert_eq!(
+        fetcher.assigned_partitions().unwrap(),
+        std::slice::from_ref(&fetched)
+    );
+
+    // The group takes back a partition the fetcher never had along with one it has.
+    fetcher
+        .unassign(&[never_assigned.clone(), fetched.clone()])
+        .expect("unassigning a list with a partition not assigned");
+    assert_eq!(fetcher.assigned_partitions().unwrap(), []);
+    // And after the thread's closing unassigned everything.
+    fetcher
+        .unassign(&[fetched, never_assigned])
+        .expect("unassigning from an empty assignment");
 }

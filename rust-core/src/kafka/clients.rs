@@ -133,7 +133,8 @@ pub trait PartitionFetcher: Send + Sync {
         offset_resets: &BTreeMap<String, OffsetReset>,
     ) -> Result<(), KafkaFailure>;
 
-    /// Stops fetching `partitions` for good and forgets their positions.
+    /// Stops fetching `partitions` for good and forgets their positions; one it was not fetching
+    /// (the thread's closing unassigned everything before the group took it back) is no matter.
     fn unassign(&self, partitions: &[TopicPartition]) -> Result<(), KafkaFailure>;
 
     /// The partitions being fetched.

@@ -184,11 +184,17 @@ impl PartitionFetcher for KafkaPartitionFetcher {
     }
 
     fn unassign(&self, partitions: &[TopicPartition]) -> Result<(), KafkaFailure> {
-        if partitions.is_empty() {
+        // librdkafka refuses the whole list, and logs a warning, when one of them is not assigned.
+        let assigned = self.assigned_partitions()?;
+        let fetched: Vec<&TopicPartition> = partitions
+            .iter()
+            .filter(|partition| assigned.contains(partition))
+            .collect();
+        if fetched.is_empty() {
             return Ok(());
         }
         self.consumer
-            .incremental_unassign(&partition_list(partitions.iter().map(|p| (p, None))))
+            .incremental_unassign(&partition_list(fetched.into_iter().map(|p| (p, None))))
             .map_err(|e| KafkaFailure::new(format!("unassigning {partitions:?}"), e))
     }
 
