@@ -2,6 +2,7 @@ package org.apache.kafka.streams.state.internals;
 
 import dev.sluice.streams.state.internals.NativeRecordCache;
 import java.nio.ByteBuffer;
+import java.util.AbstractList;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -9,6 +10,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
+import java.util.RandomAccess;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.metrics.Sensor;
 import org.apache.kafka.common.utils.Bytes;
@@ -290,20 +292,17 @@ public final class SluiceThreadCache extends ThreadCache implements AutoCloseabl
         final int count = in.getInt();
         if (count > 0) {
             named.requireListener();
-            final List<DirtyEntry> entries = new ArrayList<>(count);
+            final int[] starts = new int[count];
             for (int i = 0; i < count; i++) {
-                final Bytes key = Bytes.wrap(bytes(in));
-                final int length = in.getInt();
-                final LRUCacheEntry entry =
-                    frames.readWithContext(change, in.position() + 1, length - 1, change[in.position()] != 0);
-                in.position(in.position() + length);
-                entries.add(new DirtyEntry(key, entry.value(), entry));
+                starts[i] = in.position();
+                skipLengthPrefixed(in);
+                skipLengthPrefixed(in);
                 if (i > 0 || !evicted) {
                     // Kafka Streams' flush looks each dirty key up as a read, which counts as a hit.
                     named.hit();
                 }
             }
-            named.listener.apply(entries);
+            named.listener.apply(new FlushedEntries(change, starts));
         }
         final boolean deletionsLeft = sizeBytes != named.sizeBytes && !evicted;
         named.resized(sizeBytes);
@@ -328,6 +327,44 @@ public final class SluiceThreadCache extends ThreadCache implements AutoCloseabl
             keys.add(Bytes.wrap(bytes(in)));
         }
         return new SnapshotIterator(keys.iterator(), named);
+    }
+
+    /**
+     * The dirty entries a flush hands on, each decoded from the flushed frames when the listener comes to it
+     * and not kept: a flush of a whole cache decoded at once would hold all its entries on the heap while the
+     * listener forwards them, and a young collection in the meantime would copy every one of them.
+     */
+    private final class FlushedEntries extends AbstractList<DirtyEntry> implements RandomAccess {
+        private final byte[] change;
+        /** Where each entry's key starts in {@link #change}. */
+        private final int[] starts;
+
+        FlushedEntries(final byte[] change, final int[] starts) {
+            this.change = change;
+            this.starts = starts;
+        }
+
+        @Override
+        public DirtyEntry get(final int index) {
+            final ByteBuffer in = ByteBuffer.wrap(change);
+            in.position(starts[index]);
+            final Bytes key = Bytes.wrap(bytes(in));
+            final int length = in.getInt();
+            final int frameStart = in.position();
+            final LRUCacheEntry entry = frames.readWithContext(change, frameStart + 1, length - 1, change[frameStart] != 0);
+            return new DirtyEntry(key, entry.value(), entry);
+        }
+
+        @Override
+        public int size() {
+            return starts.length;
+        }
+    }
+
+    /** Moves {@code in} past a key or frame: an {@code int} length and that many bytes. */
+    private static void skipLengthPrefixed(final ByteBuffer in) {
+        final int length = in.getInt();
+        in.position(in.position() + length);
     }
 
     private static byte[] bytes(final ByteBuffer in) {
