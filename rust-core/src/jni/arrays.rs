@@ -7,9 +7,9 @@
 //! is safe because none of them can throw for the arguments passed: the region is always the
 //! whole array, whose length cannot change.
 //!
-//! Batches of produced records come back from Java in a `byte[]` the task runner reuses, so
-//! that the seam leaves no garbage per batch; its first four bytes say how much of it the
-//! batch fills, and only that is copied.
+//! Batches of produced records come back from Java in `byte[]` chunks the task runner reuses,
+//! so that the seam leaves no garbage per batch; the first four bytes say how much of them
+//! the batch fills, and only that is copied.
 //!
 //! The few `String[]` that cross (names, never per record) go through the `jni` crate.
 
@@ -31,34 +31,53 @@ pub(crate) fn read_bytes(
     Ok(bytes)
 }
 
-/// The bytes an array the caller reuses says it holds: its first four (a big-endian `int`)
-/// give how many of those after them count. `IllegalArgumentException` when it is too short
-/// for what it says, `NullPointerException` when null, naming `what`.
-pub(crate) fn read_length_prefixed(
-    env: &Env<'_>,
-    array: &JByteArray<'_>,
+/// A batch the caller framed across `chunks`, arrays it reuses: the first four bytes of the
+/// first (a big-endian `int`) give how many bytes after them the batch takes, continuing into
+/// the next arrays in turn. `IllegalArgumentException` when they hold fewer than that,
+/// `NullPointerException` when it or a chunk the batch needs is null, naming `what`.
+pub(crate) fn read_chunked(
+    env: &mut Env<'_>,
+    chunks: &JObjectArray<'_, JByteArray<'_>>,
     what: &str,
 ) -> Result<Vec<u8>, NativeError> {
     const PREFIX: usize = std::mem::size_of::<i32>();
-    let capacity = length_of(env, array, what)?;
     let too_short = |said: i64| {
         NativeError::new(
             JavaException::IllegalArgument,
-            format!("{what} holds {capacity} bytes, too few for the {said} it says it holds"),
+            format!("{what} hold fewer bytes than the {said} they say they hold"),
         )
     };
-    if capacity < PREFIX {
-        return Err(too_short(PREFIX as i64));
+    let count = chunks.len(env)?;
+    let mut bytes = Vec::new();
+    let mut said = PREFIX;
+    for index in 0..count {
+        if index > 0 && bytes.len() == said {
+            break;
+        }
+        let chunk = chunks.get_element(env, index)?;
+        let capacity = length_of(env, &chunk, what)?;
+        let start = if index == 0 {
+            if capacity < PREFIX {
+                return Err(too_short(PREFIX as i64));
+            }
+            let mut prefix = [0u8; PREFIX];
+            copy_region(env, &chunk, 0, &mut prefix);
+            let length = i32::from_be_bytes(prefix);
+            said = usize::try_from(length).map_err(|_| too_short(i64::from(length)))?;
+            bytes.reserve_exact(said);
+            PREFIX
+        } else {
+            0
+        };
+        let filled = bytes.len();
+        let taken = (said - filled).min(capacity - start);
+        bytes.resize(filled + taken, 0);
+        copy_region(env, &chunk, start, &mut bytes[filled..]);
+        env.delete_local_ref(chunk);
     }
-    let mut prefix = [0u8; PREFIX];
-    copy_region(env, array, 0, &mut prefix);
-    let said = i32::from_be_bytes(prefix);
-    let length = usize::try_from(said)
-        .ok()
-        .filter(|length| *length <= capacity - PREFIX)
-        .ok_or_else(|| too_short(i64::from(said)))?;
-    let mut bytes = vec![0u8; length];
-    copy_region(env, array, PREFIX, &mut bytes);
+    if count == 0 || bytes.len() < said {
+        return Err(too_short(said as i64));
+    }
     Ok(bytes)
 }
 

@@ -1,8 +1,8 @@
 //! Byte layouts of what crosses between the engine and the JVM's task runners: records,
 //! positions and properties, one array per call; batches of records cross in buffers that
 //! leave no garbage per batch: consumed records in a direct buffer over the engine's bytes,
-//! valid during the call only; produced records in an array the runner reuses, whose first
-//! `i32` says how many of the bytes after it the batch fills.
+//! valid during the call only; produced records in `byte[]` chunks the runner reuses, the first
+//! `i32` of the first saying how many bytes after it the batch fills across them.
 //! Java's side is
 //! `dev.sluice.streams.runtime.internals`' framing; the two must agree.
 //!

@@ -18,14 +18,14 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use jni::errors::Error as JniCallError;
-use jni::objects::{JByteArray, JIntArray, JObject, JValue};
+use jni::objects::{JByteArray, JIntArray, JObject, JObjectArray, JValue};
 use jni::refs::Global;
 use jni::signature::MethodSignature;
 use jni::strings::{JNIStr, JNIString};
 use jni::sys::{jint, jlong};
 use jni::{jni_sig, jni_str, AttachConfig, Env, JavaVM};
 
-use super::arrays::{new_byte_array, read_bytes, read_length_prefixed};
+use super::arrays::{new_byte_array, read_bytes, read_chunked};
 use super::errors::NativeError;
 use super::framing;
 use super::record_framing;
@@ -308,7 +308,7 @@ struct JvmTaskProcessor(JvmRunner);
 
 impl TaskProcessor for JvmTaskProcessor {
     fn process(&mut self, records: &[RecordRun]) -> Result<ProducedRecords, ProcessorError> {
-        let sig = jni_sig!("(Ljava/nio/ByteBuffer;)[B");
+        let sig = jni_sig!("(Ljava/nio/ByteBuffer;)[[B");
         let produced =
             self.0
                 .call_with_records(jni_str!("process"), &sig, records, read_produced)?;
@@ -373,18 +373,18 @@ impl TaskProcessor for JvmTaskProcessor {
     }
 
     fn punctuate(&mut self) -> Result<ProducedRecords, ProcessorError> {
-        let sig = jni_sig!("()[B");
+        let sig = jni_sig!("()[[B");
         self.0.call_for_produced(jni_str!("punctuate"), &sig)
     }
 
     fn produced_before_failure(&mut self) -> Result<ProducedRecords, ProcessorError> {
-        let sig = jni_sig!("()[B");
+        let sig = jni_sig!("()[[B");
         self.0
             .call_for_produced(jni_str!("producedBeforeFailure"), &sig)
     }
 
     fn flush(&mut self) -> Result<ProducedRecords, ProcessorError> {
-        let sig = jni_sig!("()[B");
+        let sig = jni_sig!("()[[B");
         self.0.call_for_produced(jni_str!("flush"), &sig)
     }
 
@@ -411,7 +411,7 @@ impl TaskProcessor for JvmTaskProcessor {
                 .call_method(
                     &*self.0.runner,
                     jni_str!("sendFailed"),
-                    jni_sig!("(J[BILjava/lang/String;)[B"),
+                    jni_sig!("(J[BILjava/lang/String;)[[B"),
                     &[
                         JValue::Long(index as jlong),
                         JValue::Object(&record),
@@ -714,11 +714,11 @@ impl From<NativeError> for UpcallError {
 /// What a runner throws when the state its task keeps is corrupt.
 const TASK_CORRUPTED: &str = "org.apache.kafka.streams.errors.TaskCorruptedException";
 
-/// The produced records in the array a runner returned, which it reuses (the runner's
+/// The produced records in the arrays a runner returned, which it reuses (the runner's
 /// `RuntimeFraming.ProducedRecords#drain`).
 fn read_produced(env: &mut Env<'_>, returned: JObject<'_>) -> Result<Vec<u8>, UpcallError> {
-    let array = env.cast_local::<JByteArray>(returned)?;
-    Ok(read_length_prefixed(env, &array, "produced records")?)
+    let chunks = env.cast_local::<JObjectArray<JByteArray>>(returned)?;
+    Ok(read_chunked(env, &chunks, "produced records")?)
 }
 
 /// Runs `call` on this thread attached to the JVM (under the thread's own name, and for

@@ -64,7 +64,7 @@ final class BufferingProducer implements Producer<byte[], byte[]> {
      * The records sent since the last call, in order, framed as {@link RuntimeFraming} says; valid until
      * the next send.
      */
-    byte[] drain() {
+    byte[][] drain() {
         return sent.drain();
     }
 

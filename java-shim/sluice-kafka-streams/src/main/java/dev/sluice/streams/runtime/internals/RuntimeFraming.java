@@ -4,7 +4,6 @@ import dev.sluice.streams.internals.OffsetFraming;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -35,9 +34,10 @@ import org.apache.kafka.common.record.TimestampType;
  *       {@code int keyLength, key, int valueLength, value}.</li>
  *   <li><b>Produced records</b>: {@code int count}, then per record {@code int topicLength, topic,
  *       int partition, long timestamp}, key, value and headers as in consumed records; a partition of -1
- *       lets the engine's producer choose it from the key. They go to the engine in an array that follows
- *       an {@code int} saying how many bytes the batch takes, which it copies as the call returns: that
- *       array is reused, so a batch leaves no garbage.</li>
+ *       lets the engine's producer choose it from the key. They go to the engine in arrays the task reuses,
+ *       after an {@code int} saying how many bytes the batch takes across them
+ *       ({@link ProducedRecords#drain}); the engine copies them as the call returns, so a batch leaves no
+ *       garbage.</li>
  * </ul>
  */
 final class RuntimeFraming {
@@ -51,13 +51,9 @@ final class RuntimeFraming {
     private static final byte[] EMPTY = new byte[0];
     private static final Header[] NO_HEADERS = new Header[0];
     /** A drained batch of no records (see {@link ProducedRecords#drain}); the engine only reads it. */
-    private static final byte[] EMPTY_RECORDS = ByteBuffer.allocate(2 * Integer.BYTES).putInt(Integer.BYTES).array();
-    private static final int INITIAL_PRODUCED_BYTES = 4 << 10;
+    private static final byte[][] EMPTY_RECORDS = {ByteBuffer.allocate(2 * Integer.BYTES).putInt(Integer.BYTES).array()};
     /** Where a drained batch's first record starts: after the batch's length and its count of records. */
     private static final int BATCH_START = 2 * Integer.BYTES;
-    // A task's buffer of produced records that grew past this for a burst (a cache flush, say) is not kept
-    // for the next batch: every task has one, and kept at a burst's size they would hold megabytes each.
-    private static final int RETAINED_PRODUCED_BYTES = 1 << 20;
 
     private RuntimeFraming() {
     }
@@ -167,25 +163,30 @@ final class RuntimeFraming {
     static byte[] producedRecords(final List<ProducerRecord<byte[], byte[]>> records) {
         final ProducedRecords out = new ProducedRecords();
         records.forEach(out::add);
-        final ByteBuffer batch = drainedBatch(out.drain());
-        return Arrays.copyOfRange(batch.array(), batch.position(), batch.limit());
+        return drainedBatch(out.drain());
     }
 
     /** The records of a batch {@link ProducedRecords#drain} returned. */
-    static List<ProducerRecord<byte[], byte[]>> readDrainedRecords(final byte[] drained) {
+    static List<ProducerRecord<byte[], byte[]>> readDrainedRecords(final byte[][] drained) {
         return readProducedRecords(drainedBatch(drained));
+    }
+
+    /** The bytes of a drained batch, as the engine reads them across the chunks. */
+    private static byte[] drainedBatch(final byte[][] drained) {
+        final byte[] batch = new byte[ByteBuffer.wrap(drained[0]).getInt()];
+        int read = 0;
+        for (int chunk = 0; read < batch.length; chunk++) {
+            final int from = chunk == 0 ? Integer.BYTES : 0;
+            final int part = Math.min(batch.length - read, drained[chunk].length - from);
+            System.arraycopy(drained[chunk], from, batch, read, part);
+            read += part;
+        }
+        return batch;
     }
 
     /** The records of a batch framed as the engine frames those it hands back. */
     static List<ProducerRecord<byte[], byte[]>> readProducedRecords(final byte[] framed) {
-        return readProducedRecords(ByteBuffer.wrap(framed));
-    }
-
-    private static ByteBuffer drainedBatch(final byte[] drained) {
-        return ByteBuffer.wrap(drained, Integer.BYTES, ByteBuffer.wrap(drained).getInt());
-    }
-
-    private static List<ProducerRecord<byte[], byte[]>> readProducedRecords(final ByteBuffer in) {
+        final ByteBuffer in = ByteBuffer.wrap(framed);
         final int count = in.getInt();
         final List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
@@ -202,7 +203,7 @@ final class RuntimeFraming {
     }
 
     /** A drained batch of no records. */
-    static byte[] emptyRecords() {
+    static byte[][] emptyRecords() {
         return EMPTY_RECORDS;
     }
 
@@ -253,58 +254,112 @@ final class RuntimeFraming {
     }
 
     /**
-     * Produced records framed as they are added, so that a batch costs no copy of the records and
-     * their headers, into an array reused from batch to batch. On the heap rather than direct: a direct
-     * buffer given up after a burst holds its native memory until a collection finds it, which for a
-     * long-lived buffer in the old generation can be many seconds; an array is the collector's to size.
+     * Produced records framed as they are added, so that a batch costs no copy of the records and their
+     * headers, into arrays of {@value #CHUNK_BYTES} bytes reused from batch to batch, which the engine reads the
+     * batch across ({@link #drain}). Chunks rather than one growing array: an array of half of G1's smallest
+     * region or more is humongous and takes whole regions of its own, and a growing one leaves each size it
+     * outgrew behind. A burst's chunks beyond {@value #RETAINED_CHUNKS} are dropped once it is drained.
      */
     static final class ProducedRecords {
-        private final Writer out = new Writer(INITIAL_PRODUCED_BYTES);
+        private static final int CHUNK_BYTES = 64 << 10;
+        private static final int RETAINED_CHUNKS = 4;
+
+        private final List<byte[]> chunks = new ArrayList<>(List.of(new byte[CHUNK_BYTES]));
         // Topic names are few and come back as the same strings: each is encoded once.
         private final Map<String, byte[]> topics = new HashMap<>();
+        private final ByteBuffer scratch = ByteBuffer.allocate(Long.BYTES);
+        /** What {@link #drain} returns: the chunks, in an array made again only when they change. */
+        private byte[][] drained;
+        /** The chunk being written to, and where in it. */
+        private int chunk;
+        private int position = BATCH_START;
+        /** The bytes of the batch so far, from its count of records on. */
+        private int length = BATCH_START - Integer.BYTES;
         private int count;
 
-        ProducedRecords() {
-            out.buffer.position(BATCH_START);
-        }
-
         void add(final ProducerRecord<byte[], byte[]> record) {
-            final byte[] topic = topics.computeIfAbsent(record.topic(), t -> t.getBytes(StandardCharsets.UTF_8));
-            out.bytes(topic);
+            bytes(topics.computeIfAbsent(record.topic(), t -> t.getBytes(StandardCharsets.UTF_8)));
+            putInt(record.partition() == null ? ANY_PARTITION : record.partition());
             // Kafka Streams always stamps what it sends; a missing timestamp is the producer's to set.
-            out.buffer(Integer.BYTES + Long.BYTES)
-                .putInt(record.partition() == null ? ANY_PARTITION : record.partition())
-                .putLong(record.timestamp() == null ? NO_OFFSET : record.timestamp());
-            out.bytes(record.key());
-            out.bytes(record.value());
-            out.headers(record.headers());
+            putLong(record.timestamp() == null ? NO_OFFSET : record.timestamp());
+            bytes(record.key());
+            bytes(record.value());
+            final Header[] headers = record.headers() == null ? NO_HEADERS : record.headers().toArray();
+            putInt(headers.length);
+            for (final Header header : headers) {
+                bytes(header.key() == null ? null : header.key().getBytes(StandardCharsets.UTF_8));
+                bytes(header.value());
+            }
             count++;
         }
 
         /**
-         * The records added since the last call, framed in an array that stays as it is until the next
-         * record is added and whose first {@code int} is how many of the bytes after it are the batch;
-         * none are kept.
+         * The records added since the last call, framed across the returned arrays, which stay as they are
+         * until the next record is added: the first {@code int} of the first says how many bytes after it the
+         * batch takes, continuing into the next arrays in turn; none are kept.
          */
-        byte[] drain() {
+        byte[][] drain() {
             if (count == 0) {
                 return emptyRecords();
             }
-            out.buffer.putInt(0, out.buffer.position() - Integer.BYTES).putInt(Integer.BYTES, count);
-            final byte[] drained = out.buffer.array();
+            ByteBuffer.wrap(chunks.get(0)).putInt(length).putInt(count);
+            if (drained == null) {
+                drained = chunks.toArray(new byte[0][]);
+            }
+            final byte[][] batch = drained;
             clear();
-            return drained;
+            return batch;
         }
 
         /** Forgets the records added since the last drain. */
         void clear() {
-            if (out.buffer.capacity() > RETAINED_PRODUCED_BYTES) {
-                out.buffer = ByteBuffer.allocate(INITIAL_PRODUCED_BYTES);
+            if (chunks.size() > RETAINED_CHUNKS) {
+                chunks.subList(RETAINED_CHUNKS, chunks.size()).clear();
+                drained = null;
             }
             // The length and count are written as a batch is drained; the bytes of the last batch stay as
             // they are until the next record is added, after the engine took them.
-            out.buffer.clear().position(BATCH_START);
+            chunk = 0;
+            position = BATCH_START;
+            length = BATCH_START - Integer.BYTES;
             count = 0;
+        }
+
+        private void bytes(final byte[] bytes) {
+            if (bytes == null) {
+                putInt(NULL_LENGTH);
+            } else {
+                putInt(bytes.length);
+                write(bytes, bytes.length);
+            }
+        }
+
+        private void putInt(final int value) {
+            write(scratch.putInt(0, value).array(), Integer.BYTES);
+        }
+
+        private void putLong(final long value) {
+            write(scratch.putLong(0, value).array(), Long.BYTES);
+        }
+
+        /** Appends the first {@code size} bytes of {@code bytes}, into as many chunks as they need. */
+        private void write(final byte[] bytes, final int size) {
+            int written = 0;
+            while (written < size) {
+                if (position == CHUNK_BYTES) {
+                    chunk++;
+                    position = 0;
+                    if (chunk == chunks.size()) {
+                        chunks.add(new byte[CHUNK_BYTES]);
+                        drained = null;
+                    }
+                }
+                final int part = Math.min(size - written, CHUNK_BYTES - position);
+                System.arraycopy(bytes, written, chunks.get(chunk), position, part);
+                position += part;
+                written += part;
+            }
+            length += size;
         }
     }
 
@@ -314,11 +369,7 @@ final class RuntimeFraming {
         private ByteBuffer buffer;
 
         Writer() {
-            this(INITIAL_BYTES);
-        }
-
-        Writer(final int initialBytes) {
-            buffer = ByteBuffer.allocate(initialBytes);
+            buffer = ByteBuffer.allocate(INITIAL_BYTES);
         }
 
         ByteBuffer buffer(final int needed) {

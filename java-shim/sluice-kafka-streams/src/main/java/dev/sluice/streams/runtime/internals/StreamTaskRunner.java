@@ -170,7 +170,7 @@ final class StreamTaskRunner implements TaskRunner {
     }
 
     @Override
-    public byte[] process(final ByteBuffer records) {
+    public byte[][] process(final ByteBuffer records) {
         return guarded(() -> {
             final long startMs = environment.time().milliseconds();
             RuntimeFraming.readConsumedRecords(records).forEach((partition, batch) -> {
@@ -214,7 +214,7 @@ final class StreamTaskRunner implements TaskRunner {
     }
 
     @Override
-    public byte[] punctuate() {
+    public byte[][] punctuate() {
         return guarded(() -> {
             if (!running) {
                 return RuntimeFraming.emptyRecords();
@@ -232,12 +232,12 @@ final class StreamTaskRunner implements TaskRunner {
     }
 
     @Override
-    public byte[] producedBeforeFailure() {
+    public byte[][] producedBeforeFailure() {
         return guarded(this::produced);
     }
 
     @Override
-    public byte[] flush() {
+    public byte[][] flush() {
         return guarded(() -> {
             final boolean commitNeeded = task.commitNeeded();
             commitStartMs = commitNeeded ? environment.time().milliseconds() : -1;
@@ -248,7 +248,7 @@ final class StreamTaskRunner implements TaskRunner {
     }
 
     @Override
-    public byte[] sendFailed(final long index, final byte[] record, final int errorCode, final String message) {
+    public byte[][] sendFailed(final long index, final byte[] record, final int errorCode, final String message) {
         return guarded(() -> {
             final ProducerRecord<byte[], byte[]> failed = RuntimeFraming.readProducedRecords(record).get(0);
             final Exception exception = Errors.forCode((short) errorCode).exception(message);
@@ -482,7 +482,7 @@ final class StreamTaskRunner implements TaskRunner {
         }
     }
 
-    private byte[] produced() {
+    private byte[][] produced() {
         return producer.drain();
     }
 

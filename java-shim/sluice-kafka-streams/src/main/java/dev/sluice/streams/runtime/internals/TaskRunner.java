@@ -6,7 +6,7 @@ import java.nio.ByteBuffer;
  * One task, as the engine drives it; every method is called on the engine thread that owns the task.
  * An exception stops that thread, as an uncaught exception stops a Kafka Streams thread. Batches use
  * {@link RuntimeFraming}: consumed records cross in a direct buffer over the engine's memory, valid only during
- * the call; produced records in an array the task reuses ({@link RuntimeFraming.ProducedRecords#drain}), which
+ * the call; produced records in arrays the task reuses ({@link RuntimeFraming.ProducedRecords#drain}), which
  * the engine copies as the call returns.
  */
 public interface TaskRunner extends StateRunner {
@@ -15,7 +15,7 @@ public interface TaskRunner extends StateRunner {
     void restored();
 
     /** Processes framed consumed records (offset order per partition); returns the framed records produced. */
-    byte[] process(ByteBuffer records);
+    byte[][] process(ByteBuffer records);
 
     /**
      * Before every {@link #punctuate}: framed offsets holding, for each input partition, how many records
@@ -39,17 +39,17 @@ public interface TaskRunner extends StateRunner {
     boolean commitRequested();
 
     /** Called on every loop iteration while the task runs: wall-clock punctuation when due; returns framed produced records. */
-    byte[] punctuate();
+    byte[][] punctuate();
 
     /**
      * After {@link #process} or {@link #punctuate} threw: the framed records the task produced before it failed,
      * a dead-letter record for the failure among them. Kafka Streams' record collector had handed them to its
      * producer already, which under at-least-once still delivers them as the failed thread closes.
      */
-    byte[] producedBeforeFailure();
+    byte[][] producedBeforeFailure();
 
     /** The first half of a commit: flushes caches and stores; returns the framed records that produced. */
-    byte[] flush();
+    byte[][] flush();
 
     /**
      * The engine's producer could not write one of the records this task produced: Kafka Streams' record
@@ -62,7 +62,7 @@ public interface TaskRunner extends StateRunner {
      * @param message what the producer said
      * @return the framed records produced instead (dead-letter records)
      */
-    byte[] sendFailed(long index, byte[] record, int errorCode, String message);
+    byte[][] sendFailed(long index, byte[] record, int errorCode, String message);
 
     /**
      * The records this task returned since the last commit or rollback numbered below {@code below} are

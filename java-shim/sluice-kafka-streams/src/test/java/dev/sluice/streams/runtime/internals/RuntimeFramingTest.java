@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -146,7 +147,7 @@ class RuntimeFramingTest {
     @Test
     void emptyBatchIsACountOfZero() {
         assertArrayEquals(new byte[4], RuntimeFraming.producedRecords(List.of()));
-        assertArrayEquals(new byte[] {0, 0, 0, 4, 0, 0, 0, 0}, RuntimeFraming.emptyRecords(),
+        assertArrayEquals(new byte[][] {{0, 0, 0, 4, 0, 0, 0, 0}}, RuntimeFraming.emptyRecords(),
             "the length of the batch, then its count of records");
         assertEquals(List.of(), RuntimeFraming.readDrainedRecords(RuntimeFraming.emptyRecords()));
     }
@@ -180,22 +181,38 @@ class RuntimeFramingTest {
     }
 
     @Test
-    void largeBatchesGrowTheBuffer() {
+    void aLargeBatchSpansChunksOfWhichTheFirstFewAreKept() {
         final byte[] big = new byte[100_000];
         big[99_999] = 7;
         final RuntimeFraming.ProducedRecords produced = new RuntimeFraming.ProducedRecords();
         produced.add(new ProducerRecord<>("t", 0, 1L, big, big));
         produced.add(new ProducerRecord<>("t", 0, 2L, big, (byte[]) null));
-        final byte[] drained = produced.drain();
-        final int length = ByteBuffer.wrap(drained).getInt();
+        final byte[][] drained = produced.drain();
+        final int length = ByteBuffer.wrap(drained[0]).getInt();
         // The count; per record its topic, partition, timestamp, key and headers; the one value.
         assertEquals(4 + 2 * (4 + 1 + 4 + 8 + 4 + 100_000 + 4) + (4 + 100_000) + 4, length);
-        assertTrue(drained.length >= Integer.BYTES + length);
+        assertEquals(5, drained.length, "the length and the batch in chunks of 64 KiB");
+        assertTrue(Arrays.stream(drained).allMatch(chunk -> chunk.length == 64 << 10));
         final List<ProducerRecord<byte[], byte[]>> read = RuntimeFraming.readDrainedRecords(drained);
         assertEquals(2, read.size());
         assertArrayEquals(big, read.get(0).key());
         assertArrayEquals(big, read.get(1).key());
+        assertArrayEquals(big, read.get(0).value());
         assertNull(read.get(1).value());
+
+        produced.add(new ProducerRecord<>("t", 0, 3L, bytes("k"), bytes("v")));
+        final byte[][] next = produced.drain();
+        assertEquals(4, next.length, "a burst's chunks past the fourth are dropped once it is drained");
+        assertArrayEquals(bytes("v"), RuntimeFraming.readDrainedRecords(next).get(0).value());
+
+        // A burst as large again takes new chunks past the fourth: the batch is read from those.
+        final byte[] other = new byte[100_000];
+        Arrays.fill(other, (byte) 3);
+        produced.add(new ProducerRecord<>("t", 0, 4L, other, other));
+        produced.add(new ProducerRecord<>("t", 0, 5L, other, other));
+        final List<ProducerRecord<byte[], byte[]>> again = RuntimeFraming.readDrainedRecords(produced.drain());
+        assertArrayEquals(other, again.get(1).key());
+        assertArrayEquals(other, again.get(1).value());
     }
 
     private static void assertHeaders(final Header[] expected, final Header[] actual) {

@@ -148,7 +148,7 @@ final class TaskRunnerFixture implements AutoCloseable {
         return records;
     }
 
-    static List<ProducerRecord<byte[], byte[]>> produced(final byte[] drained) {
+    static List<ProducerRecord<byte[], byte[]>> produced(final byte[][] drained) {
         return RuntimeFraming.readDrainedRecords(drained);
     }
 
