@@ -5,6 +5,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
@@ -154,18 +155,21 @@ final class ClassicGroupMember implements KafkaStreamsGroupMember {
     }
 
     /**
-     * The assignor found a source topic missing: when every subscribed topic that no longer exists is one a pattern
-     * source matched (deleted before the engine matched the patterns again), the member subscribes to the topics
-     * that are left, which joins the group again, and says true. Kafka Streams' consumer, subscribed with the
-     * patterns, stops naming such a topic as soon as its metadata misses it; a missing named source topic still
-     * fails the thread.
+     * The assignor found a source topic missing: when every topic that no longer exists, of those the rebalance
+     * began with and those subscribed now, is one a pattern source matched (deleted before the engine matched the
+     * patterns again, or after the engine subscribed without it while the rebalance was under way), the member
+     * subscribes to the topics that are left, which joins the group again, and says true. Kafka Streams' consumer,
+     * subscribed with the patterns, stops naming such a topic as soon as its metadata misses it; a missing named
+     * source topic still fails the thread.
      */
     private boolean resubscribedWithoutDeletedMatches() {
         if (sourcePatterns.isEmpty()) {
             return false;
         }
         final Set<String> existing = consumer.listTopics().keySet();
-        final List<String> deleted = topics.stream().filter(topic -> !existing.contains(topic)).toList();
+        final Set<String> named = new TreeSet<>(taskManager.rebalanceTopics());
+        named.addAll(topics);
+        final List<String> deleted = named.stream().filter(topic -> !existing.contains(topic)).toList();
         final boolean onlyMatches = !deleted.isEmpty() && deleted.stream()
             .allMatch(topic -> sourcePatterns.stream().anyMatch(pattern -> pattern.matcher(topic).matches()));
         if (!onlyMatches) {

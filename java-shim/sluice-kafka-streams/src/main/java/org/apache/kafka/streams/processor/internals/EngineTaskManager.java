@@ -22,6 +22,7 @@ public final class EngineTaskManager extends TaskManager {
     private final Supplier<Map<TaskId, Long>> taskOffsetSums;
     private final BiConsumer<Map<TaskId, Set<TopicPartition>>, Map<TaskId, Set<TopicPartition>>> assignment;
     private boolean rebalanceInProgress;
+    private Set<String> rebalanceTopics = Set.of();
 
     /**
      * @param taskOffsetSums the sum of the changelog offsets each task's state holds on this client, or
@@ -46,7 +47,13 @@ public final class EngineTaskManager extends TaskManager {
     @Override
     void handleRebalanceStart(final Set<String> subscribedTopics) {
         topologyMetadata().addSubscribedTopicsFromMetadata(subscribedTopics, logPrefix);
+        rebalanceTopics = Set.copyOf(subscribedTopics);
         rebalanceInProgress = true;
+    }
+
+    /** The topics the member was subscribed to as the latest rebalance began. */
+    public Set<String> rebalanceTopics() {
+        return rebalanceTopics;
     }
 
     /** Public here: the member's rebalance listener, outside this package, ends a rebalance as Kafka Streams' does. */
