@@ -1,7 +1,6 @@
 package dev.sluice.streams.runtime.internals;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -20,8 +19,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.metrics.KafkaMetric;
 import org.apache.kafka.streams.processor.internals.InternalProcessorContext;
-import org.apache.kafka.streams.processor.internals.ProcessorNode;
-import org.apache.kafka.streams.processor.internals.ProcessorRecordContext;
 
 /**
  * The producer under one task's {@link org.apache.kafka.streams.processor.internals.RecordCollectorImpl}:
@@ -31,22 +28,15 @@ import org.apache.kafka.streams.processor.internals.ProcessorRecordContext;
  * callback ever sees an offset that was never written.
  *
  * <p>A record the engine failed to write comes back by its number among the records sent since the last
- * commit; the producer remembers which input record and processor node each one was sent for, one entry
- * per run of records sharing them, so the failure can be handled in the context that produced it. It
- * forgets them as soon as the engine says the records are answered: each holds the record context it was
- * sent in, the source record's bytes included, and a task sends tens of thousands of records between
- * two commits.
+ * commit; the producer notes where each was sent from ({@link SendOrigins}) until the engine says it is
+ * answered, so that the failure can be handled in the context that produced it.
  */
 final class BufferingProducer implements Producer<byte[], byte[]> {
-
-    /** The records from number {@code first} on were sent while the task processed {@code record} at {@code node}. */
-    record Origin(long first, ProcessorRecordContext record, ProcessorNode<?, ?, ?, ?> node) { }
 
     private final Function<String, List<PartitionInfo>> partitionLookup;
     private final InternalProcessorContext<?, ?> context;
     private final RuntimeFraming.ProducedRecords sent = new RuntimeFraming.ProducedRecords();
-    private final List<Origin> origins = new ArrayList<>();
-    private long sentSinceCommit;
+    private final SendOrigins origins = new SendOrigins();
     // Set while a failed record is sent again for its callback: the next send fails with it.
     private Exception failure;
 
@@ -77,44 +67,16 @@ final class BufferingProducer implements Producer<byte[], byte[]> {
     /** Everything sent so far was written: no failure can come back for it. */
     void committed() {
         origins.clear();
-        sentSinceCommit = 0;
     }
 
     /** The records numbered below {@code below} since the last commit can no longer fail. */
     void answered(final long below) {
-        if (below >= sentSinceCommit) {
-            origins.clear();
-            return;
-        }
-        // The origin of record number {@code below} may still serve it and the records after it.
-        final int kept = originPosition(below);
-        if (kept > 0) {
-            origins.subList(0, kept).clear();
-        }
+        origins.answered(below);
     }
 
     /** Where record number {@code index} since the last commit was sent from. */
-    Origin origin(final long index) {
-        final int position = originPosition(index);
-        if (origins.isEmpty() || index >= sentSinceCommit || origins.get(position).first() > index) {
-            throw new IllegalStateException("No record number " + index + " is unanswered since the last commit");
-        }
-        return origins.get(position);
-    }
-
-    /** The position of the last origin whose records start at or before record number {@code index}; 0 if none. */
-    private int originPosition(final long index) {
-        int low = 0;
-        int high = origins.size() - 1;
-        while (low < high) {
-            final int middle = (low + high + 1) >>> 1;
-            if (origins.get(middle).first() <= index) {
-                low = middle;
-            } else {
-                high = middle - 1;
-            }
-        }
-        return low;
+    SendOrigins.Origin origin(final long index) {
+        return origins.origin(index);
     }
 
     /** The next send completes at once with {@code exception} instead of being kept. */
@@ -135,13 +97,7 @@ final class BufferingProducer implements Producer<byte[], byte[]> {
             callback.onCompletion(null, exception);
             return CompletableFuture.failedFuture(exception);
         }
-        final ProcessorRecordContext recordContext = context.recordContext();
-        final ProcessorNode<?, ?, ?, ?> node = context.currentNode();
-        final Origin last = origins.isEmpty() ? null : origins.get(origins.size() - 1);
-        if (last == null || last.record() != recordContext || last.node() != node) {
-            origins.add(new Origin(sentSinceCommit, recordContext, node));
-        }
-        sentSinceCommit++;
+        origins.sent(context.recordContext(), context.currentNode());
         // Framed at once, as a real producer serialises at once: the headers object may be the processed
         // record's, which processors downstream may still change.
         sent.add(record);

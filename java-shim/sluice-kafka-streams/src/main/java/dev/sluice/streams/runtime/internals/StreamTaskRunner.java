@@ -252,7 +252,7 @@ final class StreamTaskRunner implements TaskRunner {
         return guarded(() -> {
             final ProducerRecord<byte[], byte[]> failed = RuntimeFraming.readProducedRecords(record).get(0);
             final Exception exception = Errors.forCode((short) errorCode).exception(message);
-            final BufferingProducer.Origin origin = producer.origin(index);
+            final SendOrigins.Origin origin = producer.origin(index);
             // Kafka Streams' collector reads the error handler's context from the task's context; it is set
             // back to the record and node that produced the failed record while the collector handles it.
             final ProcessorRecordContext current = context.recordContext();
