@@ -76,8 +76,11 @@ impl ProducerSource {
     /// `task_timeout` has passed since the first timeout, as the abort before it is.
     fn replacement(&self, task_timeout: Duration) -> Result<Box<dyn StreamsProducer>> {
         transaction_call_resuming_timeouts(task_timeout, || {
-            self.clients
-                .producer(self.thread, self.transactional_id.as_deref())
+            let mut producer = self
+                .clients
+                .producer(self.thread, self.transactional_id.as_deref())?;
+            producer.ready()?;
+            Ok(producer)
         })
         .map_err(Error::Producer)
     }
@@ -123,6 +126,13 @@ impl CommitBarrier {
             answered_below: 0,
             purge,
         })
+    }
+
+    /// Waits until the producer's initialisation, begun when the barrier was made, has
+    /// completed: before the thread takes its first tasks, as Kafka Streams initialises its
+    /// producer's transactions when it creates tasks.
+    pub fn ready(&mut self) -> Result<()> {
+        self.producer.ready().map_err(Error::Producer)
     }
 
     /// Where the open transaction's records begin in each partition it wrote to, as far as

@@ -221,6 +221,7 @@ impl TaskManager {
         standby_inputs: &[TopicPartition],
     ) -> Result<()> {
         self.joined = true;
+        self.barrier.ready()?;
         let topology = self.shared.topology();
         log::info!(
             "stream thread {}: assigned {}; standby inputs {}",

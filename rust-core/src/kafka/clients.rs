@@ -246,6 +246,14 @@ pub trait StreamsProducer: Send {
     /// True for an exactly-once producer.
     fn is_transactional(&self) -> bool;
 
+    /// Waits until the producer can begin transactions: under exactly-once, until the
+    /// initialisation begun when it was made (which fences older producers with its
+    /// transactional id) has completed. Every call that begins a transaction waits for it
+    /// first; a producer made ready, or not transactional, is ready at once.
+    fn ready(&mut self) -> Result<(), TransactionFailure> {
+        Ok(())
+    }
+
     /// Queues `record` under `id`, beginning a transaction first if none is open. A record
     /// the producer rejects at once is kept as failed, as one that fails later is.
     fn send(&mut self, record: &ProducedView<'_>, id: usize) -> Result<(), TransactionFailure>;

@@ -29,9 +29,10 @@ use crate::store::TopicPartition;
 /// How long the delivery thread waits for reports before it looks whether it should stop: the
 /// longest a producer's drop waits for it.
 const DELIVERY_WAIT: Duration = Duration::from_millis(20);
-/// How long past its own timeout librdkafka is given to answer for a transaction's offsets
-/// before the call counts as lost.
-const OFFSETS_GRACE: Duration = Duration::from_secs(5);
+/// How long past its own timeout librdkafka is given to answer a transactional call that runs on
+/// a thread of its own (the initialisation, a transaction's offsets) before the call counts as
+/// lost.
+const CALL_GRACE: Duration = Duration::from_secs(5);
 /// How long a send whose record librdkafka's full queue refused waits, with every batch made
 /// sendable at once, before it tries again.
 const QUEUE_FULL_WAIT_MS: i32 = 10;
@@ -350,6 +351,9 @@ pub struct KafkaStreamsProducer {
     deliveries: DeliveryThread,
     producer: Arc<BaseProducer<DeliveryTracker>>,
     transactional: bool,
+    /// Exactly-once: the transactional initialisation begun when the producer was made, until
+    /// [`StreamsProducer::ready`] has its answer.
+    initializing: Option<PendingAnswer<Result<(), TransactionFailure>>>,
     in_transaction: bool,
     /// Where the records of a transaction whose commit timed out landed: the next commit
     /// resumes that one.
@@ -386,8 +390,13 @@ impl OffsetsInFlight {
 
 impl KafkaStreamsProducer {
     /// Creates the producer; with a `transactional.id` in `config` it is transactional and
-    /// `init_transactions` fences older producers with that id and aborts their open
-    /// transaction.
+    /// begins `init_transactions`, which fences older producers with that id and aborts their
+    /// open transaction, on a thread of its own: a stream thread joins its group while its
+    /// producer initialises, as Kafka Streams' does, and waits for the initialisation
+    /// ([`StreamsProducer::ready`]) only before it takes tasks. Waiting first let the threads of
+    /// one instance join one after the other when one initialisation took a coordinator lookup
+    /// longer (about 0.5 s): the group rebalanced twice, the second time only once the first
+    /// member's next heartbeat (3 s) told it to.
     pub fn new(config: &ClientConfig, timeout: Duration) -> Result<Self, TransactionFailure> {
         let transactional = config.get("transactional.id").is_some();
         let producer: Arc<BaseProducer<DeliveryTracker>> = Arc::new(
@@ -396,16 +405,32 @@ impl KafkaStreamsProducer {
                 .map_err(|e| TransactionFailure::Fatal(e.into()))?,
         );
         let deliveries = DeliveryThread::start(Arc::clone(&producer))?;
-        if transactional {
-            producer
-                .init_transactions(timeout)
-                .map_err(TransactionFailure::classify)?;
-        }
+        let initializing = if transactional {
+            let initialized = Arc::clone(&producer);
+            let init = move || {
+                initialized
+                    .init_transactions(timeout)
+                    .map_err(TransactionFailure::classify)
+            };
+            Some(
+                PendingAnswer::start("sluice-txn-init", timeout + CALL_GRACE, init).map_err(
+                    |error| {
+                        TransactionFailure::Fatal(ClientError::new(
+                            ClientError::UNKNOWN_SERVER_ERROR,
+                            format!("no thread to initialise the producer's transactions: {error}"),
+                        ))
+                    },
+                )?,
+            )
+        } else {
+            None
+        };
         Ok(KafkaStreamsProducer {
             topics: Vec::new(),
             deliveries,
             producer,
             transactional,
+            initializing,
             in_transaction: false,
             unanswered_commit: None,
             offsets_in_flight: None,
@@ -555,6 +580,7 @@ impl KafkaStreamsProducer {
 
     fn begin_if_needed(&mut self) -> Result<(), TransactionFailure> {
         if self.transactional && !self.in_transaction {
+            self.ready()?;
             self.producer
                 .begin_transaction()
                 .map_err(TransactionFailure::classify)?;
@@ -602,7 +628,7 @@ impl KafkaStreamsProducer {
                 Some(error) => Err(unsafe { TransactionFailure::classify_native(error) }),
             }
         };
-        let answer = PendingAnswer::start("sluice-txn-offsets", self.timeout + OFFSETS_GRACE, call)
+        let answer = PendingAnswer::start("sluice-txn-offsets", self.timeout + CALL_GRACE, call)
             .map_err(|error| {
                 TransactionFailure::Fatal(ClientError::new(
                     ClientError::UNKNOWN_SERVER_ERROR,
@@ -638,6 +664,22 @@ impl KafkaStreamsProducer {
 impl StreamsProducer for KafkaStreamsProducer {
     fn is_transactional(&self) -> bool {
         self.transactional
+    }
+
+    fn ready(&mut self) -> Result<(), TransactionFailure> {
+        let Some(initializing) = self.initializing.take() else {
+            return Ok(());
+        };
+        let limit = initializing.limit;
+        initializing.wait().unwrap_or_else(|| {
+            Err(TransactionFailure::Fatal(ClientError::new(
+                ClientError::REQUEST_TIMED_OUT,
+                format!(
+                    "initialising the producer's transactions got no answer within {} ms",
+                    limit.as_millis()
+                ),
+            )))
+        })
     }
 
     /// Waits while librdkafka's queue is full.

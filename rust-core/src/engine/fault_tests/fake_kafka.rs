@@ -98,7 +98,11 @@ pub enum Event {
     /// The consumer fetches a paused partition again.
     Resumed(TopicPartition),
     ProducerCreated,
+    /// The producer's initialisation, begun when it was made, completed.
+    ProducerReady,
     GroupMemberCreated,
+    /// The group gave the member partitions.
+    Assigned,
     Committed,
     Aborted,
     Rejoined,
@@ -152,6 +156,12 @@ struct Cluster {
 }
 
 impl Cluster {
+    /// A rebalance gives the member partitions: a new generation.
+    fn assigned(&mut self) {
+        self.generation += 1;
+        self.events.push(Event::Assigned);
+    }
+
     /// The first failure injected for `op`, taken.
     fn fault(&mut self, op: &ProducerOp) -> Result<(), TransactionFailure> {
         match self.faults.iter().position(|(o, _)| o == op) {
@@ -311,6 +321,11 @@ impl FakeKafka {
         self.cluster().commits.clone()
     }
 
+    /// What happened, in order.
+    pub fn events(&self) -> Vec<Event> {
+        self.cluster().events.clone()
+    }
+
     /// How often `event` happened.
     pub fn count(&self, event: &Event) -> usize {
         self.cluster().events.iter().filter(|e| *e == event).count()
@@ -343,13 +358,11 @@ impl ThreadClients for Arc<FakeKafka> {
         _thread: usize,
         transactional_id: Option<&str>,
     ) -> Result<Box<dyn StreamsProducer>, TransactionFailure> {
-        let mut cluster = self.cluster();
-        cluster.fault(&ProducerOp::Init)?;
-        cluster.events.push(Event::ProducerCreated);
-        drop(cluster);
+        self.cluster().events.push(Event::ProducerCreated);
         Ok(Box::new(FakeProducer {
             kafka: Arc::clone(self),
             transactional: transactional_id.is_some(),
+            ready: false,
             in_transaction: false,
             in_flight: Vec::new(),
             uncommitted: Vec::new(),
@@ -429,11 +442,11 @@ impl GroupMember for FakeMember {
         self.kafka.consumer().turn_taken = true;
         match next {
             Poll::Assign(partitions) => {
-                self.kafka.cluster().generation += 1;
+                self.kafka.cluster().assigned();
                 self.listener.partitions_assigned(self, &partitions, &[]);
             }
             Poll::AssignWithStandbys { active, standby } => {
-                self.kafka.cluster().generation += 1;
+                self.kafka.cluster().assigned();
                 self.listener.partitions_assigned(self, &active, &standby);
             }
             Poll::Revoke { partitions, lost } => {
@@ -712,6 +725,8 @@ impl PartitionFetcher for FakeFetcher {
 struct FakeProducer {
     kafka: Arc<FakeKafka>,
     transactional: bool,
+    /// Its initialisation (where an `Init` fault strikes) completed.
+    ready: bool,
     in_transaction: bool,
     /// Sent, not answered yet: the id each was sent under, and the record.
     in_flight: Vec<(usize, ProducedRecord)>,
@@ -770,6 +785,16 @@ impl FakeProducer {
 impl StreamsProducer for FakeProducer {
     fn is_transactional(&self) -> bool {
         self.transactional
+    }
+
+    fn ready(&mut self) -> Result<(), TransactionFailure> {
+        if !self.ready {
+            let mut cluster = self.kafka.cluster();
+            cluster.fault(&ProducerOp::Init)?;
+            cluster.events.push(Event::ProducerReady);
+            self.ready = true;
+        }
+        Ok(())
     }
 
     fn send(&mut self, record: &ProducedView<'_>, id: usize) -> Result<(), TransactionFailure> {

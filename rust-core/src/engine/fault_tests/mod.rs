@@ -803,7 +803,8 @@ fn a_fenced_commit_gives_the_tasks_up_and_rejoins_with_a_new_producer() {
 }
 
 /// Fences the thread's producer at its next commit, while the broker is too far away for the
-/// first `timeouts` initialisations of its replacement to be answered.
+/// first `timeouts` initialisations of its replacement to be answered. Scripted after the
+/// assignment, whose wait for the first producer's initialisation would meet them first.
 fn fenced_while_the_broker_is_away(harness: &Harness, timeouts: usize) -> Poll {
     let kafka = Arc::clone(&harness.kafka);
     Poll::Elsewhere(Elsewhere(Arc::new(move || {
@@ -818,15 +819,44 @@ fn fenced_while_the_broker_is_away(harness: &Harness, timeouts: usize) -> Poll {
 fn a_replacement_producer_whose_initialisation_times_out_is_made_again() {
     let harness = Harness::exactly_once();
     harness.kafka.script([
-        fenced_while_the_broker_is_away(&harness, 2),
         both_inputs(),
+        fenced_while_the_broker_is_away(&harness, 2),
         Poll::Fetch,
         Poll::Fetch,
         Poll::Fetch,
     ]);
     harness.run().unwrap();
-    assert_eq!(harness.kafka.count(&Event::ProducerCreated), 2);
+    assert_eq!(
+        harness.kafka.count(&Event::ProducerCreated),
+        4,
+        "the first producer, and the replacement made three times"
+    );
+    assert_eq!(harness.kafka.count(&Event::ProducerReady), 2);
     assert_eq!(harness.kafka.count(&Event::Rejoined), 1);
+    harness.assert_every_input_once();
+}
+
+#[test]
+fn a_thread_joins_its_group_while_its_producer_initialises_and_takes_tasks_once_it_is_ready() {
+    let harness = Harness::exactly_once();
+    harness.kafka.script([both_inputs(), Poll::Fetch]);
+    harness.run().unwrap();
+    let events = harness.kafka.events();
+    let first = |event: Event| {
+        events
+            .iter()
+            .position(|e| *e == event)
+            .unwrap_or_else(|| panic!("no {event:?} in {events:?}"))
+    };
+    assert!(
+        first(Event::ProducerCreated) < first(Event::GroupMemberCreated)
+            && first(Event::GroupMemberCreated) < first(Event::Assigned)
+            && first(Event::Assigned) < first(Event::ProducerReady)
+            && first(Event::ProducerReady) < first(Event::Committed),
+        "the member joins before the producer's initialisation is waited for, which the first \
+         assignment does before its tasks run: {events:?}"
+    );
+    assert_eq!(harness.kafka.count(&Event::ProducerReady), 1);
     harness.assert_every_input_once();
 }
 
@@ -838,8 +868,8 @@ fn a_replacement_producer_timing_out_past_the_task_timeout_fails_the_thread() {
         &[("task.timeout.ms", "0")],
     );
     harness.kafka.script([
-        fenced_while_the_broker_is_away(&harness, 1),
         both_inputs(),
+        fenced_while_the_broker_is_away(&harness, 1),
         Poll::Fetch,
         Poll::Fetch,
     ]);
