@@ -353,7 +353,7 @@ pub struct KafkaStreamsProducer {
     transactional: bool,
     /// Exactly-once: the transactional initialisation begun when the producer was made, until
     /// [`StreamsProducer::ready`] has its answer.
-    initializing: Option<PendingAnswer<Result<(), TransactionFailure>>>,
+    initializing: Option<PendingTransactional>,
     in_transaction: bool,
     /// Where the records of a transaction whose commit timed out landed: the next commit
     /// resumes that one.
@@ -367,24 +367,14 @@ pub struct KafkaStreamsProducer {
 /// Consumed offsets being added to the open transaction on a thread of their own.
 struct OffsetsInFlight {
     consumed: BTreeMap<TopicPartition, InputOffset>,
-    answer: PendingAnswer<Result<(), TransactionFailure>>,
+    answer: PendingTransactional,
 }
 
 impl OffsetsInFlight {
     /// Waits for librdkafka's answer; one that does not come in time counts as fenced (see
-    /// [`KafkaStreamsProducer::start_offsets`]).
+    /// [`KafkaStreamsProducer::start_offsets`]): the producer is replaced.
     fn answer(self) -> Result<(), TransactionFailure> {
-        let limit = self.answer.limit;
-        self.answer.wait().unwrap_or_else(|| {
-            Err(TransactionFailure::Fenced(ClientError::new(
-                ClientError::REQUEST_TIMED_OUT,
-                format!(
-                    "adding the consumed offsets to the transaction got no answer within {} ms; \
-                     the producer is replaced",
-                    limit.as_millis()
-                ),
-            )))
-        })
+        self.answer.answer_or(TransactionFailure::Fenced)
     }
 }
 
@@ -412,16 +402,12 @@ impl KafkaStreamsProducer {
                     .init_transactions(timeout)
                     .map_err(TransactionFailure::classify)
             };
-            Some(
-                PendingAnswer::start("sluice-txn-init", timeout + CALL_GRACE, init).map_err(
-                    |error| {
-                        TransactionFailure::Fatal(ClientError::new(
-                            ClientError::UNKNOWN_SERVER_ERROR,
-                            format!("no thread to initialise the producer's transactions: {error}"),
-                        ))
-                    },
-                )?,
-            )
+            Some(PendingTransactional::start(
+                "sluice-txn-init",
+                "initialising the producer's transactions",
+                timeout + CALL_GRACE,
+                init,
+            )?)
         } else {
             None
         };
@@ -628,13 +614,12 @@ impl KafkaStreamsProducer {
                 Some(error) => Err(unsafe { TransactionFailure::classify_native(error) }),
             }
         };
-        let answer = PendingAnswer::start("sluice-txn-offsets", self.timeout + CALL_GRACE, call)
-            .map_err(|error| {
-                TransactionFailure::Fatal(ClientError::new(
-                    ClientError::UNKNOWN_SERVER_ERROR,
-                    format!("no thread to add the consumed offsets to the transaction: {error}"),
-                ))
-            })?;
+        let answer = PendingTransactional::start(
+            "sluice-txn-offsets",
+            "adding the consumed offsets to the transaction",
+            self.timeout + CALL_GRACE,
+            call,
+        )?;
         Ok(OffsetsInFlight {
             consumed: consumed.clone(),
             answer,
@@ -667,19 +652,10 @@ impl StreamsProducer for KafkaStreamsProducer {
     }
 
     fn ready(&mut self) -> Result<(), TransactionFailure> {
-        let Some(initializing) = self.initializing.take() else {
-            return Ok(());
-        };
-        let limit = initializing.limit;
-        initializing.wait().unwrap_or_else(|| {
-            Err(TransactionFailure::Fatal(ClientError::new(
-                ClientError::REQUEST_TIMED_OUT,
-                format!(
-                    "initialising the producer's transactions got no answer within {} ms",
-                    limit.as_millis()
-                ),
-            )))
-        })
+        match self.initializing.take() {
+            Some(initializing) => initializing.answer_or(TransactionFailure::Fatal),
+            None => Ok(()),
+        }
     }
 
     /// Waits while librdkafka's queue is full.
@@ -834,6 +810,49 @@ struct PendingAnswer<T> {
     answered: mpsc::Receiver<T>,
     deadline: Instant,
     limit: Duration,
+}
+
+/// A transactional call running on a thread of its own, and what it does.
+struct PendingTransactional {
+    answer: PendingAnswer<Result<(), TransactionFailure>>,
+    what: &'static str,
+}
+
+impl PendingTransactional {
+    /// Runs the transactional `call`, which does `what`, on a thread named `name`, as
+    /// [`PendingAnswer::start`] does; no thread to run it on is a fatal failure.
+    fn start(
+        name: &str,
+        what: &'static str,
+        limit: Duration,
+        call: impl FnOnce() -> Result<(), TransactionFailure> + Send + 'static,
+    ) -> Result<Self, TransactionFailure> {
+        let answer = PendingAnswer::start(name, limit, call).map_err(|error| {
+            TransactionFailure::Fatal(ClientError::new(
+                ClientError::UNKNOWN_SERVER_ERROR,
+                format!("no thread for {what}: {error}"),
+            ))
+        })?;
+        Ok(PendingTransactional { answer, what })
+    }
+
+    /// The call's answer; `lost` makes the failure of one that did not come in time.
+    fn answer_or(
+        self,
+        lost: fn(ClientError) -> TransactionFailure,
+    ) -> Result<(), TransactionFailure> {
+        let limit = self.answer.limit;
+        self.answer.wait().unwrap_or_else(|| {
+            Err(lost(ClientError::new(
+                ClientError::REQUEST_TIMED_OUT,
+                format!(
+                    "{} got no answer within {} ms",
+                    self.what,
+                    limit.as_millis()
+                ),
+            )))
+        })
+    }
 }
 
 impl<T: Send + 'static> PendingAnswer<T> {
